@@ -1,0 +1,598 @@
+package catalog
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/skills-mcp/skills-mcp/internal/skill"
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
+)
+
+// maxWalkDepth bounds recursion below a library root, whatever the
+// discovery depth: deeper trees are reported, not walked, so a hostile tree
+// cannot exhaust the stack.
+const maxWalkDepth = 64
+
+// toolDirs are never entered: they hold tool state, not skill content.
+var toolDirs = map[string]bool{
+	".git": true, "node_modules": true, ".venv": true, "venv": true,
+	"__pycache__": true, "site-packages": true, ".pytest_cache": true,
+	".mypy_cache": true, ".ruff_cache": true, ".hg": true, ".svn": true,
+}
+
+// compiledExts are build artefacts inside skills, silently not served.
+var compiledExts = map[string]bool{
+	".pyc": true, ".pyo": true, ".so": true, ".dylib": true, ".dll": true,
+	".whl": true, ".pyi": true,
+}
+
+// archiveExts are archive file names; content sniffing catches renamed ones.
+var archiveExts = []string{
+	".zip", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz", ".gz", ".bz2",
+	".xz", ".7z", ".rar", ".jar", ".war", ".ear", ".apk", ".iso", ".dmg",
+	".cab", ".zst", ".lz4",
+}
+
+func isToolDir(name string) bool {
+	return toolDirs[name] || strings.HasSuffix(name, ".dist-info") || strings.HasSuffix(name, ".egg-info")
+}
+
+// Scan walks the libraries and returns a new snapshot with generation gen.
+// It fails only when ctx is cancelled: every problem with the content is a
+// warning, and a library whose every skill is broken serves nothing.
+func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Snapshot, error) {
+	o := opts.withDefaults()
+	start := time.Now()
+	sc := &scanner{opts: o, exclude: map[string]bool{}}
+	for _, e := range o.Exclude {
+		sc.exclude[e] = true
+	}
+	for li, lib := range libs {
+		w := &walk{sc: sc, lib: lib, libIndex: li}
+		w.visit(".", 0, nil)
+		sc.walks = append(sc.walks, w)
+	}
+	if err := sc.readAll(ctx); err != nil {
+		return nil, err
+	}
+	snap := sc.build()
+	snap.Generation = gen
+	snap.ScannedAt = start
+	snap.ScanDuration = time.Since(start)
+	for _, w := range snap.warnings {
+		o.Logger.Warn(w.Message, "library", w.Library, "path", w.Path, "reason", w.Reason)
+	}
+	return snap, nil
+}
+
+type scanner struct {
+	opts    Options
+	exclude map[string]bool
+	walks   []*walk
+}
+
+// found is a file discovered inside at least one skill folder.
+type found struct {
+	name string // below the library root
+	size int64
+	// Filled by readAll.
+	digest  string
+	text    bool
+	archive bool
+	content []byte // SKILL.md only
+	err     error
+}
+
+// rawSkill is a folder holding a SKILL.md.
+type rawSkill struct {
+	folder     string // below the library root, "." for the root
+	depth      int
+	start, end int // range of walk.files: the folder's subtree in DFS order
+	skipped    map[string][]string
+}
+
+type walk struct {
+	sc       *scanner
+	lib      *Library
+	libIndex int
+	files    []*found
+	skills   []*rawSkill
+	warnings []Warning
+}
+
+func (w *walk) warn(p, reason, format string, args ...any) {
+	w.warnings = append(w.warnings, Warning{Library: w.lib.Namespace, Path: p, Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// skip records a file of a skill that is not served, by cause, for one
+// warning per skill.
+func (s *rawSkill) skip(cause, name string) {
+	if s.skipped == nil {
+		s.skipped = map[string][]string{}
+	}
+	s.skipped[cause] = append(s.skipped[cause], name)
+}
+
+// visit walks dir (below the library root) depth-first. enclosing holds the
+// skills whose folders contain dir, outermost first.
+func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
+	entries, err := fs.ReadDir(w.lib.FS, dir)
+	if err != nil {
+		w.warn(dir, "unreadable", "cannot read folder: %v", unwrapPath(err))
+		return
+	}
+	if depth <= w.sc.opts.Depth {
+		for _, e := range entries {
+			if e.Name() != skillsext.SkillFile {
+				continue
+			}
+			if e.Type().IsRegular() {
+				s := &rawSkill{folder: dir, depth: depth, start: len(w.files)}
+				enclosing = append(slices.Clip(enclosing), s)
+				w.skills = append(w.skills, s)
+				defer func() { s.end = len(w.files) }()
+			} else {
+				w.warn(path.Join(dir, e.Name()), "special-file", "SKILL.md is not a regular file (symlink or special file); folder not served as a skill")
+			}
+			break
+		}
+	}
+	var inner *rawSkill
+	if len(enclosing) > 0 {
+		inner = enclosing[len(enclosing)-1]
+	}
+	for _, e := range entries {
+		name := e.Name()
+		p := path.Join(dir, name)
+		rel := func() string { return relTo(inner.folder, p) }
+		t := e.Type()
+		switch {
+		case t&fs.ModeSymlink != 0:
+			if inner != nil {
+				inner.skip("symlink", rel())
+			}
+			w.warn(p, "symlink", "symlink not followed and not served")
+		case t.IsDir():
+			if isToolDir(name) || w.sc.exclude[name] {
+				continue
+			}
+			if inner != nil && strings.HasPrefix(name, ".") {
+				inner.skip("dotfile", rel()+"/")
+				continue
+			}
+			if inner == nil && depth+1 > w.sc.opts.Depth {
+				continue // no skill can be found below the discovery depth
+			}
+			if depth+1 > maxWalkDepth {
+				w.warn(p, "depth", "folder is nested deeper than %d levels; not walked", maxWalkDepth)
+				continue
+			}
+			w.visit(p, depth+1, enclosing)
+		case t.IsRegular():
+			if inner == nil {
+				continue // files outside skills are never served
+			}
+			if compiledExts[strings.ToLower(path.Ext(name))] {
+				continue
+			}
+			if strings.HasPrefix(name, ".") {
+				inner.skip("dotfile", rel())
+				continue
+			}
+			info, err := e.Info()
+			if err != nil {
+				inner.skip("unreadable", rel())
+				continue
+			}
+			if info.Size() > w.sc.opts.MaxFileBytes {
+				inner.skip("over SKILLS_MAX_FILE_BYTES", rel())
+				continue
+			}
+			w.files = append(w.files, &found{name: p, size: info.Size()})
+		default:
+			if inner != nil {
+				inner.skip("special file", rel())
+			}
+		}
+	}
+}
+
+// relTo returns p relative to the folder dir (both below the library root).
+func relTo(dir, p string) string {
+	if dir == "." {
+		return p
+	}
+	return strings.TrimPrefix(p, dir+"/")
+}
+
+// unwrapPath drops the path from a *fs.PathError so that messages carry the
+// cause once; the warning already names the path.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// readAll reads every discovered file exactly once, on a worker pool: one
+// read feeds the digest, the UTF-8 check, archive sniffing and, for SKILL.md,
+// the parser.
+func (sc *scanner) readAll(ctx context.Context) error {
+	workers := sc.opts.Workers
+	if workers <= 0 {
+		workers = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	jobs := make(chan *found, 256)
+	fsOf := map[*found]fs.FS{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	lookup := func(f *found) fs.FS {
+		mu.Lock()
+		defer mu.Unlock()
+		return fsOf[f]
+	}
+	for _, w := range sc.walks {
+		for _, f := range w.files {
+			fsOf[f] = w.lib.FS
+		}
+	}
+	for range workers {
+		wg.Go(func() {
+			buf := make([]byte, 64<<10)
+			for f := range jobs {
+				readOne(lookup(f), f, buf)
+			}
+		})
+	}
+	var err error
+feed:
+	for _, w := range sc.walks {
+		for _, f := range w.files {
+			select {
+			case jobs <- f:
+			case <-ctx.Done():
+				err = ctx.Err()
+				break feed
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return err
+}
+
+func readOne(fsys fs.FS, f *found, buf []byte) {
+	r, err := fsys.Open(f.name)
+	if err != nil {
+		f.err = unwrapPath(err)
+		return
+	}
+	defer r.Close()
+	h := sha256.New()
+	isSkillMD := path.Base(f.name) == skillsext.SkillFile
+	var content bytes.Buffer
+	var head []byte
+	var tail []byte // up to 3 bytes of an incomplete UTF-8 sequence
+	text := true
+	var n int64
+	limit := f.size + 1 // detect growth since the walk
+	if isSkillMD {
+		limit = min(limit, MaxSkillMDBytes+1)
+	}
+	lr := io.LimitReader(r, limit)
+	for {
+		k, rerr := lr.Read(buf)
+		if k > 0 {
+			chunk := buf[:k]
+			h.Write(chunk)
+			n += int64(k)
+			if len(head) < 512 {
+				head = append(head, chunk[:min(len(chunk), 512-len(head))]...)
+			}
+			if isSkillMD {
+				content.Write(chunk)
+			}
+			if text {
+				data := append(tail, chunk...)
+				tail, text = utf8Prefix(data)
+				tail = slices.Clone(tail)
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			f.err = rerr
+			return
+		}
+	}
+	if len(tail) > 0 {
+		text = false
+	}
+	if n != f.size {
+		f.err = fmt.Errorf("file changed size while being read (%d, then %d bytes)", f.size, n)
+		return
+	}
+	f.digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	f.text = text
+	f.archive = isArchive(f.name, head)
+	if isSkillMD {
+		f.content = content.Bytes()
+	}
+}
+
+// utf8Prefix validates data and returns the trailing bytes of an incomplete
+// rune (to be completed by the next chunk) and whether the rest is valid.
+func utf8Prefix(data []byte) (tail []byte, ok bool) {
+	i := len(data)
+	// Back up over at most 3 bytes of a rune split across chunks.
+	for back := 1; back <= 3 && back <= len(data); back++ {
+		c := data[len(data)-back]
+		if c < 0x80 {
+			break
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(data[len(data)-back:]) {
+				i = len(data) - back
+			}
+			break
+		}
+	}
+	return data[i:], utf8.Valid(data[:i])
+}
+
+// isArchive reports whether a file is an archive, by name or by content:
+// renaming payload.zip to notes.md does not get it past the check.
+func isArchive(name string, head []byte) bool {
+	lower := strings.ToLower(name)
+	for _, ext := range archiveExts {
+		if strings.HasSuffix(lower, ext) {
+			return true
+		}
+	}
+	magic := [][]byte{
+		[]byte("PK\x03\x04"), []byte("PK\x05\x06"), []byte("PK\x07\x08"), // zip
+		{0x1f, 0x8b},                       // gzip
+		{0xfd, '7', 'z', 'X', 'Z', 0x00},   // xz
+		[]byte("BZh"),                      // bzip2
+		{'7', 'z', 0xbc, 0xaf, 0x27, 0x1c}, // 7z
+		[]byte("Rar!\x1a\x07"),             // rar
+		{0x28, 0xb5, 0x2f, 0xfd},           // zstd
+		{0x04, 0x22, 0x4d, 0x18},           // lz4
+		[]byte("MSCF"),                     // cab
+	}
+	for _, m := range magic {
+		if bytes.HasPrefix(head, m) {
+			// "BZh" alone is too common in text; bzip2 also needs a block size digit.
+			if m[0] == 'B' && (len(head) < 4 || head[3] < '1' || head[3] > '9') {
+				continue
+			}
+			return true
+		}
+	}
+	return len(head) >= 262 && string(head[257:262]) == "ustar" // tar
+}
+
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// build turns the walks into a snapshot: it parses and validates each
+// skill, applies the limits, resolves URI collisions and builds the indexes.
+func (sc *scanner) build() *Snapshot {
+	snap := &Snapshot{
+		byURI: map[string]*Skill{},
+		files: map[string]*File{},
+		dirs:  map[string][]Entry{},
+	}
+	claimed := map[string]string{} // skill URI → "namespace:folder" that claimed it
+	for _, w := range sc.walks {
+		stats := LibraryStats{Namespace: w.lib.Namespace, Kind: w.lib.Kind, Origin: w.lib.Origin}
+		for _, rs := range w.skills {
+			sk := w.makeSkill(rs)
+			if sk == nil {
+				stats.Withheld++
+				continue
+			}
+			owner := w.lib.Namespace + ":" + rs.folder
+			if prev, ok := claimed[sk.URI]; ok {
+				stats.Withheld++
+				w.warn(rs.folder, "duplicate-uri", "skill would be served at %s, which folder %s already claims; not served", sk.URI, strings.SplitN(prev, ":", 2)[1])
+				continue
+			}
+			claimed[sk.URI] = owner
+			snap.byURI[sk.URI] = sk
+			snap.skills = append(snap.skills, sk)
+			stats.Skills++
+			stats.Files += len(sk.Files)
+			stats.Bytes += sk.Bytes
+		}
+		snap.libraries = append(snap.libraries, stats)
+		snap.warnings = append(snap.warnings, w.warnings...)
+	}
+	slices.SortFunc(snap.skills, func(a, b *Skill) int { return cmp.Compare(a.URI, b.URI) })
+	for _, sk := range snap.skills {
+		snap.index(sk)
+	}
+	return snap
+}
+
+// makeSkill validates one discovered skill; it returns nil, with a warning,
+// when the skill must be withheld.
+func (w *walk) makeSkill(rs *rawSkill) *Skill {
+	o := w.sc.opts
+	mdName := path.Join(rs.folder, skillsext.SkillFile)
+	files := w.files[rs.start:rs.end]
+	var md *found
+	for _, f := range files {
+		if f.name == mdName {
+			md = f
+			break
+		}
+	}
+	if md == nil || md.err != nil {
+		cause := "it is over SKILLS_MAX_FILE_BYTES"
+		if md != nil {
+			cause = md.err.Error()
+		}
+		w.warn(mdName, "unreadable", "SKILL.md cannot be read (%s); skill not served", cause)
+		return nil
+	}
+	if md.size > MaxSkillMDBytes {
+		w.warn(mdName, "oversize", "SKILL.md is %d bytes, over the %d-byte limit for a skill file; skill not served", md.size, MaxSkillMDBytes)
+		return nil
+	}
+	doc, err := skill.Parse(md.content)
+	if err != nil {
+		w.warn(mdName, "frontmatter", "frontmatter cannot be parsed (F2: %v); skill not served", err)
+		return nil
+	}
+	fm := doc.Frontmatter
+	for _, p := range skill.Validate(fm, nil) {
+		if p.Fatal {
+			w.warn(mdName, "frontmatter", "%s (%s); skill not served", p.Message, p.Rule)
+			return nil
+		}
+	}
+	name := fm.Name()
+	folderName := path.Base(rs.folder)
+	parent := path.Dir(rs.folder)
+	if rs.folder == "." {
+		// The library root is itself a skill: its path is just its name.
+		folderName, parent = name, "."
+	}
+	if name != folderName {
+		if o.Strict {
+			w.warn(mdName, "name-mismatch", "frontmatter name %q differs from folder %q (F8); skill not served (--strict)", name, folderName)
+			return nil
+		}
+		w.warn(mdName, "name-mismatch", "frontmatter name %q differs from folder %q (F8); served under its frontmatter name", name, folderName)
+	}
+	sk := &Skill{
+		Library:     w.lib.Namespace,
+		Path:        skillPathJoin(w.lib.Namespace, parent, name),
+		Folder:      rs.folder,
+		Name:        name,
+		Description: fm.Description(),
+		Frontmatter: fm,
+		Body:        string(md.content[doc.BodyOffset:]),
+	}
+	sk.URI = skillsext.SkillURI(sk.Path)
+
+	var archives []string
+	for _, f := range files {
+		rel := relTo(rs.folder, f.name)
+		if f.err != nil {
+			rs.skip("unreadable", rel)
+			continue
+		}
+		if f.archive {
+			archives = append(archives, rel)
+			continue
+		}
+		sk.Files = append(sk.Files, &File{
+			URI:      skillsext.FileURI(sk.Path, rel),
+			Size:     f.size,
+			Digest:   f.digest,
+			MIMEType: mimeType(f.name, f.text),
+			Text:     f.text,
+			Skill:    sk,
+			fsys:     w.lib.FS,
+			name:     f.name,
+		})
+		sk.Bytes += f.size
+	}
+	if len(rs.skipped) > 0 {
+		w.warn(rs.folder, "skipped-files", "%s", skippedMessage(rs.skipped))
+	}
+	if len(archives) > 0 {
+		w.warn(rs.folder, "archive", "bundles archive file(s) (%s); skills may not contain archives, skill not served", firstN(archives, 3))
+		return nil
+	}
+	if !o.AllowOversize && (len(sk.Files) > MaxSkillFiles || sk.Bytes > MaxSkillBytes) {
+		w.warn(rs.folder, "oversize", "%d files, %d bytes exceeds the SEP-2640 limit of %d files or %d bytes per skill; skill not served (--allow-oversize serves it)", len(sk.Files), sk.Bytes, MaxSkillFiles, MaxSkillBytes)
+		return nil
+	}
+	slices.SortFunc(sk.Files, func(a, b *File) int { return cmp.Compare(a.URI, b.URI) })
+	sk.entry = encodeEntry(sk)
+	return sk
+}
+
+func skippedMessage(skipped map[string][]string) string {
+	causes := make([]string, 0, len(skipped))
+	total := 0
+	for c, names := range skipped {
+		total += len(names)
+		causes = append(causes, fmt.Sprintf("%d %s: %s", len(names), c, firstN(names, 3)))
+	}
+	slices.Sort(causes)
+	return fmt.Sprintf("%d file(s) not served (%s)", total, strings.Join(causes, "; "))
+}
+
+func firstN(names []string, n int) string {
+	s := strings.Join(names[:min(n, len(names))], ", ")
+	if len(names) > n {
+		s += fmt.Sprintf(", and %d more", len(names)-n)
+	}
+	return s
+}
+
+// index adds a served skill's files and directories to the snapshot.
+func (snap *Snapshot) index(sk *Skill) {
+	root := skillsext.RootURI(sk.Path)
+	if _, ok := snap.dirs[root]; !ok {
+		snap.dirs[root] = []Entry{}
+	}
+	for _, f := range sk.Files {
+		switch prev, ok := snap.files[f.URI]; {
+		case !ok:
+			snap.files[f.URI] = f
+		case prev.name == f.name && len(f.Skill.Path) > len(prev.Skill.Path):
+			// A file shared by nested skills is owned by the innermost one.
+			snap.files[f.URI] = f
+		}
+		// Register the file in its directory and each directory up to the
+		// skill root. URIs are split by hand: path.Dir would fold the "//"
+		// of the scheme.
+		child := Entry{URI: f.URI, Name: uriBase(f.URI), MIMEType: f.MIMEType, Size: f.Size, File: f}
+		if owner, ok := snap.byURI[f.URI]; ok {
+			child.Name, child.Description = owner.Name, owner.Description
+		}
+		for dir := uriParent(f.URI); ; dir = uriParent(dir) {
+			addChild(snap.dirs, dir, child)
+			if len(dir) <= len(root) {
+				break
+			}
+			child = Entry{URI: dir, Name: uriBase(dir), MIMEType: skillsext.DirectoryMIMEType}
+		}
+	}
+}
+
+func uriParent(u string) string { return u[:strings.LastIndexByte(u, '/')] }
+
+func uriBase(u string) string { return u[strings.LastIndexByte(u, '/')+1:] }
+
+func addChild(dirs map[string][]Entry, dir string, e Entry) {
+	children := dirs[dir]
+	i, found := slices.BinarySearchFunc(children, e.URI, func(c Entry, uri string) int { return cmp.Compare(c.URI, uri) })
+	if found {
+		return
+	}
+	dirs[dir] = slices.Insert(children, i, e)
+}

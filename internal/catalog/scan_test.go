@@ -1,0 +1,301 @@
+package catalog_test
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
+)
+
+func md(name, desc string) *fstest.MapFile {
+	return &fstest.MapFile{Data: []byte("---\nname: " + name + "\ndescription: " + desc + "\n---\n\n# " + name + "\n")}
+}
+
+func scan(t *testing.T, fsys fs.FS, opts *catalog.Options) *catalog.Snapshot {
+	t.Helper()
+	snap, err := catalog.Scan(context.Background(), []*catalog.Library{{FS: fsys, Kind: "test"}}, 1, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func uris(snap *catalog.Snapshot) []string {
+	var out []string
+	for _, s := range snap.Skills() {
+		out = append(out, s.URI)
+	}
+	return out
+}
+
+func reasons(snap *catalog.Snapshot) []string {
+	var out []string
+	for _, w := range snap.Warnings() {
+		out = append(out, w.Reason+" "+w.Path)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestGoldenDigests(t *testing.T) {
+	fsys := fstest.MapFS{
+		"code-review/SKILL.md":                {Data: []byte("---\nname: code-review\ndescription: Review code using the team's checklist.\n---\n\n# Code review\n\nRead `references/checklist.md`, then review the diff.\n")},
+		"code-review/references/checklist.md": {Data: []byte("# Review checklist\n\nCheck correctness, tests, and compatibility.\n")},
+	}
+	snap := scan(t, fsys, nil)
+	sk, ok := snap.Skill("skill://code-review/SKILL.md")
+	if !ok {
+		t.Fatalf("skill not served; warnings: %v", snap.Warnings())
+	}
+	want := `{"uri":"skill://code-review/SKILL.md","frontmatter":{"name":"code-review","description":"Review code using the team's checklist."},"resources":[` +
+		`{"uri":"skill://code-review/SKILL.md","digest":"sha256:d2489d6c182e8df9c178563ff9f2eac7998a0c1bb1278c52a7fd5306e4259160","size":149},` +
+		`{"uri":"skill://code-review/references/checklist.md","digest":"sha256:dbab2de7bf7db9cc95cb6ce681c3690b26184db39f75b958a0287ca6d9e24e20","size":65}]}`
+	if got := string(sk.Entry()); got != want {
+		t.Errorf("entry:\n got %s\nwant %s", got, want)
+	}
+	if !json.Valid(sk.Entry()) {
+		t.Error("entry is not valid JSON")
+	}
+}
+
+func TestDiscovery(t *testing.T) {
+	fsys := fstest.MapFS{
+		"flat/SKILL.md":                       md("flat", "Flat skill."),
+		".claude/skills/hidden-dir/SKILL.md":  md("hidden-dir", "Found below a dot folder."),
+		"node_modules/pkg/SKILL.md":           md("pkg", "Never found: tool folder."),
+		".git/x/SKILL.md":                     md("x", "Never found: VCS folder."),
+		"cat/sub/deep/SKILL.md":               md("deep", "Category folders."),
+		"outer/SKILL.md":                      md("outer", "Encloses another skill."),
+		"outer/inner/SKILL.md":                md("inner", "Nested skill."),
+		"outer/inner/notes.md":                {Data: []byte("notes\n")},
+		"outer/ref.md":                        {Data: []byte("ref\n")},
+		"skip-me/excluded/SKILL.md":           md("excluded", "Excluded by name."),
+		"a/b/c/d/e/f/g/h/i/too-deep/SKILL.md": md("too-deep", "Below --depth."),
+		"README.md":                           {Data: []byte("not a skill\n")},
+	}
+	snap := scan(t, fsys, &catalog.Options{Exclude: []string{"skip-me"}})
+	want := []string{
+		"skill://.claude/skills/hidden-dir/SKILL.md",
+		"skill://cat/sub/deep/SKILL.md",
+		"skill://flat/SKILL.md",
+		"skill://outer/SKILL.md",
+		"skill://outer/inner/SKILL.md",
+	}
+	if got := uris(snap); !slices.Equal(got, want) {
+		t.Errorf("skills = %v\nwant %v", got, want)
+	}
+	outer, _ := snap.Skill("skill://outer/SKILL.md")
+	var files []string
+	for _, f := range outer.Files {
+		files = append(files, f.URI)
+	}
+	wantFiles := []string{"skill://outer/SKILL.md", "skill://outer/inner/SKILL.md", "skill://outer/inner/notes.md", "skill://outer/ref.md"}
+	if !slices.Equal(files, wantFiles) {
+		t.Errorf("outer manifest = %v\nwant %v (nested files included)", files, wantFiles)
+	}
+	// The shared file is owned by the innermost skill.
+	if f, _ := snap.File("skill://outer/inner/notes.md"); f == nil || f.Skill.Name != "inner" {
+		t.Errorf("notes.md owner = %v, want inner", f)
+	}
+	// Every directory level is listable, with subfolders as inode/directory.
+	d, ok := snap.Directory("skill://outer")
+	if !ok {
+		t.Fatal("skill root directory not listed")
+	}
+	var names []string
+	for _, e := range d {
+		names = append(names, e.Name+"|"+e.MIMEType)
+	}
+	wantNames := []string{"outer|text/markdown", "inner|inode/directory", "ref.md|text/markdown"}
+	if !slices.Equal(names, wantNames) {
+		t.Errorf("directory = %v\nwant %v", names, wantNames)
+	}
+}
+
+func TestValidationWithholds(t *testing.T) {
+	fsys := fstest.MapFS{
+		"ok/SKILL.md":       md("ok", "Fine."),
+		"Bad/SKILL.md":      md("Bad", "Uppercase name."),
+		"nodesc/SKILL.md":   {Data: []byte("---\nname: nodesc\n---\nbody\n")},
+		"nofm/SKILL.md":     {Data: []byte("# no frontmatter\n")},
+		"mismatch/SKILL.md": md("other-name", "Name differs from folder."),
+		"a/dup/SKILL.md":    md("dup", "First."),
+		"b/x/SKILL.md":      md("x", "Fine too."),
+		"zip/SKILL.md":      md("zip", "Bundles an archive."),
+		"zip/notes.md":      {Data: []byte("PK\x03\x04rest of a zip")},
+		"dot/SKILL.md":      md("dot", "Has a dotfile."),
+		"dot/.env":          {Data: []byte("CANARY=1\n")},
+		"dot/helper.pyc":    {Data: []byte{0x0d, 0x0a}},
+		"link/SKILL.md":     md("link", "Has a symlink."),
+		"link/escape.md":    {Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink},
+		"bin/SKILL.md":      md("bin", "Binary asset."),
+		"bin/data.bin":      {Data: []byte{0xff, 0xfe, 0x00}},
+	}
+	snap := scan(t, fsys, nil)
+	want := []string{"skill://a/dup/SKILL.md", "skill://b/x/SKILL.md", "skill://bin/SKILL.md", "skill://dot/SKILL.md", "skill://link/SKILL.md", "skill://ok/SKILL.md", "skill://other-name/SKILL.md"}
+	if got := uris(snap); !slices.Equal(got, want) {
+		t.Errorf("skills = %v\nwant %v", got, want)
+	}
+	got := strings.Join(reasons(snap), "\n")
+	for _, w := range []string{"frontmatter Bad/SKILL.md", "frontmatter nodesc/SKILL.md", "frontmatter nofm/SKILL.md", "name-mismatch mismatch/SKILL.md", "archive zip", "skipped-files dot", "symlink link/escape.md", "skipped-files link"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("missing warning %q in\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "pyc") {
+		t.Errorf("compiled artefacts must be skipped silently:\n%s", got)
+	}
+	dot, _ := snap.Skill("skill://dot/SKILL.md")
+	if len(dot.Files) != 1 {
+		t.Errorf("dot skill serves %d files, want only SKILL.md", len(dot.Files))
+	}
+	bin, _ := snap.File("skill://bin/data.bin")
+	if bin == nil || bin.Text || bin.MIMEType != "application/octet-stream" {
+		t.Errorf("binary file = %+v, want a blob", bin)
+	}
+	strict := scan(t, fsys, &catalog.Options{Strict: true})
+	if _, ok := strict.Skill("skill://other-name/SKILL.md"); ok {
+		t.Error("--strict must withhold a name that differs from its folder")
+	}
+}
+
+func TestDuplicateURI(t *testing.T) {
+	fsys := fstest.MapFS{
+		"one/SKILL.md":  md("same", "First folder."),
+		"same/SKILL.md": md("same", "Second folder, same URI."),
+	}
+	snap := scan(t, fsys, nil)
+	if snap.Len() != 1 {
+		t.Fatalf("served %d skills, want 1", snap.Len())
+	}
+	var found bool
+	for _, w := range snap.Warnings() {
+		if w.Reason == "duplicate-uri" && strings.Contains(w.Message, "one") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no duplicate-uri warning naming both folders: %v", snap.Warnings())
+	}
+}
+
+func TestLimits(t *testing.T) {
+	fsys := fstest.MapFS{"big/SKILL.md": md("big", "Too many files.")}
+	for i := range catalog.MaxSkillFiles {
+		fsys[filepath.Join("big/refs", strings.Repeat("x", 3)+string(rune('a'+i%26))+strings.Repeat("y", i/26)+".md")] = &fstest.MapFile{Data: []byte("x")}
+	}
+	if snap := scan(t, fsys, nil); snap.Len() != 0 {
+		t.Error("a skill over 512 files must be withheld")
+	}
+	if snap := scan(t, fsys, &catalog.Options{AllowOversize: true}); snap.Len() != 1 {
+		t.Error("--allow-oversize must serve it")
+	}
+	big := fstest.MapFS{
+		"large/SKILL.md": md("large", "Has a large file."),
+		"large/blob.md":  {Data: make([]byte, 100)},
+	}
+	snap := scan(t, big, &catalog.Options{MaxFileBytes: 90})
+	sk, ok := snap.Skill("skill://large/SKILL.md")
+	if !ok || len(sk.Files) != 1 {
+		t.Errorf("oversized file must be skipped, skill still served: %v", snap.Warnings())
+	}
+}
+
+// TestDirectoryRoot scans a real directory through os.Root, with symlinks
+// pointing outside the root.
+func TestDirectoryRoot(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(outside, "secret.md"), []byte("secret"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "s/refs"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "s/SKILL.md"), md("s", "Real dir.").Data, 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "s/refs/a.md"), []byte("a\n"), 0o644))
+	must(t, os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(dir, "s/refs/secret.md")))
+	must(t, os.Symlink(outside, filepath.Join(dir, "s/linked-dir")))
+	must(t, os.Symlink(outside, filepath.Join(dir, "linked-lib")))
+	root, err := os.OpenRoot(dir)
+	must(t, err)
+	defer root.Close()
+	snap := scan(t, root.FS(), nil)
+	sk, ok := snap.Skill("skill://s/SKILL.md")
+	if !ok {
+		t.Fatalf("not served: %v", snap.Warnings())
+	}
+	for _, f := range sk.Files {
+		if strings.Contains(f.URI, "secret") || strings.Contains(f.URI, "linked") {
+			t.Errorf("served a symlink: %s", f.URI)
+		}
+	}
+	f, _ := snap.File("skill://s/refs/a.md")
+	data, err := f.ReadFile()
+	if err != nil || string(data) != "a\n" {
+		t.Errorf("ReadFile = %q, %v", data, err)
+	}
+	// A change on disk is detected at read time.
+	must(t, os.WriteFile(filepath.Join(dir, "s/refs/a.md"), []byte("b\n"), 0o644))
+	if _, err := f.ReadFile(); err != catalog.ErrChanged {
+		t.Errorf("ReadFile after change = %v, want ErrChanged", err)
+	}
+	symlinks := 0
+	for _, w := range snap.Warnings() {
+		if w.Reason == "symlink" {
+			symlinks++
+		}
+	}
+	if symlinks != 3 {
+		t.Errorf("got %d symlink warnings, want 3: %v", symlinks, snap.Warnings())
+	}
+}
+
+func TestUnreadableFolder(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads any folder")
+	}
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "locked"), 0o000))
+	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "locked"), 0o755) })
+	root, err := os.OpenRoot(dir)
+	must(t, err)
+	defer root.Close()
+	snap := scan(t, root.FS(), nil)
+	if len(snap.Warnings()) != 1 || snap.Warnings()[0].Reason != "unreadable" {
+		t.Errorf("warnings = %v", snap.Warnings())
+	}
+}
+
+func TestPaging(t *testing.T) {
+	fsys := fstest.MapFS{}
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		fsys[n+"/SKILL.md"] = md(n, "Skill "+n+".")
+	}
+	snap := scan(t, fsys, nil)
+	var seen []string
+	key := ""
+	for {
+		page, more := snap.SkillsAfter(key, 2)
+		for _, s := range page {
+			seen = append(seen, s.Name)
+		}
+		if !more {
+			break
+		}
+		key = page[len(page)-1].URI
+	}
+	if !slices.Equal(seen, []string{"a", "b", "c", "d", "e"}) {
+		t.Errorf("paged = %v", seen)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,240 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/skill"
+)
+
+// Snapshot is an immutable catalog: what one scan of the libraries found.
+// All methods are safe for concurrent use.
+type Snapshot struct {
+	// Generation increases with every scan a Store has seen.
+	Generation uint64
+	// ScannedAt and ScanDuration say when the scan ran and how long it took.
+	ScannedAt    time.Time
+	ScanDuration time.Duration
+
+	skills    []*Skill // served skills, sorted by URI
+	byURI     map[string]*Skill
+	files     map[string]*File
+	dirs      map[string][]Entry
+	warnings  []Warning
+	libraries []LibraryStats
+}
+
+// Skill is one served skill.
+type Skill struct {
+	// Library is the namespace of the library serving the skill.
+	Library string
+	// Path is the skill path: the URI path of the skill root, which ends in
+	// the frontmatter name.
+	Path string
+	// Folder is the skill's folder below its library root (slash-separated,
+	// "." for a library root that is itself a skill). Operators only.
+	Folder string
+	// URI is the skill's SKILL.md URI.
+	URI         string
+	Name        string
+	Description string
+	Frontmatter *skill.Frontmatter
+	// Body is the SKILL.md text after the frontmatter.
+	Body string
+	// Files is the complete manifest, sorted by URI: every served file below
+	// the skill folder, SKILL.md and the files of nested skills included.
+	Files []*File
+	// Bytes is the total size of Files.
+	Bytes int64
+
+	entry []byte // pre-serialised skills/list entry
+}
+
+// Entry returns the skill's skills/list entry as JSON.
+func (s *Skill) Entry() json.RawMessage { return s.entry }
+
+// File is one served file.
+type File struct {
+	URI      string
+	Size     int64
+	Digest   string // "sha256:" + 64 lowercase hex
+	MIMEType string
+	// Text reports whether the content is valid UTF-8 and is sent as text.
+	Text bool
+	// Skill is the innermost skill that owns the file; for the SKILL.md of
+	// a skill it is that skill.
+	Skill *Skill
+
+	fsys fs.FS
+	name string // path below the library root
+}
+
+// Entry is one child in a directory listing.
+type Entry struct {
+	URI      string
+	Name     string
+	MIMEType string
+	// Description is set for a SKILL.md: the skill's description.
+	Description string
+	Size        int64 // files only
+	// File is set for files, nil for directories.
+	File *File
+}
+
+// IsDir reports whether the entry is a directory.
+func (e Entry) IsDir() bool { return e.File == nil }
+
+// Warning is a problem found by a scan. Warnings never stop a scan.
+type Warning struct {
+	// Library is the namespace of the library ("" when un-namespaced).
+	Library string
+	// Path is the affected file or folder below the library root, or "".
+	Path string
+	// Reason is a short stable code: "frontmatter", "name-mismatch",
+	// "duplicate-uri", "archive", "oversize", "skipped-files", "symlink",
+	// "unreadable", "special-file", "depth".
+	Reason  string
+	Message string
+}
+
+// String renders the warning for MCP output: the library root is shown as
+// <namespace>, never as a path.
+func (w Warning) String() string {
+	where := "<" + w.Library + ">"
+	if w.Library == "" {
+		where = "<root>"
+	}
+	if w.Path != "" {
+		where += "/" + w.Path
+	}
+	return where + ": " + w.Message
+}
+
+// LibraryStats counts what one library contributed.
+type LibraryStats struct {
+	Namespace string `json:"namespace"`
+	Kind      string `json:"kind"`
+	// Origin is the operator-facing source (a directory path). It must not
+	// be shown to MCP clients.
+	Origin   string `json:"origin"`
+	Skills   int    `json:"skills"`
+	Withheld int    `json:"withheld"`
+	Files    int    `json:"files"`
+	Bytes    int64  `json:"bytes"`
+}
+
+// Stats summarises a snapshot for --stats and logs.
+type Stats struct {
+	Skills     int            `json:"skills"`
+	Withheld   int            `json:"withheld"`
+	Files      int            `json:"files"`
+	Bytes      int64          `json:"bytes"`
+	Libraries  []LibraryStats `json:"libraries"`
+	Warnings   []Warning      `json:"warnings"`
+	ByReason   map[string]int `json:"warningsByReason"`
+	ScanMillis float64        `json:"scanMs"`
+	Generation uint64         `json:"generation"`
+}
+
+// Stats returns the snapshot's statistics.
+func (s *Snapshot) Stats() Stats {
+	st := Stats{
+		Skills:     len(s.skills),
+		Libraries:  append([]LibraryStats(nil), s.libraries...),
+		Warnings:   append([]Warning{}, s.warnings...),
+		ByReason:   map[string]int{},
+		ScanMillis: float64(s.ScanDuration.Microseconds()) / 1000,
+		Generation: s.Generation,
+	}
+	for _, l := range s.libraries {
+		st.Withheld += l.Withheld
+		st.Files += l.Files
+		st.Bytes += l.Bytes
+	}
+	for _, w := range s.warnings {
+		st.ByReason[w.Reason]++
+	}
+	return st
+}
+
+// Skills returns the served skills sorted by URI. The slice must not be
+// modified.
+func (s *Snapshot) Skills() []*Skill { return s.skills }
+
+// Len returns the number of served skills.
+func (s *Snapshot) Len() int { return len(s.skills) }
+
+// Warnings returns the scan's warnings. The slice must not be modified.
+func (s *Snapshot) Warnings() []Warning { return s.warnings }
+
+// Skill returns the skill whose SKILL.md URI is uri.
+func (s *Snapshot) Skill(uri string) (*Skill, bool) {
+	sk, ok := s.byURI[uri]
+	return sk, ok
+}
+
+// File returns the served file at uri.
+func (s *Snapshot) File(uri string) (*File, bool) {
+	f, ok := s.files[uri]
+	return f, ok
+}
+
+// Directory returns the direct children of the directory resource at uri,
+// sorted by URI.
+func (s *Snapshot) Directory(uri string) ([]Entry, bool) {
+	d, ok := s.dirs[uri]
+	return d, ok
+}
+
+// SkillsAfter returns up to n skills whose URI sorts after key, and whether
+// more follow.
+func (s *Snapshot) SkillsAfter(key string, n int) ([]*Skill, bool) {
+	i := sort.Search(len(s.skills), func(i int) bool { return s.skills[i].URI > key })
+	end := min(i+n, len(s.skills))
+	return s.skills[i:end], end < len(s.skills)
+}
+
+// ErrChanged is returned by ReadFile when a file no longer matches the size
+// or digest the snapshot published for it.
+var ErrChanged = errors.New("catalog: file changed on disk since the catalog was built")
+
+// ReadFile returns the content of f. It verifies the bytes against the size
+// and digest the snapshot published, so a client never receives bytes that
+// contradict the manifest it holds; on a mismatch it returns ErrChanged.
+func (f *File) ReadFile() ([]byte, error) {
+	r, err := f.fsys.Open(f.name)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", f.URI, err)
+	}
+	defer r.Close()
+	// Read one byte more than published so that growth is detected.
+	data, err := io.ReadAll(io.LimitReader(r, f.Size+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", f.URI, err)
+	}
+	if int64(len(data)) != f.Size || digestOf(data) != f.Digest {
+		return nil, ErrChanged
+	}
+	return data, nil
+}
+
+// skillPathJoin joins non-empty segments with "/".
+func skillPathJoin(parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == "" || p == "." {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
