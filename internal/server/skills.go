@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
+)
+
+// listSkillsResult is skills/list as the server writes it: entries are
+// pre-serialised by the catalog.
+type listSkillsResult struct {
+	mcp.ResultBase
+	ResultType string            `json:"resultType"`
+	Skills     []json.RawMessage `json:"skills"`
+	NextCursor string            `json:"nextCursor,omitempty"`
+	skillsext.CacheFields
+}
+
+type getSkillResult struct {
+	mcp.ResultBase
+	ResultType string          `json:"resultType"`
+	Skill      json.RawMessage `json:"skill"`
+	skillsext.CacheFields
+}
+
+func (s *server) addSkillMethods(ms *mcp.Server) {
+	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodList, s.listSkills))
+	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodGet, s.getSkill))
+	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodReadDirectory, s.readDirectory))
+}
+
+// mustAdd panics on a registration error: the method names are constants,
+// so an error is a programming mistake found by every test run.
+func mustAdd(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillsext.ListSkillsParams) (*listSkillsResult, error) {
+	var cursor string
+	var meta mcp.Meta
+	if p != nil {
+		cursor, meta = p.Cursor, p.Meta
+	}
+	key, err := skillsext.DecodeCursor(cursor)
+	if err != nil {
+		return nil, skillsext.InvalidParams("", "%v", err)
+	}
+	page, more := s.store.Snapshot().SkillsAfter(key, s.opts.PageSize)
+	res := &listSkillsResult{
+		ResultType:  skillsext.ResultComplete,
+		Skills:      make([]json.RawMessage, len(page)),
+		CacheFields: s.cacheFields(skillsext.ProtocolVersion(meta, ss)),
+	}
+	for i, sk := range page {
+		res.Skills[i] = sk.Entry()
+	}
+	if more {
+		res.NextCursor = skillsext.EncodeCursor(page[len(page)-1].URI)
+	}
+	return res, nil
+}
+
+func (s *server) getSkill(_ context.Context, ss *mcp.ServerSession, p *skillsext.GetSkillParams) (*getSkillResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, skillsext.InvalidParams("", "skills/get needs params.uri, the skill://<path>/SKILL.md URI of a skill from skills/list")
+	}
+	u, err := skillsext.ParseURI(p.URI)
+	if err != nil {
+		return nil, skillsext.InvalidParams(p.URI, "invalid skill URI: %v", err)
+	}
+	if !u.IsSkillFile() {
+		return nil, skillsext.InvalidParams(p.URI, "%s is not a SKILL.md URI; skills/get takes skill://<skill-path>/SKILL.md", p.URI)
+	}
+	sk, ok := s.store.Snapshot().Skill(u.String())
+	if !ok {
+		return nil, skillsext.NoSkill(p.URI)
+	}
+	return &getSkillResult{
+		ResultType:  skillsext.ResultComplete,
+		Skill:       sk.Entry(),
+		CacheFields: s.cacheFields(skillsext.ProtocolVersion(p.Meta, ss)),
+	}, nil
+}
+
+func (s *server) readDirectory(_ context.Context, _ *mcp.ServerSession, p *skillsext.ReadDirectoryParams) (*skillsext.ReadDirectoryResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, skillsext.InvalidParams("", "resources/directory/read needs params.uri, a directory URI such as skill://<skill-path>")
+	}
+	snap := s.store.Snapshot()
+	entries, ok := snap.Directory(p.URI)
+	if !ok {
+		if _, isFile := snap.File(p.URI); isFile {
+			return nil, skillsext.InvalidParams(p.URI, "%s is a file, not a directory; read it with resources/read", p.URI)
+		}
+		return nil, skillsext.InvalidParams(p.URI, "no directory is served at %s; skill roots are the SKILL.md URIs from skills/list without /SKILL.md", p.URI)
+	}
+	key, err := skillsext.DecodeCursor(p.Cursor)
+	if err != nil {
+		return nil, skillsext.InvalidParams("", "%v", err)
+	}
+	page, more := entriesAfter(entries, key, s.opts.PageSize)
+	res := &skillsext.ReadDirectoryResult{
+		ResultType: skillsext.ResultComplete,
+		Resources:  make([]*mcp.Resource, len(page)),
+	}
+	for i, e := range page {
+		res.Resources[i] = resourceOf(e)
+	}
+	if more {
+		res.NextCursor = skillsext.EncodeCursor(page[len(page)-1].URI)
+	}
+	return res, nil
+}
+
+func entriesAfter(entries []catalog.Entry, key string, n int) ([]catalog.Entry, bool) {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].URI > key })
+	end := min(i+n, len(entries))
+	return entries[i:end], end < len(entries)
+}
+
+func resourceOf(e catalog.Entry) *mcp.Resource {
+	r := &mcp.Resource{URI: e.URI, Name: e.Name, MIMEType: e.MIMEType, Description: e.Description}
+	if !e.IsDir() {
+		r.Size = e.Size
+	}
+	return r
+}
