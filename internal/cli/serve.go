@@ -1,0 +1,417 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/examples"
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/httpserve"
+	"github.com/skills-mcp/skills-mcp/internal/server"
+)
+
+// namespacePattern is the grammar of a library namespace.
+var namespacePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+
+// serveConfig is everything serve needs, after flags and environment.
+type serveConfig struct {
+	libs          []libSpec
+	root          string
+	depth         int
+	exclude       []string
+	strict        bool
+	allowOversize bool
+	maxFileBytes  int64
+	pageSize      int
+	ttl           time.Duration
+	name, title   string
+	http          string // "" = stdio
+	tokenFile     string
+	allowedHosts  []string
+	stats         bool
+	logLevel      slog.Level
+}
+
+type libSpec struct{ ns, dir string }
+
+type serveCommand struct {
+	streams
+}
+
+// envTwins maps each flag to its environment variable. The flag beats the
+// variable when both are set.
+var envTwins = map[string]string{
+	"lib":            "SKILLS_LIBS",
+	"root":           "SKILLS_MCP_ROOT",
+	"depth":          "SKILLS_DEPTH",
+	"exclude":        "SKILLS_EXCLUDE",
+	"strict":         "SKILLS_STRICT",
+	"allow-oversize": "SKILLS_ALLOW_OVERSIZE",
+	"max-file-bytes": "SKILLS_MAX_FILE_BYTES",
+	"page-size":      "SKILLS_PAGE_SIZE",
+	"ttl":            "SKILLS_TTL",
+	"name":           "SKILLS_NAME",
+	"title":          "SKILLS_TITLE",
+	"http":           "SKILLS_HTTP",
+	"token-file":     "SKILLS_TOKEN_FILE",
+	"allowed-hosts":  "SKILLS_ALLOWED_HOSTS",
+	"log-level":      "SKILLS_LOG_LEVEL",
+}
+
+func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Func("lib", "serve the skills in `NS=DIR` under namespace NS (repeatable)", func(v string) error {
+		l, err := parseLib(v)
+		cfg.libs = append(cfg.libs, l)
+		return err
+	})
+	fs.StringVar(&cfg.root, "root", "", "serve one un-namespaced library from `DIR` (not with --lib)")
+	fs.IntVar(&cfg.depth, "depth", catalog.DefaultDepth, "how many folder `levels` below a library root are searched for skills")
+	fs.Func("exclude", "folder `NAMES` never entered, comma-separated (repeatable)", func(v string) error {
+		cfg.exclude = append(cfg.exclude, splitList(v)...)
+		return nil
+	})
+	fs.BoolVar(&cfg.strict, "strict", false, "withhold a skill whose frontmatter name differs from its folder, instead of serving it under its name")
+	fs.BoolVar(&cfg.allowOversize, "allow-oversize", false, "serve skills over the SEP-2640 limits of 512 files or 16 MiB")
+	fs.Int64Var(&cfg.maxFileBytes, "max-file-bytes", catalog.DefaultMaxFileBytes, "largest file served, in `bytes`; larger files are skipped with a warning")
+	fs.IntVar(&cfg.pageSize, "page-size", server.DefaultPageSize, "`entries` per skills/list, resources/list and directory page")
+	fs.DurationVar(&cfg.ttl, "ttl", server.DefaultTTL, "cache `duration` hinted to clients (ttlMs); 0 means stale at once")
+	fs.StringVar(&cfg.name, "name", "", "server `name` reported to clients (default \"skills\", or the namespace of a single --lib)")
+	fs.StringVar(&cfg.title, "title", "", "server `title` reported to clients")
+	fs.StringVar(&cfg.http, "http", "", "serve Streamable HTTP at `ADDR` (port, :port or host:port; bare --http means "+httpserve.DefaultAddr+") instead of stdio")
+	fs.StringVar(&cfg.tokenFile, "token-file", "", "require a bearer token over HTTP: one token per line of `FILE` (or set SKILLS_TOKEN)")
+	fs.Func("allowed-hosts", "extra Host/Origin `NAMES` accepted over HTTP, comma-separated", func(v string) error {
+		cfg.allowedHosts = append(cfg.allowedHosts, splitList(v)...)
+		return nil
+	})
+	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
+	fs.Func("log-level", "log `level`: debug, info, warn or error (default info)", func(v string) error {
+		return cfg.logLevel.UnmarshalText([]byte(v))
+	})
+	fs.Usage = func() {
+		fmt.Fprint(c.stderr, serveUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(c.stderr, serveEnvUsage)
+	}
+	return fs
+}
+
+const serveUsage = `Usage: skills-mcp [serve] [flags]
+
+Serves Agent Skills over MCP: skills/list, skills/get, resources/directory/read
+and skill:// resources (SEP-2640). With no library configured, it serves a small
+example library built into the binary.
+
+Flags:
+`
+
+const serveEnvUsage = `
+Environment (a flag beats its variable):
+  SKILLS_LIBS            --lib, as "a=/x,b=/y"
+  SKILLS_MCP_ROOT        --root (SKILLS_ROOT is never read: skills use it for their scripts)
+  SKILLS_DEPTH, SKILLS_EXCLUDE, SKILLS_STRICT, SKILLS_ALLOW_OVERSIZE, SKILLS_MAX_FILE_BYTES,
+  SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_HTTP, SKILLS_TOKEN_FILE,
+  SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL
+                         the flag of the same name
+  SKILLS_TOKEN           a bearer token required over HTTP (with --token-file, both are accepted)
+`
+
+// parseArgs reads flags, then fills what they left unset from the
+// environment.
+func (c *serveCommand) parseArgs(args []string) (*serveConfig, error) {
+	cfg := &serveConfig{}
+	fs := c.flags(cfg)
+	if err := fs.Parse(expandBareHTTP(args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, &usageError{err: err, hint: "skills-mcp serve -h"}
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("skills-mcp serve -h", "unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, key := range envTwins {
+		v, ok := c.env(key)
+		if set[name] || !ok || v == "" {
+			continue
+		}
+		var err error
+		if name == "lib" {
+			for _, item := range splitList(v) {
+				var l libSpec
+				if l, err = parseLib(item); err != nil {
+					break
+				}
+				cfg.libs = append(cfg.libs, l)
+			}
+		} else {
+			err = fs.Set(name, v)
+		}
+		if err != nil {
+			return nil, usagef("", "%s=%q: %v", key, v, err)
+		}
+	}
+	return cfg, cfg.validate()
+}
+
+// expandBareHTTP gives a bare --http (last, or followed by another flag) its
+// default address, since the flag package has no optional values.
+func expandBareHTTP(args []string) []string {
+	out := make([]string, 0, len(args)+1)
+	for i, a := range args {
+		out = append(out, a)
+		if (a == "--http" || a == "-http") && (i+1 == len(args) || strings.HasPrefix(args[i+1], "-")) {
+			out = append(out, httpserve.DefaultAddr)
+		}
+	}
+	return out
+}
+
+func (cfg *serveConfig) validate() error {
+	if cfg.root != "" && len(cfg.libs) > 0 {
+		return usagef("serve several libraries with --lib NS=DIR each, or one with --root DIR", "--root cannot be combined with --lib")
+	}
+	seen := map[string]bool{}
+	for _, l := range cfg.libs {
+		if seen[l.ns] {
+			return usagef("give each --lib its own namespace", "namespace %q is used twice", l.ns)
+		}
+		seen[l.ns] = true
+	}
+	switch {
+	case cfg.depth < 0:
+		return usagef("", "--depth must be 0 or more, got %d", cfg.depth)
+	case cfg.pageSize < 1 || cfg.pageSize > 10000:
+		return usagef("", "--page-size must be between 1 and 10000, got %d", cfg.pageSize)
+	case cfg.maxFileBytes < 1:
+		return usagef("", "--max-file-bytes must be positive, got %d", cfg.maxFileBytes)
+	case cfg.ttl < 0:
+		return usagef("", "--ttl must not be negative, got %s", cfg.ttl)
+	}
+	if cfg.name == "" {
+		cfg.name = server.DefaultName
+		if len(cfg.libs) == 1 {
+			cfg.name = cfg.libs[0].ns
+		}
+	}
+	return nil
+}
+
+func parseLib(v string) (libSpec, error) {
+	ns, dir, ok := strings.Cut(v, "=")
+	if !ok || dir == "" {
+		return libSpec{}, fmt.Errorf("%q is not NS=DIR", v)
+	}
+	if !namespacePattern.MatchString(ns) {
+		return libSpec{}, fmt.Errorf("namespace %q must match %s", ns, namespacePattern)
+	}
+	return libSpec{ns: ns, dir: dir}, nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Run implements command.
+func (c *serveCommand) Run(ctx context.Context, args []string) error {
+	cfg, err := c.parseArgs(args)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+
+	libs, closeLibs, err := openLibraries(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeLibs()
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	snap, err := catalog.Scan(ctx, libs, 1, &catalog.Options{
+		Depth:         cfg.depth,
+		Exclude:       cfg.exclude,
+		MaxFileBytes:  cfg.maxFileBytes,
+		AllowOversize: cfg.allowOversize,
+		Strict:        cfg.strict,
+		Logger:        log,
+	})
+	if err != nil {
+		return err
+	}
+	if cfg.stats {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(snap.Stats())
+	}
+	st := snap.Stats()
+	log.Info("catalog ready", "skills", st.Skills, "withheld", st.Withheld, "files", st.Files, "bytes", st.Bytes,
+		"warnings", len(st.Warnings), "scanMs", st.ScanMillis)
+	if st.Skills == 0 {
+		log.Warn("no skill is served; run with --stats to see why")
+	}
+
+	store := catalog.NewStore(snap)
+	ms := server.New(store, &server.Options{
+		Name:     cfg.name,
+		Title:    cfg.title,
+		Version:  version(),
+		PageSize: cfg.pageSize,
+		TTL:      ttlOption(cfg.ttl),
+		Logger:   log,
+	})
+	if cfg.http == "" {
+		err := ms.Run(ctx, &mcp.StdioTransport{})
+		if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
+			return nil
+		}
+		return err
+	}
+	return c.serveHTTP(ctx, cfg, ms, store, log)
+}
+
+// ttlOption maps the --ttl flag to server.Options.TTL, where zero means the
+// default and a negative value means 0.
+func ttlOption(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, store *catalog.Store, log *slog.Logger) error {
+	addr, err := httpserve.ParseAddr(cfg.http)
+	if err != nil {
+		return usagef("skills-mcp serve -h", "--http: %v", err)
+	}
+	tokens, err := c.loadTokens(cfg.tokenFile)
+	if err != nil {
+		return err
+	}
+	opts := &httpserve.Options{
+		AllowedHosts: cfg.allowedHosts,
+		Tokens:       tokens,
+		Logger:       log,
+		Health: func() any {
+			return map[string]any{"status": "ok", "skills": store.Snapshot().Len()}
+		},
+	}
+	if err := httpserve.CheckBind(addr, opts); err != nil {
+		return &usageError{err: err}
+	}
+	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, &mcp.StreamableHTTPOptions{
+		Stateless: true,
+		// Our own Host check (httpserve) is the gate; the SDK's loopback-only
+		// check would refuse every host an operator allowed explicitly.
+		DisableLocalhostProtection: len(cfg.allowedHosts) > 0,
+		Logger:                     log,
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0)
+	return httpserve.Serve(ctx, ln, httpserve.Handler(mh, opts), log)
+}
+
+// loadTokens reads the bearer tokens from --token-file and SKILLS_TOKEN.
+func (c *serveCommand) loadTokens(file string) ([]string, error) {
+	var tokens []string
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usagef("give --token-file a readable file with one token per line", "reading token file: %v", err)
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+				tokens = append(tokens, t)
+			}
+		}
+		if len(tokens) == 0 {
+			return nil, usagef("put one token per line in the file", "token file %s holds no token", file)
+		}
+	}
+	if t, ok := c.env("SKILLS_TOKEN"); ok && strings.TrimSpace(t) != "" {
+		tokens = append(tokens, strings.TrimSpace(t))
+	}
+	return tokens, nil
+}
+
+// openLibraries opens every configured library root, or the embedded
+// example when none is configured. The returned func closes the roots.
+func openLibraries(cfg *serveConfig, log *slog.Logger) ([]*catalog.Library, func(), error) {
+	specs := cfg.libs
+	if cfg.root != "" {
+		specs = []libSpec{{ns: "", dir: cfg.root}}
+	}
+	if len(specs) == 0 {
+		sub, err := fs.Sub(examples.Library, "library")
+		if err != nil {
+			return nil, nil, err
+		}
+		log.Warn("no library configured (--lib, --root, SKILLS_LIBS or SKILLS_MCP_ROOT); serving the example library built into the binary")
+		return []*catalog.Library{{FS: sub, Origin: "embedded example", Kind: "embedded"}}, func() {}, nil
+	}
+	var roots []*os.Root
+	closeAll := func() {
+		for _, r := range roots {
+			r.Close()
+		}
+	}
+	var libs []*catalog.Library
+	for _, s := range specs {
+		info, err := os.Stat(s.dir)
+		if err == nil && !info.IsDir() {
+			err = errors.New("not a directory")
+		}
+		var root *os.Root
+		if err == nil {
+			root, err = os.OpenRoot(s.dir)
+		}
+		if err != nil {
+			closeAll()
+			what := "library root"
+			if s.ns != "" {
+				what = "library " + strconv.Quote(s.ns)
+			}
+			return nil, nil, usagef("point --lib/--root at a readable folder of skills", "%s %s cannot be opened: %v", what, s.dir, unwrapPathErr(err))
+		}
+		roots = append(roots, root)
+		libs = append(libs, &catalog.Library{Namespace: s.ns, FS: root.FS(), Origin: s.dir, Kind: "directory"})
+	}
+	return libs, closeAll, nil
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
