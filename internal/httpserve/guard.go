@@ -1,0 +1,336 @@
+package httpserve
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+)
+
+// guard holds what the request checks need, copied from Options once.
+type guard struct {
+	hosts []hostEntry
+	// tokens holds SHA-256 digests of the accepted tokens, so that every
+	// comparison is over 32 bytes and its timing reveals no token length.
+	tokens  [][sha256.Size]byte
+	auth    bool
+	maxBody int64
+	health  func() any
+	log     *slog.Logger
+}
+
+// hostEntry is one parsed AllowedHosts entry; port is "" for any port.
+type hostEntry struct {
+	name, port string
+}
+
+func newGuard(opts *Options) *guard {
+	if opts == nil {
+		opts = &Options{}
+	}
+	g := &guard{
+		maxBody: opts.MaxBodyBytes,
+		health:  opts.Health,
+		log:     opts.Logger,
+		// Authentication is on as soon as any token is configured, even an
+		// empty one, so a mistake in the token list fails closed.
+		auth: len(opts.Tokens) > 0,
+	}
+	if g.maxBody <= 0 {
+		g.maxBody = DefaultMaxBodyBytes
+	}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	var bad []error
+	g.hosts, bad = parseAllowedHosts(opts.AllowedHosts)
+	for _, err := range bad {
+		g.log.Warn("httpserve: ignoring allowed host", "error", err)
+	}
+	for _, tok := range opts.Tokens {
+		if tok != "" {
+			g.tokens = append(g.tokens, sha256.Sum256([]byte(tok)))
+		}
+	}
+	return g
+}
+
+// reject logs why a request is refused and writes the error response.
+func (g *guard) reject(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	g.log.DebugContext(r.Context(), "httpserve: request refused",
+		"status", status, "reason", msg,
+		"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+	writeError(w, status, msg)
+}
+
+// checkHost refuses requests whose Host header names neither a loopback host
+// nor an allowed one. This is the DNS-rebinding defence: a rebound page's
+// requests still carry the attacker's host name.
+func (g *guard) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host == "" {
+			// Only HTTP/1.0 can omit it; Go's server answers 400 itself for
+			// HTTP/1.1. Without a name there is nothing to check.
+			g.reject(w, r, http.StatusBadRequest,
+				"missing Host header; send the host name of this server (a loopback name, or one listed in SKILLS_ALLOWED_HOSTS)")
+			return
+		}
+		name, port, ok := splitHostPort(r.Host)
+		if !ok {
+			g.reject(w, r, http.StatusBadRequest, fmt.Sprintf("host %s is malformed; send name, name:port or [IPv6]:port", quoteTrunc(r.Host)))
+			return
+		}
+		if port == "" {
+			port = "80"
+			if r.TLS != nil {
+				port = "443"
+			}
+		}
+		if ok, known := g.hostAllowed(name, port); !ok {
+			msg := fmt.Sprintf("host %s is not allowed; add it to SKILLS_ALLOWED_HOSTS", quoteTrunc(name))
+			if known {
+				msg = fmt.Sprintf("host %s is not allowed on port %s; add %s:%s or %s to SKILLS_ALLOWED_HOSTS",
+					quoteTrunc(name), port, name, port, name)
+			}
+			g.reject(w, r, http.StatusForbidden, msg)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkOrigin refuses browser requests from pages whose origin is not an
+// allowed host. Requests without an Origin header (every non-browser client)
+// pass.
+func (g *guard) checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && !g.originAllowed(origin) {
+			g.reject(w, r, http.StatusForbidden,
+				fmt.Sprintf("origin %s is not allowed; add its host to SKILLS_ALLOWED_HOSTS", quoteTrunc(origin)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed reports whether origin (scheme://host[:port]) names an
+// allowed host. The opaque origin "null" (sandboxed frames, file: pages) and
+// anything unparsable are refused.
+func (g *guard) originAllowed(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return false
+	}
+	name, port, ok := splitHostPort(u.Host)
+	if !ok {
+		return false
+	}
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "http", "ws":
+			port = "80"
+		case "https", "wss":
+			port = "443"
+		}
+	}
+	allowed, _ := g.hostAllowed(name, port)
+	return allowed
+}
+
+// hostAllowed reports whether name (at port) is a loopback host or matches
+// an AllowedHosts entry, and, when it is not allowed, whether some entry
+// names it with another port.
+func (g *guard) hostAllowed(name, port string) (allowed, known bool) {
+	name = normalizeHost(name)
+	if name == "" {
+		return false, false
+	}
+	if isLoopbackHost(name) {
+		return true, true
+	}
+	for _, e := range g.hosts {
+		if e.name != name {
+			continue
+		}
+		if e.port == "" || e.port == port {
+			return true, true
+		}
+		known = true
+	}
+	return false, known
+}
+
+// checkToken refuses requests without one of the configured bearer tokens.
+func (g *guard) checkToken(next http.Handler) http.Handler {
+	if !g.auth {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if msg := g.tokenProblem(r.Header.Get("Authorization")); msg != "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="skills-mcp"`)
+			g.reject(w, r, http.StatusUnauthorized, msg)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tokenProblem returns why the Authorization header value is not accepted,
+// or "" if it carries a valid token. The message never repeats the token.
+func (g *guard) tokenProblem(header string) string {
+	if header == "" {
+		return `missing bearer token; send "Authorization: Bearer <token>" with a token the server was started with`
+	}
+	scheme, token, _ := strings.Cut(header, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return `authorization scheme is not Bearer; send "Authorization: Bearer <token>"`
+	}
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return `missing bearer token; send "Authorization: Bearer <token>" with a token the server was started with`
+	}
+	got := sha256.Sum256([]byte(token))
+	// Compare against every token without stopping at a match, so the time
+	// taken says nothing about which token matched or how many there are
+	// before it.
+	match := 0
+	for i := range g.tokens {
+		match |= subtle.ConstantTimeCompare(got[:], g.tokens[i][:])
+	}
+	if match != 1 {
+		return "bearer token is not valid; use a token the server was started with"
+	}
+	return ""
+}
+
+// limitBody refuses bodies over g.maxBody with 413. A body that announces
+// its length is refused before any of it is read. A body of unknown length
+// (chunked) is read through http.MaxBytesReader in full before next runs:
+// that way the client gets 413 whatever next would do with a read error,
+// and it costs no extra memory because the MCP handler reads the whole
+// message before acting on it anyway.
+func (g *guard) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > g.maxBody {
+			g.reject(w, r, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("is %d bytes", r.ContentLength)))
+			return
+		}
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
+		if err != nil {
+			if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				g.reject(w, r, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("exceeds %d bytes", mbe.Limit)))
+				return
+			}
+			g.reject(w, r, http.StatusBadRequest, fmt.Sprintf("reading request body: %v; resend the request", err))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (g *guard) tooLarge(what string) string {
+	return fmt.Sprintf("request body %s; the limit is %d bytes, send a smaller request", what, g.maxBody)
+}
+
+// parseAllowedHosts parses AllowedHosts entries, skipping empty ones and
+// returning an error for each entry that cannot be used.
+func parseAllowedHosts(entries []string) ([]hostEntry, []error) {
+	var hosts []hostEntry
+	var bad []error
+	for _, raw := range entries {
+		s := strings.TrimSpace(raw)
+		if s == "" {
+			continue
+		}
+		if strings.Contains(s, "*") {
+			bad = append(bad, fmt.Errorf("allowed host %q: wildcards are not supported; list each host name explicitly", raw))
+			continue
+		}
+		name, port, ok := splitHostPort(s)
+		if !ok || strings.ContainsAny(name, "/ ") {
+			bad = append(bad, fmt.Errorf("allowed host %q is malformed; use name, name:port or [IPv6]:port", raw))
+			continue
+		}
+		hosts = append(hosts, hostEntry{name: normalizeHost(name), port: port})
+	}
+	return hosts, bad
+}
+
+// splitHostPort splits "name", "name:port", "[v6]" or "[v6]:port". An
+// unbracketed string with several colons is taken as a bare IPv6 address.
+// The port, if any, must be decimal digits. ok is false for malformed input.
+func splitHostPort(s string) (name, port string, ok bool) {
+	if rest, found := strings.CutPrefix(s, "["); found {
+		name, rest, found = strings.Cut(rest, "]")
+		if !found {
+			return "", "", false
+		}
+		if rest != "" {
+			if port, found = strings.CutPrefix(rest, ":"); !found {
+				return "", "", false
+			}
+			if !isPort(port) {
+				return "", "", false
+			}
+		}
+		return name, port, name != ""
+	}
+	if strings.Count(s, ":") == 1 {
+		name, port, _ = strings.Cut(s, ":")
+		if !isPort(port) {
+			return "", "", false
+		}
+		return name, port, name != ""
+	}
+	return s, "", s != ""
+}
+
+// isPort reports whether s is a decimal port number.
+func isPort(s string) bool {
+	if s == "" || len(s) > 5 {
+		return false
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n <= 65535
+}
+
+// normalizeHost lowercases a host name, drops one trailing dot (the
+// fully-qualified spelling of the same name) and writes IP addresses in
+// canonical form, so that equal hosts compare equal.
+func normalizeHost(name string) string {
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	if ip, err := netip.ParseAddr(name); err == nil {
+		return ip.Unmap().String()
+	}
+	return name
+}
+
+// isLoopbackHost reports whether a normalized host is localhost or a
+// loopback IP address. Subdomains of localhost are not included: outside
+// browsers they can resolve through ordinary DNS.
+func isLoopbackHost(name string) bool {
+	if name == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(name)
+	return err == nil && ip.WithZone("").Unmap().IsLoopback()
+}

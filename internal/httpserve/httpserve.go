@@ -1,0 +1,177 @@
+// Package httpserve hardens and serves the Streamable HTTP endpoint.
+//
+// It knows nothing of MCP itself: the caller builds the SDK's handler and
+// passes it to [Handler], which puts it at /mcp behind four guards, in this
+// order:
+//
+//   - Host: the Host header must name a loopback host (localhost,
+//     127.0.0.0/8, ::1) or one listed in [Options.AllowedHosts]. This is what
+//     defeats DNS rebinding, where a web page's own host name is re-pointed
+//     at 127.0.0.1 so that the browser talks to a local server.
+//   - Origin: a browser request from a page whose origin is not an allowed
+//     host is refused.
+//   - Bearer token: when [Options.Tokens] is set, each request must carry
+//     one of them.
+//   - Body size: bodies over [Options.MaxBodyBytes] get 413 before the MCP
+//     handler sees them.
+//
+// [Serve] runs the handler on a listener and shuts down gracefully when its
+// context ends; [ParseAddr] and [CheckBind] validate the --http address
+// before anything listens.
+//
+// Every refusal is an HTTP error status with a JSON-RPC error body whose
+// message says what to fix, so a client that only shows the message still
+// tells its user something useful.
+package httpserve
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+)
+
+// DefaultAddr is where --http listens when given no address.
+const DefaultAddr = "127.0.0.1:3939"
+
+// DefaultMaxBodyBytes bounds a request body (4 MiB); larger bodies get 413.
+const DefaultMaxBodyBytes = 4 << 20
+
+// Options configures [Handler]. A nil *Options means defaults.
+type Options struct {
+	// AllowedHosts are extra host names accepted in the Host and Origin
+	// headers, besides the loopback names (localhost, 127.0.0.0/8, ::1),
+	// which are always accepted. An entry is "name" or "name:port"
+	// ("[v6addr]:port" for IPv6), compared case-insensitively; an entry
+	// without a port matches any port, and one with a port matches only that
+	// port (an absent port counts as 80 or 443, by scheme).
+	//
+	// The wildcard "*" is not supported: list each name clients use. A
+	// wildcard would switch off the DNS-rebinding defence entirely, so
+	// [Handler] ignores such entries and [CheckBind] reports them.
+	// If empty, only loopback names are accepted.
+	AllowedHosts []string
+
+	// Tokens are the accepted bearer tokens. If empty, requests to /mcp need
+	// no authentication. An empty string in the list never matches.
+	Tokens []string
+
+	// MaxBodyBytes bounds request bodies. If zero or negative, defaults to
+	// [DefaultMaxBodyBytes].
+	MaxBodyBytes int64
+
+	// Health, if non-nil, returns the value served as JSON by GET /healthz,
+	// for example {"status":"ok","skills":N}. If nil, /healthz answers
+	// {"status":"ok"}. It is called once per request and must be safe for
+	// concurrent use.
+	Health func() any
+
+	// Logger receives a Debug record for every refused request, with the
+	// reason (never a token), and a Warn record for each AllowedHosts entry
+	// Handler ignores. If nil, do not log.
+	Logger *slog.Logger
+}
+
+// Handler returns the complete HTTP handler for the server:
+//
+//	/mcp          mcpHandler, all methods (the SDK answers 405 itself for the
+//	              ones it does not serve), behind the Host, Origin, bearer
+//	              token and body-size guards described in the package doc
+//	GET /healthz  JSON health; Host check only
+//	anything else 404
+//
+// /healthz needs no token so that liveness probes, which cannot be given
+// secrets easily, keep working; it reveals nothing beyond what Health
+// returns. The Host check still applies, so a rebinding web page cannot
+// probe it; a probe that connects by IP (a Kubernetes httpGet probe sends
+// the pod IP) must send "Host: localhost" or a listed name.
+//
+// Refusals: a missing Host header gets 400; a disallowed Host or Origin gets
+// 403; a missing or wrong token gets 401 with
+// `WWW-Authenticate: Bearer realm="skills-mcp"`; a body over the limit gets
+// 413, whether it announces its length or streams chunks. Every error body
+// is {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"..."}}.
+//
+// The returned handler is safe for concurrent use. It copies what it needs
+// from opts, so later changes to opts have no effect.
+func Handler(mcpHandler http.Handler, opts *Options) http.Handler {
+	g := newGuard(opts)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.checkOrigin(g.checkToken(g.limitBody(mcpHandler))))
+	mux.HandleFunc("GET /healthz", g.serveHealth)
+	mux.HandleFunc("/healthz", g.serveHealthMethod)
+	mux.HandleFunc("/", g.serveNotFound)
+	return g.checkHost(mux)
+}
+
+// serveHealth answers GET (and HEAD) /healthz.
+func (g *guard) serveHealth(w http.ResponseWriter, r *http.Request) {
+	var v any = struct {
+		Status string `json:"status"`
+	}{"ok"}
+	if g.health != nil {
+		v = g.health()
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		g.reject(w, r, http.StatusInternalServerError, fmt.Sprintf("health report cannot be encoded as JSON: %v", err))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.Write(append(data, '\n'))
+}
+
+// serveHealthMethod answers /healthz for methods other than GET and HEAD.
+func (g *guard) serveHealthMethod(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", "GET, HEAD")
+	g.reject(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on /healthz; use GET", quoteTrunc(r.Method)))
+}
+
+// serveNotFound answers every path that has no route.
+func (g *guard) serveNotFound(w http.ResponseWriter, r *http.Request) {
+	g.reject(w, r, http.StatusNotFound, fmt.Sprintf("no endpoint at %s; the MCP endpoint is /mcp", quoteTrunc(r.URL.Path)))
+}
+
+// errorCode is the JSON-RPC code of every refusal: the implementation-defined
+// server error, since none of the reserved codes means "HTTP-level refusal".
+const errorCode = -32000
+
+// writeError writes a JSON-RPC error body with the given HTTP status.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	// A struct rather than a map keeps the fields in the conventional order.
+	body := struct {
+		JSONRPC string   `json:"jsonrpc"`
+		ID      any      `json:"id"`
+		Error   rpcError `json:"error"`
+	}{"2.0", nil, rpcError{errorCode, msg}}
+	data, err := json.Marshal(body)
+	if err != nil {
+		// Unreachable: every field is a string or an int.
+		http.Error(w, msg, status)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n'))
+}
+
+// maxQuoted bounds how much of a client-supplied value an error message
+// repeats, so a hostile header cannot inflate every refusal.
+const maxQuoted = 128
+
+// quoteTrunc quotes a client-supplied value for an error message, cut to
+// maxQuoted bytes.
+func quoteTrunc(s string) string {
+	if len(s) > maxQuoted {
+		return fmt.Sprintf("%q...", s[:maxQuoted])
+	}
+	return fmt.Sprintf("%q", s)
+}
