@@ -71,8 +71,13 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 
+	// Declare every feature the SDK answers, so that a client's view of the
+	// capabilities matches what the handlers do (tools/list and prompts/list
+	// always answer, possibly with an empty list).
 	caps := &mcp.ServerCapabilities{
 		Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		Tools:     &mcp.ToolCapabilities{},
+		Prompts:   &mcp.PromptCapabilities{},
 	}
 	caps.AddExtension(skillsext.ExtensionID, map[string]any{"directoryRead": true})
 	ms := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version}, &mcp.ServerOptions{
