@@ -244,6 +244,12 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	// The SDK logs every session at info, which over stateless HTTP is every
+	// request; keep its lines for warnings unless debugging.
+	sdkLog := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: max(cfg.logLevel, slog.LevelWarn)}))
+	if cfg.logLevel <= slog.LevelDebug {
+		sdkLog = log
+	}
 
 	libs, closeLibs, err := openLibraries(cfg, log)
 	if err != nil {
@@ -284,7 +290,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		Version:  version(),
 		PageSize: cfg.pageSize,
 		TTL:      ttlOption(cfg.ttl),
-		Logger:   log,
+		Logger:   sdkLog,
 	})
 	if cfg.http == "" {
 		err := ms.Run(ctx, &mcp.StdioTransport{})
@@ -293,7 +299,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	return c.serveHTTP(ctx, cfg, ms, store, log)
+	return c.serveHTTP(ctx, cfg, ms, store, log, sdkLog)
 }
 
 // ttlOption maps the --ttl flag to server.Options.TTL, where zero means the
@@ -305,7 +311,7 @@ func ttlOption(d time.Duration) time.Duration {
 	return d
 }
 
-func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, store *catalog.Store, log *slog.Logger) error {
+func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, store *catalog.Store, log, sdkLog *slog.Logger) error {
 	addr, err := httpserve.ParseAddr(cfg.http)
 	if err != nil {
 		return usagef("skills-mcp serve -h", "--http: %v", err)
@@ -330,7 +336,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		// Our own Host check (httpserve) is the gate; the SDK's loopback-only
 		// check would refuse every host an operator allowed explicitly.
 		DisableLocalhostProtection: len(cfg.allowedHosts) > 0,
-		Logger:                     log,
+		Logger:                     sdkLog,
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

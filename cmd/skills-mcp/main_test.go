@@ -1,0 +1,300 @@
+package main_test
+
+// End-to-end tests: they build the real binary once and drive it as a user
+// and an MCP client would, over stdio and over HTTP.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "skills-mcp-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "skills-mcp")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building skills-mcp: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// testLibrary is the repository's test library, relative to this package.
+const testLibrary = "../../testdata/library"
+
+func newClient(t *testing.T) *mcp.Client {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	if err := mcp.AddSendingCustomMethod[*skillsext.ListSkillsParams, *skillsext.ListSkillsResult](c, skillsext.MethodList); err != nil {
+		t.Fatal(err)
+	}
+	if err := mcp.AddSendingCustomMethod[*skillsext.GetSkillParams, *skillsext.GetSkillResult](c, skillsext.MethodGet); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func listAll(t *testing.T, cs *mcp.ClientSession) []skillsext.Skill {
+	t.Helper()
+	var all []skillsext.Skill
+	cursor := ""
+	for range 1000 {
+		res, err := mcp.CallCustomMethod[*skillsext.ListSkillsParams, *skillsext.ListSkillsResult](context.Background(), cs, skillsext.MethodList, &skillsext.ListSkillsParams{Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, res.Skills...)
+		if res.NextCursor == "" {
+			return all
+		}
+		cursor = res.NextCursor
+	}
+	t.Fatal("listing does not terminate")
+	return nil
+}
+
+func TestStdio(t *testing.T) {
+	for _, v := range []string{"2026-07-28", "2025-11-25", "2025-06-18"} {
+		t.Run(v, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.Command(binary, "--root", testLibrary, "--page-size", "2")
+			cmd.Env = append(os.Environ(), "SKILLS_ROOT=/must/not/be/read")
+			cs, err := newClient(t).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			skills := listAll(t, cs)
+			if len(skills) != 9 {
+				t.Fatalf("listed %d skills, want 9", len(skills))
+			}
+			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://code-review/SKILL.md"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Contents[0].Text) != 149 {
+				t.Errorf("SKILL.md read back as %d bytes, want 149", len(res.Contents[0].Text))
+			}
+		})
+	}
+}
+
+// startHTTP starts the binary with --http on a free loopback port and
+// returns the MCP endpoint URL once /healthz answers.
+func startHTTP(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("server did not exit cleanly on SIGINT: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Error("server did not stop within 30s of SIGINT")
+		}
+	})
+	// The server logs its URL once listening.
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			if _, after, ok := strings.Cut(line, "url="); ok {
+				select {
+				case urls <- strings.Fields(after)[0]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case u := <-urls:
+		return u
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not report its URL")
+		return ""
+	}
+}
+
+func TestHTTP(t *testing.T) {
+	url := startHTTP(t, nil, "--root", testLibrary)
+	for _, v := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(v, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cs, err := newClient(t).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if got := len(listAll(t, cs)); got != 9 {
+				t.Errorf("listed %d skills, want 9", got)
+			}
+			res, err := mcp.CallCustomMethod[*skillsext.GetSkillParams, *skillsext.GetSkillResult](ctx, cs, skillsext.MethodGet, &skillsext.GetSkillParams{URI: "skill://platform/deploy/rollback/SKILL.md"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Skill.URI != "skill://platform/deploy/rollback/SKILL.md" {
+				t.Errorf("skills/get returned %s", res.Skill.URI)
+			}
+		})
+	}
+	base := strings.TrimSuffix(url, "/mcp")
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"skills":9`)) {
+		t.Errorf("healthz = %d %s", resp.StatusCode, body)
+	}
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{}`))
+	req.Host = "evil.example"
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("foreign Host got %d, want 403", resp.StatusCode)
+	}
+}
+
+func TestHTTPToken(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokenFile, []byte("# comment\nsecret-one\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := startHTTP(t, []string{"SKILLS_TOKEN=secret-two"}, "--root", testLibrary, "--token-file", tokenFile)
+	for token, want := range map[string]int{"": 401, "wrong": 401, "secret-one": 200, "secret-two": 200} {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if (resp.StatusCode == 401) != (want == 401) {
+			t.Errorf("token %q: status %d, want %d", token, resp.StatusCode, want)
+		}
+		if want == 401 && resp.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("token %q: 401 without WWW-Authenticate", token)
+		}
+	}
+}
+
+// run runs the binary and returns its exit code, stdout and stderr.
+func run(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+func TestCommandLine(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      []string
+		args     []string
+		code     int
+		contains string // in stderr
+	}{
+		{"missing root", nil, []string{"--root", "/does/not/exist", "--stats"}, 2, "/does/not/exist"},
+		{"root and lib", nil, []string{"--root", testLibrary, "--lib", "a=" + testLibrary}, 2, "cannot be combined"},
+		{"duplicate namespace", nil, []string{"--lib", "a=" + testLibrary, "--lib", "a=" + testLibrary}, 2, "used twice"},
+		{"bad namespace", nil, []string{"--lib", "-x=" + testLibrary}, 2, "must match"},
+		{"bad env", []string{"SKILLS_PAGE_SIZE=lots"}, []string{"--root", testLibrary, "--stats"}, 2, "SKILLS_PAGE_SIZE"},
+		{"unknown flag", nil, []string{"--nope"}, 2, "not defined"},
+		{"unknown command", nil, []string{"frobnicate"}, 2, "unknown command"},
+		{"public bind", nil, []string{"--root", testLibrary, "--http", "0.0.0.0:0"}, 2, "SKILLS_ALLOWED_HOSTS"},
+		{"help", nil, []string{"serve", "-h"}, 0, "SKILLS_MCP_ROOT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := run(t, tt.env, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.contains) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", code, stderr, tt.code, tt.contains)
+			}
+		})
+	}
+}
+
+func TestStats(t *testing.T) {
+	code, stdout, _ := run(t, nil, "--lib", "good="+testLibrary, "--lib", "bad=../../testdata/broken", "--stats")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var st struct {
+		Skills    int
+		Withheld  int
+		Libraries []struct{ Namespace, Origin string }
+		Warnings  []struct{ Library, Path, Reason, Message string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &st); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if st.Skills < 10 || st.Withheld < 5 || len(st.Warnings) < 5 || st.Libraries[1].Origin == "" {
+		t.Errorf("stats = %+v", st)
+	}
+	// Un-namespaced env twin, and the embedded example with no library.
+	code, stdout, _ = run(t, []string{"SKILLS_MCP_ROOT=" + testLibrary}, "--stats")
+	if code != 0 || !strings.Contains(stdout, `"skills": 9`) {
+		t.Errorf("SKILLS_MCP_ROOT: exit %d %s", code, stdout)
+	}
+	// SKILLS_ROOT belongs to the skills' own scripts and is never read.
+	code, stdout, stderr := run(t, []string{"SKILLS_ROOT=" + testLibrary}, "--stats")
+	if code != 0 || !strings.Contains(stderr, "example library") || !strings.Contains(stdout, `"kind": "embedded"`) {
+		t.Errorf("embedded example: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
