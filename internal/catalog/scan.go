@@ -237,25 +237,17 @@ func (sc *scanner) readAll(ctx context.Context) error {
 	if workers <= 0 {
 		workers = max(4, 2*runtime.GOMAXPROCS(0))
 	}
-	jobs := make(chan *found, 256)
-	fsOf := map[*found]fs.FS{}
+	type job struct {
+		f    *found
+		fsys fs.FS
+	}
+	jobs := make(chan job, 256)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	lookup := func(f *found) fs.FS {
-		mu.Lock()
-		defer mu.Unlock()
-		return fsOf[f]
-	}
-	for _, w := range sc.walks {
-		for _, f := range w.files {
-			fsOf[f] = w.lib.FS
-		}
-	}
 	for range workers {
 		wg.Go(func() {
 			buf := make([]byte, 64<<10)
-			for f := range jobs {
-				readOne(lookup(f), f, buf)
+			for j := range jobs {
+				readOne(j.fsys, j.f, buf)
 			}
 		})
 	}
@@ -264,7 +256,7 @@ feed:
 	for _, w := range sc.walks {
 		for _, f := range w.files {
 			select {
-			case jobs <- f:
+			case jobs <- job{f, w.lib.FS}:
 			case <-ctx.Done():
 				err = ctx.Err()
 				break feed
