@@ -81,7 +81,7 @@ func Validate(f *Frontmatter, opts *ValidateOptions) []Problem {
 	}
 	v := &validator{}
 	if f != nil && f.bom {
-		v.add("F2", "", true, "the file starts with a UTF-8 byte order mark (BOM); save SKILL.md without it, since other readers reject it")
+		v.add("F2", "", false, "the file starts with a UTF-8 byte order mark (BOM); it is served, but save SKILL.md without it, since some readers reject it")
 	}
 	v.name(f.node("name"))
 	v.description(f.node("description"))

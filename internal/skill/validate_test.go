@@ -187,7 +187,7 @@ func TestValidateBOM(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := skill.Validate(doc.Frontmatter, nil)
-	want := []finding{{"F2", "", true}}
+	want := []finding{{"F2", "", false}}
 	if got := findings(ps); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Validate() = %v, want %v", got, want)
 	}
