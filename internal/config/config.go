@@ -1,0 +1,249 @@
+// Package config is the skills-mcp configuration file as plain data: Parse
+// reads it strictly (unknown keys are errors that name the key), Validate
+// checks every field and names the one at fault, and Resolve turns relative
+// paths into absolute ones against the file's folder. The package reads no
+// file and no environment; the command line does that.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// MaxBytes bounds a config file.
+const MaxBytes = 1 << 20
+
+// Config is the configuration file.
+type Config struct {
+	Libraries []Library `json:"libraries"`
+	// Global switches. A nil pointer means "not set in the file", so the
+	// command line's value stands.
+	NoScripts       *bool       `json:"noScripts,omitempty"`
+	Lint            *bool       `json:"lint,omitempty"`
+	Playbooks       *bool       `json:"playbooks,omitempty"`
+	ValueChains     *bool       `json:"valueChains,omitempty"`
+	ExcludeTiers    *StringList `json:"excludeTiers,omitempty"`
+	DevStatus       *StringList `json:"devStatus,omitempty"`
+	AllowUnverified *bool       `json:"allowUnverified,omitempty"`
+}
+
+// Library is one library of the file.
+type Library struct {
+	Namespace string `json:"namespace"`
+	// Root is a directory or a .zip file; URL (with SHA256) an https zip.
+	// Exactly one of Root and URL is set.
+	Root   string `json:"root,omitempty"`
+	URL    string `json:"url,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	// NoScripts withholds this library's scripts.
+	NoScripts bool `json:"noScripts,omitempty"`
+	// Vault is a vault folder path, or false to turn vault extras off.
+	Vault *Vault `json:"vault,omitempty"`
+	// Shown to clients instead of paths.
+	Title    string            `json:"title,omitempty"`
+	Source   string            `json:"source,omitempty"`
+	Version  string            `json:"version,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// Vault is a path or the literal false.
+type Vault struct {
+	Path     string
+	Disabled bool
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *Vault) UnmarshalJSON(b []byte) error {
+	switch string(bytes.TrimSpace(b)) {
+	case "false":
+		*v = Vault{Disabled: true}
+		return nil
+	case "true":
+		return errors.New("vault must be a folder path or false")
+	}
+	if err := json.Unmarshal(b, &v.Path); err != nil {
+		return errors.New("vault must be a folder path or false")
+	}
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (v Vault) MarshalJSON() ([]byte, error) {
+	if v.Disabled {
+		return []byte("false"), nil
+	}
+	return json.Marshal(v.Path)
+}
+
+// StringList is an array of strings or one comma-separated string.
+type StringList []string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *StringList) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*l = nil
+		for part := range strings.SplitSeq(s, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				*l = append(*l, part)
+			}
+		}
+		return nil
+	}
+	var arr []string
+	if err := json.Unmarshal(b, &arr); err != nil {
+		return errors.New("must be an array of strings or a comma-separated string")
+	}
+	*l = arr
+	return nil
+}
+
+// FieldError is a problem with one field.
+type FieldError struct {
+	Field string // e.g. "libraries[1].namespace"
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Parse reads a config file strictly: it must be one JSON object, at most
+// MaxBytes, with no key this package does not know.
+func Parse(r io.Reader) (*Config, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxBytes {
+		return nil, fmt.Errorf("config is larger than %d bytes", MaxBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, describe(err)
+	}
+	if dec.More() {
+		return nil, errors.New("config holds more than one JSON value")
+	}
+	return &c, nil
+}
+
+// describe rewrites decoder errors so that they name the key.
+func describe(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("config is not valid JSON (at byte %d): %v", se.Offset, err)
+	case errors.As(err, &te):
+		return &FieldError{Field: te.Field, Err: fmt.Errorf("must be %s, not a JSON %s", te.Type, te.Value)}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Errorf("unknown key %s; see the README for the keys a config file may hold", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	case errors.Is(err, io.EOF):
+		return errors.New("config is empty; it must be a JSON object with a libraries array")
+	}
+	return err
+}
+
+var (
+	namespacePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+	sha256Pattern    = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+)
+
+// Limits on the strings shown to clients.
+const (
+	maxInfoLen        = 200
+	maxMetadataKeyLen = 64
+	maxMetadataValLen = 500
+)
+
+// Validate checks the whole configuration and returns every problem found,
+// joined; each names its field.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf(format, args...)})
+	}
+	if len(c.Libraries) == 0 {
+		add("libraries", "must list at least one library")
+	}
+	seen := map[string]int{}
+	for i, l := range c.Libraries {
+		f := fmt.Sprintf("libraries[%d]", i)
+		switch {
+		case l.Namespace == "":
+			add(f+".namespace", "is required")
+		case !namespacePattern.MatchString(l.Namespace):
+			add(f+".namespace", "%q must match %s", l.Namespace, namespacePattern)
+		default:
+			if j, dup := seen[l.Namespace]; dup {
+				add(f+".namespace", "%q is also the namespace of libraries[%d]", l.Namespace, j)
+			}
+			seen[l.Namespace] = i
+		}
+		switch {
+		case l.Root == "" && l.URL == "":
+			add(f, "needs root (a folder or .zip) or url (an https .zip)")
+		case l.Root != "" && l.URL != "":
+			add(f, "has both root and url; keep one")
+		case l.URL != "" && !strings.HasPrefix(l.URL, "https://"):
+			add(f+".url", "must be an https URL")
+		case l.Root != "" && strings.ContainsRune(l.Root, 0):
+			add(f+".root", "contains a NUL byte")
+		}
+		if l.SHA256 != "" && !sha256Pattern.MatchString(l.SHA256) {
+			add(f+".sha256", "must be 64 hex digits")
+		}
+		if l.SHA256 != "" && l.URL == "" {
+			add(f+".sha256", "pins a url; a root has no pin")
+		}
+		for name, v := range map[string]string{"title": l.Title, "source": l.Source, "version": l.Version} {
+			if len(v) > maxInfoLen {
+				add(f+"."+name, "is longer than %d characters", maxInfoLen)
+			}
+		}
+		for k, v := range l.Metadata {
+			if k == "" || len(k) > maxMetadataKeyLen {
+				add(f+".metadata", "key %q must be 1 to %d characters", k, maxMetadataKeyLen)
+			}
+			if len(v) > maxMetadataValLen {
+				add(f+".metadata."+k, "is longer than %d characters", maxMetadataValLen)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Resolve makes every relative root and vault path absolute against dir,
+// the folder of the config file. A relative path may not climb out of that
+// folder: a config file names folders elsewhere with absolute paths, so that
+// a file dropped into a shared folder cannot reach its surroundings by
+// accident.
+func (c *Config) Resolve(dir string) error {
+	var errs []error
+	abs := func(field, p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		if !filepath.IsLocal(p) {
+			errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf("relative path %q leaves the config file's folder; use an absolute path", p)})
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	for i := range c.Libraries {
+		l := &c.Libraries[i]
+		l.Root = abs(fmt.Sprintf("libraries[%d].root", i), l.Root)
+		if l.Vault != nil {
+			l.Vault.Path = abs(fmt.Sprintf("libraries[%d].vault", i), l.Vault.Path)
+		}
+	}
+	return errors.Join(errs...)
+}
