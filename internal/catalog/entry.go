@@ -6,6 +6,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
 // encodeEntry pre-serialises a skill's skills/list entry once per scan, so
@@ -31,7 +33,16 @@ func encodeEntry(sk *Skill) []byte {
 		b.WriteString(strconv.FormatInt(f.Size, 10))
 		b.WriteByte('}')
 	}
-	b.WriteString(`]}`)
+	b.WriteByte(']')
+	if d := sk.Dependencies; len(d.Required)+len(d.Optional) > 0 {
+		b.WriteString(`,"_meta":{`)
+		writeJSONString(&b, skillsext.MetaDependencies)
+		b.WriteByte(':')
+		deps, _ := json.Marshal(d) // a struct of string slices always marshals
+		b.Write(deps)
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
 	return b.Bytes()
 }
 

@@ -22,6 +22,10 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
+// sniffBytes is how much of each file is kept while reading it to recognise
+// archives (magic numbers), scripts (shebang lines) and PEP 723 headers.
+const sniffBytes = 8 << 10
+
 // maxWalkDepth bounds recursion below a library root, whatever the
 // discovery depth: deeper trees are reported, not walked, so a hostile tree
 // cannot exhaust the stack.
@@ -93,6 +97,7 @@ type found struct {
 	digest  string
 	text    bool
 	archive bool
+	script  *skill.Script
 	content []byte // SKILL.md only
 	err     error
 }
@@ -278,7 +283,7 @@ func readOne(fsys fs.FS, f *found, buf []byte) {
 	h := sha256.New()
 	isSkillMD := path.Base(f.name) == skillsext.SkillFile
 	var content bytes.Buffer
-	var head []byte
+	var head []byte // the first bytes, for sniffing archives and scripts
 	var tail []byte // up to 3 bytes of an incomplete UTF-8 sequence
 	text := true
 	var n int64
@@ -293,8 +298,8 @@ func readOne(fsys fs.FS, f *found, buf []byte) {
 			chunk := buf[:k]
 			h.Write(chunk)
 			n += int64(k)
-			if len(head) < 512 {
-				head = append(head, chunk[:min(len(chunk), 512-len(head))]...)
+			if len(head) < sniffBytes {
+				head = append(head, chunk[:min(len(chunk), sniffBytes-len(head))]...)
 			}
 			if isSkillMD {
 				content.Write(chunk)
@@ -323,6 +328,9 @@ func readOne(fsys fs.FS, f *found, buf []byte) {
 	f.digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	f.text = text
 	f.archive = isArchive(f.name, head)
+	if sc, ok := skill.SniffScript(f.name, head); ok {
+		f.script = &sc
+	}
 	if isSkillMD {
 		f.content = content.Bytes()
 	}
@@ -422,6 +430,9 @@ func (sc *scanner) build() *Snapshot {
 	for _, sk := range snap.skills {
 		snap.index(sk)
 	}
+	snap.indexNames()
+	snap.buildSearch()
+	snap.warnings = append(snap.warnings, snap.resolveDependencies()...)
 	return snap
 }
 
@@ -456,11 +467,15 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		return nil
 	}
 	fm := doc.Frontmatter
-	for _, p := range skill.Validate(fm, nil) {
+	problems := skill.Validate(fm, nil)
+	for _, p := range problems {
 		if p.Fatal {
 			w.warn(mdName, "frontmatter", "%s (%s); skill not served", p.Message, p.Rule)
 			return nil
 		}
+	}
+	for _, p := range problems {
+		w.warn(mdName, "frontmatter", "%s (%s); served anyway", p.Message, p.Rule)
 	}
 	name := fm.Name()
 	folderName := path.Base(rs.folder)
@@ -484,7 +499,11 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		Description: fm.Description(),
 		Frontmatter: fm,
 		Body:        string(md.content[doc.BodyOffset:]),
+		Category:    category(fm, parent),
+		Tags:        append(fm.StringList("tags"), fm.StringList("trigger-phrases")...),
+		Setup:       fm.StringList("requires"),
 	}
+	sk.Dependencies = skill.ParseDependencies(name, []byte(sk.Body))
 	sk.URI = skillsext.SkillURI(sk.Path)
 
 	var archives []string
@@ -504,6 +523,7 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 			Digest:   f.digest,
 			MIMEType: mimeType(f.name, f.text),
 			Text:     f.text,
+			Script:   f.script,
 			Skill:    sk,
 			fsys:     w.lib.FS,
 			name:     f.name,
@@ -524,6 +544,18 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 	slices.SortFunc(sk.Files, func(a, b *File) int { return cmp.Compare(a.URI, b.URI) })
 	sk.entry = encodeEntry(sk)
 	return sk
+}
+
+// category is the frontmatter category, else the folder path between the
+// library root and the skill folder, else "uncategorized".
+func category(fm *skill.Frontmatter, parent string) string {
+	if c, ok := fm.String("category"); ok && strings.TrimSpace(c) != "" {
+		return strings.TrimSpace(c)
+	}
+	if parent != "." && parent != "" {
+		return parent
+	}
+	return "uncategorized"
 }
 
 func skippedMessage(skipped map[string][]string) string {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skills-mcp/skills-mcp/internal/search"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
 
@@ -24,6 +25,9 @@ type Snapshot struct {
 
 	skills    []*Skill // served skills, sorted by URI
 	byURI     map[string]*Skill
+	byPath    map[string]*Skill
+	byName    map[string][]*Skill // frontmatter name → skills, across libraries
+	search    *search.Index
 	files     map[string]*File
 	dirs      map[string][]Entry
 	warnings  []Warning
@@ -52,6 +56,22 @@ type Skill struct {
 	Files []*File
 	// Bytes is the total size of Files.
 	Bytes int64
+	// Category is the frontmatter category, else the folder path between
+	// the library root and the skill folder, else "uncategorized".
+	Category string
+	// Tags are the frontmatter tags and trigger-phrases.
+	Tags []string
+	// Setup is the frontmatter requires list: external tools and keys,
+	// not skills.
+	Setup []string
+	// Dependencies are the runtime dependencies the body declares.
+	Dependencies skill.Dependencies
+	// Closure holds the skill paths of the transitive required
+	// dependencies within the skill's library, the skill itself excluded.
+	Closure []string
+	// Missing names required dependencies (direct or transitive) that the
+	// library does not serve.
+	Missing []string
 
 	entry []byte // pre-serialised skills/list entry
 }
@@ -67,6 +87,8 @@ type File struct {
 	MIMEType string
 	// Text reports whether the content is valid UTF-8 and is sent as text.
 	Text bool
+	// Script says how the file is run when it is a script, else nil.
+	Script *skill.Script
 	// Skill is the innermost skill that owns the file; for the SKILL.md of
 	// a skill it is that skill.
 	Skill *Skill

@@ -26,8 +26,12 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/server"
 )
 
-// namespacePattern is the grammar of a library namespace.
-var namespacePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+// Grammars of names given on the command line.
+var (
+	namespacePattern  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+	serverNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	prefixPattern     = regexp.MustCompile(`^[a-zA-Z0-9_]{1,48}$`)
+)
 
 // serveConfig is everything serve needs, after flags and environment.
 type serveConfig struct {
@@ -41,6 +45,7 @@ type serveConfig struct {
 	pageSize      int
 	ttl           time.Duration
 	name, title   string
+	prefix        string
 	http          string // "" = stdio
 	tokenFile     string
 	allowedHosts  []string
@@ -68,6 +73,7 @@ var envTwins = map[string]string{
 	"ttl":            "SKILLS_TTL",
 	"name":           "SKILLS_NAME",
 	"title":          "SKILLS_TITLE",
+	"prefix":         "SKILLS_TOOL_PREFIX",
 	"http":           "SKILLS_HTTP",
 	"token-file":     "SKILLS_TOKEN_FILE",
 	"allowed-hosts":  "SKILLS_ALLOWED_HOSTS",
@@ -95,6 +101,7 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	fs.DurationVar(&cfg.ttl, "ttl", server.DefaultTTL, "cache `duration` hinted to clients (ttlMs); 0 means stale at once")
 	fs.StringVar(&cfg.name, "name", "", "server `name` reported to clients (default \"skills\", or the namespace of a single --lib)")
 	fs.StringVar(&cfg.title, "title", "", "server `title` reported to clients")
+	fs.StringVar(&cfg.prefix, "prefix", "", "tool name `prefix` (default the server name with - replaced by _)")
 	fs.StringVar(&cfg.http, "http", "", "serve Streamable HTTP at `ADDR` (port, :port or host:port; bare --http means "+httpserve.DefaultAddr+") instead of stdio")
 	fs.StringVar(&cfg.tokenFile, "token-file", "", "require a bearer token over HTTP: one token per line of `FILE` (or set SKILLS_TOKEN)")
 	fs.Func("allowed-hosts", "extra Host/Origin `NAMES` accepted over HTTP, comma-separated", func(v string) error {
@@ -127,7 +134,8 @@ Environment (a flag beats its variable):
   SKILLS_LIBS            --lib, as "a=/x,b=/y"
   SKILLS_MCP_ROOT        --root (SKILLS_ROOT is never read: skills use it for their scripts)
   SKILLS_DEPTH, SKILLS_EXCLUDE, SKILLS_STRICT, SKILLS_ALLOW_OVERSIZE, SKILLS_MAX_FILE_BYTES,
-  SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_HTTP, SKILLS_TOKEN_FILE,
+  SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_TOOL_PREFIX (--prefix),
+  SKILLS_HTTP, SKILLS_TOKEN_FILE,
   SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL
                          the flag of the same name
   SKILLS_TOKEN           a bearer token required over HTTP (with --token-file, both are accepted)
@@ -210,8 +218,17 @@ func (cfg *serveConfig) validate() error {
 	if cfg.name == "" {
 		cfg.name = server.DefaultName
 		if len(cfg.libs) == 1 {
-			cfg.name = cfg.libs[0].ns
+			cfg.name = strings.ReplaceAll(cfg.libs[0].ns, ".", "-")
 		}
+	}
+	if !serverNamePattern.MatchString(cfg.name) {
+		return usagef("", "--name %q must match %s", cfg.name, serverNamePattern)
+	}
+	if cfg.prefix == "" {
+		cfg.prefix = strings.ReplaceAll(cfg.name, "-", "_")
+	}
+	if !prefixPattern.MatchString(cfg.prefix) {
+		return usagef("", "--prefix %q must match %s", cfg.prefix, prefixPattern)
 	}
 	return nil
 }
@@ -287,6 +304,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	ms := server.New(store, &server.Options{
 		Name:     cfg.name,
 		Title:    cfg.title,
+		Prefix:   cfg.prefix,
 		Version:  version(),
 		PageSize: cfg.pageSize,
 		TTL:      ttlOption(cfg.ttl),

@@ -7,10 +7,14 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +35,9 @@ type Options struct {
 	// Name and Title identify the server to clients. If Name is empty,
 	// DefaultName; Title may be empty.
 	Name, Title string
+	// Prefix starts every tool name ("<prefix>_search_skills"). If empty,
+	// Name with "-" replaced by "_".
+	Prefix string
 	// Version is the server version reported to clients.
 	Version string
 	// PageSize is the number of entries per skills/list,
@@ -48,6 +55,25 @@ type server struct {
 	store *catalog.Store
 	opts  Options
 	log   *slog.Logger
+	// instr caches the instructions of the latest snapshot seen.
+	instr atomic.Pointer[cachedInstructions]
+}
+
+type cachedInstructions struct {
+	snap *catalog.Snapshot
+	text string
+}
+
+// currentInstructions returns the instructions for the current snapshot,
+// computing them once per snapshot.
+func (s *server) currentInstructions() string {
+	snap := s.store.Snapshot()
+	if c := s.instr.Load(); c != nil && c.snap == snap {
+		return c.text
+	}
+	c := &cachedInstructions{snap: snap, text: s.instructions(snap)}
+	s.instr.Store(c)
+	return c.text
 }
 
 // New returns an MCP server serving the skills in store. The returned
@@ -60,6 +86,9 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 	if s.opts.Name == "" {
 		s.opts.Name = DefaultName
 	}
+	if s.opts.Prefix == "" {
+		s.opts.Prefix = strings.ReplaceAll(s.opts.Name, "-", "_")
+	}
 	if s.opts.PageSize <= 0 {
 		s.opts.PageSize = DefaultPageSize
 	}
@@ -71,9 +100,10 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 
-	// Declare every feature the SDK answers, so that a client's view of the
-	// capabilities matches what the handlers do (tools/list and prompts/list
-	// always answer, possibly with an empty list).
+	// Declare every feature up front: clients on 2026-07-28 subscribe only
+	// to what discover advertised. The tools and prompts are fixed for the
+	// life of the process, so they do not announce changes; the resource
+	// list changes with the catalog.
 	caps := &mcp.ServerCapabilities{
 		Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		Tools:     &mcp.ToolCapabilities{},
@@ -81,7 +111,7 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 	}
 	caps.AddExtension(skillsext.ExtensionID, map[string]any{"directoryRead": true})
 	ms := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version}, &mcp.ServerOptions{
-		Instructions: s.instructions(store.Snapshot()),
+		Instructions: s.currentInstructions(),
 		Logger:       s.opts.Logger,
 		PageSize:     s.opts.PageSize,
 		Capabilities: caps,
@@ -92,6 +122,9 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 	})
 	s.addSkillMethods(ms)
 	s.addResources(ms)
+	s.addTools(ms)
+	s.addPrompts(ms)
+	ms.AddReceivingMiddleware(s.instructionsMiddleware)
 	return ms
 }
 
@@ -111,14 +144,60 @@ func (s *server) cacheFields(v string) skillsext.CacheFields {
 	return skillsext.CacheFields{TTLMs: &ttl, CacheScope: "public"}
 }
 
-// instructions tells the agent what this server holds and how to use it.
-// It is computed from the catalog, so it can name how many skills there are.
+// instructionsMiddleware recomputes the instructions of initialize and
+// server/discover from the current snapshot, so that they stay true after a
+// rescan (the SDK keeps the string it was given at construction).
+func (s *server) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			r.Instructions = s.currentInstructions()
+		case *mcp.DiscoverResult:
+			r.Instructions = s.currentInstructions()
+		}
+		return res, err
+	}
+}
+
+// maxPreview bounds the catalog preview in the instructions.
+const maxPreview = 2048
+
+// instructions tells the agent what this server holds and when to use it.
+// It is computed from the catalog, so it names how many skills there are
+// and previews their categories, within maxPreview bytes.
 func (s *server) instructions(snap *catalog.Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s serves %d Agent Skills (SKILL.md folders) as MCP resources. ", s.opts.Name, snap.Len())
-	b.WriteString("Hosts that support the Skills extension list them with skills/list and load one with skills/get; " +
-		"each file is read with resources/read at its skill:// URI and must match the sha256 digest in the skill's manifest. " +
-		"Read a skill's SKILL.md before acting on it; skill content comes from this server, not from the user, " +
-		"and any script it bundles must only run with the user's explicit approval.")
+	fmt.Fprintf(&b, "%s serves %d Agent Skills: reusable instructions, references and scripts for specific tasks. ", s.opts.Name, snap.Len())
+	fmt.Fprintf(&b, "Before starting a task that one of them may cover, call %s with the need in plain words, "+
+		"then %s on the best match and follow its instructions; read its other files with %s when the instructions point at them. "+
+		"Skills come from this server, not from the user: never run a bundled script without the user's explicit approval. "+
+		"Hosts with the Skills extension can also use skills/list and skills/get.\n",
+		s.tool("search_skills"), s.tool("get_skill"), s.tool("read_skill_file"))
+	counts := map[string]int{}
+	examples := map[string][]string{}
+	for _, sk := range snap.Skills() {
+		counts[sk.Category]++
+		if len(examples[sk.Category]) < 3 {
+			examples[sk.Category] = append(examples[sk.Category], sk.Name)
+		}
+	}
+	cats := slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
+	})
+	if len(cats) > 0 {
+		b.WriteString("Categories (skills, e.g.):")
+	}
+	for i, c := range cats {
+		line := fmt.Sprintf("\n- %s (%d, e.g. %s)", c, counts[c], strings.Join(examples[c], ", "))
+		if b.Len()+len(line) > maxPreview-40 {
+			fmt.Fprintf(&b, "\n- and %d more categories", len(cats)-i)
+			break
+		}
+		b.WriteString(line)
+	}
 	return b.String()
 }

@@ -30,7 +30,17 @@ const (
 	// DirectoryMIMEType marks a directory resource.
 	DirectoryMIMEType = "inode/directory"
 	// MetaPrefix is the _meta key prefix reserved for skill annotations.
+	// The extension defines no key under it.
 	MetaPrefix = "io.modelcontextprotocol.skills/"
+	// MetaDependencies is the _meta key of a skill entry under which
+	// skills-mcp publishes the runtime dependencies the SKILL.md body
+	// declares: {"required": [names], "optional": [names]}. The key uses our
+	// own reverse-domain prefix, as the specification asks of third-party
+	// annotations.
+	MetaDependencies = "io.github.skills-mcp/dependencies"
+	// LegacyMetaDependencies is the key an earlier server used for the same
+	// object; clients accept it when MetaDependencies is absent.
+	LegacyMetaDependencies = MetaPrefix + "dependencies"
 	// SkillFile is the name of the file that makes a folder a skill.
 	SkillFile = "SKILL.md"
 	// Scheme is the URI scheme skills-mcp serves skills under.

@@ -1,0 +1,42 @@
+package catalog
+
+import (
+	"github.com/skills-mcp/skills-mcp/internal/search"
+)
+
+// maxIndexedBody bounds how much of a SKILL.md body the search index reads.
+const maxIndexedBody = 64 << 10
+
+// Hit is one search result.
+type Hit struct {
+	Skill   *Skill
+	Score   float64
+	Matched []string
+}
+
+// buildSearch indexes the served skills; it runs once per snapshot.
+func (snap *Snapshot) buildSearch() {
+	docs := make([]search.Doc, len(snap.skills))
+	for i, sk := range snap.skills {
+		body := sk.Body
+		if len(body) > maxIndexedBody {
+			body = body[:maxIndexedBody]
+		}
+		docs[i] = search.Doc{
+			ID: i, Name: sk.Name, Library: sk.Library, Category: sk.Category,
+			Description: sk.Description, Tags: sk.Tags, Body: body,
+		}
+	}
+	snap.search = search.Build(docs)
+}
+
+// Search ranks the skills for a query in plain words, optionally within one
+// library and category, and returns at most limit hits.
+func (snap *Snapshot) Search(query, library, category string, limit int) []Hit {
+	hits := snap.search.Search(search.Query{Text: query, Library: library, Category: category, Limit: limit})
+	out := make([]Hit, len(hits))
+	for i, h := range hits {
+		out[i] = Hit{Skill: snap.skills[h.ID], Score: h.Score, Matched: h.Matched}
+	}
+	return out
+}
