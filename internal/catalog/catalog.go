@@ -40,8 +40,13 @@ type Library struct {
 	// --stats): a directory path or "embedded example". It never reaches MCP
 	// output.
 	Origin string
-	// Kind is "directory" or "embedded".
+	// Kind is "directory", "archive", "url" or "embedded".
 	Kind string
+	// Dir is the directory FS reads from, when it is one on disk; a
+	// Watcher watches it. Empty for embedded libraries.
+	Dir string
+	// NoScripts withholds this library's scripts (see Options.NoScripts).
+	NoScripts bool
 }
 
 // Options configures a scan. A nil *Options means defaults.
@@ -65,6 +70,23 @@ type Options struct {
 	Workers int
 	// Logger receives one line per warning. If nil, nothing is logged.
 	Logger *slog.Logger
+	// NoScripts withholds scripts (by extension or shebang line) from every
+	// manifest and read; SKILL.md is always served.
+	NoScripts bool
+	// ExcludeTiers withholds skills whose frontmatter pricing-tier is listed
+	// (case-insensitive); not even skills/get answers for them.
+	ExcludeTiers []string
+	// DevStatus, if non-empty, serves only skills whose frontmatter
+	// dev-status is listed (case-insensitive); skills without the field
+	// are served.
+	DevStatus []string
+	// ShowDisabled lists skills with disable-model-invocation: true, which
+	// are otherwise served but hidden from listings, search and tools.
+	ShowDisabled bool
+	// Previous, if set, is the snapshot this scan replaces: files whose
+	// inode, size and timestamps are unchanged since it was built are not
+	// read again.
+	Previous *Snapshot
 }
 
 func (o *Options) withDefaults() Options {

@@ -40,13 +40,13 @@ func (snap *Snapshot) Resolve(ref string) (*Skill, error) {
 	ref = strings.TrimSpace(ref)
 	if strings.HasPrefix(ref, skillsext.Scheme+"://") {
 		if u, err := skillsext.ParseURI(ref); err == nil {
-			if sk, ok := snap.byURI[u.String()]; ok {
+			if sk, ok := snap.byURI[u.String()]; ok && !sk.Hidden {
 				return sk, nil
 			}
 			if sk, ok := snap.byPath[u.Path]; ok {
 				return sk, nil // the skill root URI
 			}
-			if f, ok := snap.files[u.String()]; ok {
+			if f, ok := snap.files[u.String()]; ok && !f.Skill.Hidden {
 				return f.Skill, nil
 			}
 		}

@@ -61,7 +61,7 @@ func isToolDir(name string) bool {
 func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Snapshot, error) {
 	o := opts.withDefaults()
 	start := time.Now()
-	sc := &scanner{opts: o, exclude: map[string]bool{}}
+	sc := &scanner{opts: o, exclude: map[string]bool{}, start: start, prev: o.Previous}
 	for _, e := range o.Exclude {
 		sc.exclude[e] = true
 	}
@@ -87,19 +87,25 @@ type scanner struct {
 	opts    Options
 	exclude map[string]bool
 	walks   []*walk
+	start   time.Time
+	prev    *Snapshot
 }
 
 // found is a file discovered inside at least one skill folder.
 type found struct {
 	name string // below the library root
 	size int64
-	// Filled by readAll.
+	stat fileStat
+	// Filled by readAll, or copied from the previous scan when the file is
+	// unchanged.
 	digest  string
 	text    bool
 	archive bool
 	script  *skill.Script
-	content []byte // SKILL.md only
+	content []byte          // SKILL.md only
+	doc     *skill.Document // SKILL.md only, once parsed
 	err     error
+	reused  bool
 }
 
 // rawSkill is a folder holding a SKILL.md.
@@ -117,6 +123,8 @@ type walk struct {
 	files    []*found
 	skills   []*rawSkill
 	warnings []Warning
+	dirs     []string // every folder walked, for watchers
+	stats    struct{ scriptsWithheld int }
 }
 
 func (w *walk) warn(p, reason, format string, args ...any) {
@@ -136,6 +144,7 @@ func (s *rawSkill) skip(cause, name string) {
 // skills whose folders contain dir, outermost first.
 func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 	entries, err := fs.ReadDir(w.lib.FS, dir)
+	w.dirs = append(w.dirs, dir)
 	if err != nil {
 		w.warn(dir, "unreadable", "cannot read folder: %v", unwrapPath(err))
 		return
@@ -207,7 +216,9 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 				inner.skip("over SKILLS_MAX_FILE_BYTES", rel())
 				continue
 			}
-			w.files = append(w.files, &found{name: p, size: info.Size()})
+			f := &found{name: p, size: info.Size(), stat: statOf(info)}
+			w.sc.reuse(w.lib, f)
+			w.files = append(w.files, f)
 		default:
 			if inner != nil {
 				inner.skip("special file", rel())
@@ -260,6 +271,9 @@ func (sc *scanner) readAll(ctx context.Context) error {
 feed:
 	for _, w := range sc.walks {
 		for _, f := range w.files {
+			if f.reused {
+				continue
+			}
 			select {
 			case jobs <- job{f, w.lib.FS}:
 			case <-ctx.Done():
@@ -397,12 +411,23 @@ func digestOf(data []byte) string {
 // skill, applies the limits, resolves URI collisions and builds the indexes.
 func (sc *scanner) build() *Snapshot {
 	snap := &Snapshot{
-		byURI: map[string]*Skill{},
-		files: map[string]*File{},
-		dirs:  map[string][]Entry{},
+		byURI:  map[string]*Skill{},
+		files:  map[string]*File{},
+		dirs:   map[string][]Entry{},
+		reuse:  map[string]*found{},
+		walked: map[*Library][]string{},
 	}
 	claimed := map[string]string{} // skill URI → "namespace:folder" that claimed it
 	for _, w := range sc.walks {
+		snap.walked[w.lib] = w.dirs
+		for _, f := range w.files {
+			if f.err == nil {
+				snap.reuse[reuseKey(w.lib, f.name)] = f
+			}
+			if !f.reused {
+				snap.reads++
+			}
+		}
 		stats := LibraryStats{Namespace: w.lib.Namespace, Kind: w.lib.Kind, Origin: w.lib.Origin}
 		for _, rs := range w.skills {
 			sk := w.makeSkill(rs)
@@ -418,17 +443,25 @@ func (sc *scanner) build() *Snapshot {
 			}
 			claimed[sk.URI] = owner
 			snap.byURI[sk.URI] = sk
-			snap.skills = append(snap.skills, sk)
-			stats.Skills++
+			snap.all = append(snap.all, sk)
+			if sk.Hidden {
+				stats.Hidden++
+			} else {
+				stats.Skills++
+			}
 			stats.Files += len(sk.Files)
 			stats.Bytes += sk.Bytes
 		}
+		stats.ScriptsWithheld = w.stats.scriptsWithheld
 		snap.libraries = append(snap.libraries, stats)
 		snap.warnings = append(snap.warnings, w.warnings...)
 	}
-	slices.SortFunc(snap.skills, func(a, b *Skill) int { return cmp.Compare(a.URI, b.URI) })
-	for _, sk := range snap.skills {
+	slices.SortFunc(snap.all, func(a, b *Skill) int { return cmp.Compare(a.URI, b.URI) })
+	for _, sk := range snap.all {
 		snap.index(sk)
+		if !sk.Hidden {
+			snap.skills = append(snap.skills, sk)
+		}
 	}
 	snap.indexNames()
 	snap.buildSearch()
@@ -461,10 +494,14 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		w.warn(mdName, "oversize", "SKILL.md is %d bytes, over the %d-byte limit for a skill file; skill not served", md.size, MaxSkillMDBytes)
 		return nil
 	}
-	doc, err := skill.Parse(md.content)
-	if err != nil {
-		w.warn(mdName, "frontmatter", "frontmatter cannot be parsed (F2: %v); skill not served", err)
-		return nil
+	doc := md.doc
+	if doc == nil {
+		var err error
+		if doc, err = skill.Parse(md.content); err != nil {
+			w.warn(mdName, "frontmatter", "frontmatter cannot be parsed (F2: %v); skill not served", err)
+			return nil
+		}
+		md.doc = doc
 	}
 	fm := doc.Frontmatter
 	problems := skill.Validate(fm, nil)
@@ -504,6 +541,19 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		Setup:       fm.StringList("requires"),
 	}
 	sk.Dependencies = skill.ParseDependencies(name, []byte(sk.Body))
+	if tier, ok := fm.String("pricing-tier"); ok && containsFold(o.ExcludeTiers, tier) {
+		w.warn(rs.folder, "tier-excluded", "pricing-tier %q is excluded (--exclude-tiers); skill not served", tier)
+		return nil
+	}
+	if status, ok := fm.String("dev-status"); ok && len(o.DevStatus) > 0 && !containsFold(o.DevStatus, status) {
+		w.warn(rs.folder, "dev-status-excluded", "dev-status %q is not among %s (--dev-status); skill not served", status, strings.Join(o.DevStatus, ", "))
+		return nil
+	}
+	if disabled, ok := fm.Bool("disable-model-invocation"); ok && disabled && !o.ShowDisabled {
+		sk.Hidden = true
+	}
+	noScripts := o.NoScripts || w.lib.NoScripts
+	var scriptsWithheld int
 	sk.URI = skillsext.SkillURI(sk.Path)
 
 	var archives []string
@@ -515,6 +565,10 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		}
 		if f.archive {
 			archives = append(archives, rel)
+			continue
+		}
+		if noScripts && f.script != nil && f.name != mdName {
+			scriptsWithheld++
 			continue
 		}
 		sk.Files = append(sk.Files, &File{
@@ -529,6 +583,9 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 			name:     f.name,
 		})
 		sk.Bytes += f.size
+	}
+	if scriptsWithheld > 0 {
+		w.stats.scriptsWithheld += scriptsWithheld
 	}
 	if len(rs.skipped) > 0 {
 		w.warn(rs.folder, "skipped-files", "%s", skippedMessage(rs.skipped))
@@ -556,6 +613,16 @@ func category(fm *skill.Frontmatter, parent string) string {
 		return parent
 	}
 	return "uncategorized"
+}
+
+func containsFold(list []string, s string) bool {
+	s = strings.TrimSpace(s)
+	for _, x := range list {
+		if strings.EqualFold(strings.TrimSpace(x), s) {
+			return true
+		}
+	}
+	return false
 }
 
 func skippedMessage(skipped map[string][]string) string {

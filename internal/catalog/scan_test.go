@@ -299,3 +299,43 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestFilters(t *testing.T) {
+	fsys := fstest.MapFS{
+		"open/SKILL.md":   md("open", "Listed."),
+		"open/run.sh":     {Data: []byte("echo hi\n")},
+		"open/tool":       {Data: []byte("#!/usr/bin/env python3\nprint(1)\n")},
+		"open/notes.md":   {Data: []byte("notes\n")},
+		"quiet/SKILL.md":  {Data: []byte("---\nname: quiet\ndescription: Hidden.\ndisable-model-invocation: true\n---\n")},
+		"pro/SKILL.md":    {Data: []byte("---\nname: pro\ndescription: Paid.\npricing-tier: Pro\n---\n")},
+		"beta/SKILL.md":   {Data: []byte("---\nname: beta\ndescription: In beta.\ndev-status: beta\n---\n")},
+		"stable/SKILL.md": {Data: []byte("---\nname: stable\ndescription: Stable.\ndev-status: stable\n---\n")},
+	}
+	snap := scan(t, fsys, &catalog.Options{NoScripts: true, ExcludeTiers: []string{"pro"}, DevStatus: []string{"Stable"}})
+	if got := uris(snap); !slices.Equal(got, []string{"skill://open/SKILL.md", "skill://stable/SKILL.md"}) {
+		t.Errorf("listed = %v", got)
+	}
+	if _, ok := snap.Skill("skill://quiet/SKILL.md"); !ok {
+		t.Error("a hidden skill must still answer skills/get")
+	}
+	if _, err := snap.Resolve("quiet"); err == nil {
+		t.Error("a hidden skill must not resolve for tools")
+	}
+	for _, u := range []string{"skill://pro/SKILL.md", "skill://beta/SKILL.md"} {
+		if _, ok := snap.Skill(u); ok {
+			t.Errorf("%s must not be served at all", u)
+		}
+	}
+	open, _ := snap.Skill("skill://open/SKILL.md")
+	if len(open.Files) != 2 {
+		t.Errorf("--no-scripts left %d files, want SKILL.md and notes.md", len(open.Files))
+	}
+	st := snap.Stats()
+	if st.Hidden != 1 || st.ScriptsWithheld != 2 || st.Withheld != 2 {
+		t.Errorf("stats = hidden %d, scripts withheld %d, withheld %d", st.Hidden, st.ScriptsWithheld, st.Withheld)
+	}
+	shown := scan(t, fsys, &catalog.Options{ShowDisabled: true})
+	if _, err := shown.Resolve("quiet"); err != nil {
+		t.Error("--show-disabled must list hidden skills")
+	}
+}

@@ -23,10 +23,14 @@ type Snapshot struct {
 	ScannedAt    time.Time
 	ScanDuration time.Duration
 
-	skills    []*Skill // served skills, sorted by URI
-	byURI     map[string]*Skill
+	all       []*Skill          // served skills, sorted by URI
+	skills    []*Skill          // the listed ones: all but hidden skills
+	byURI     map[string]*Skill // every served skill, hidden ones too
 	byPath    map[string]*Skill
-	byName    map[string][]*Skill // frontmatter name → skills, across libraries
+	byName    map[string][]*Skill   // frontmatter name → skills, across libraries
+	reuse     map[string]*found     // what the scan learned per file, for the next scan
+	walked    map[*Library][]string // folders walked per library, for watchers
+	reads     int                   // files read by the scan (the rest were reused)
 	search    *search.Index
 	files     map[string]*File
 	dirs      map[string][]Entry
@@ -72,6 +76,10 @@ type Skill struct {
 	// Missing names required dependencies (direct or transitive) that the
 	// library does not serve.
 	Missing []string
+	// Hidden skills (disable-model-invocation: true) are served but not
+	// listed: skills/get and resources/read answer for them, listings,
+	// search and tools do not.
+	Hidden bool
 
 	entry []byte // pre-serialised skills/list entry
 }
@@ -146,36 +154,47 @@ type LibraryStats struct {
 	// be shown to MCP clients.
 	Origin   string `json:"origin"`
 	Skills   int    `json:"skills"`
+	Hidden   int    `json:"hidden"`
 	Withheld int    `json:"withheld"`
 	Files    int    `json:"files"`
 	Bytes    int64  `json:"bytes"`
+	// ScriptsWithheld counts script files not served (--no-scripts).
+	ScriptsWithheld int `json:"scriptsWithheld"`
 }
 
 // Stats summarises a snapshot for --stats and logs.
 type Stats struct {
-	Skills     int            `json:"skills"`
-	Withheld   int            `json:"withheld"`
-	Files      int            `json:"files"`
-	Bytes      int64          `json:"bytes"`
-	Libraries  []LibraryStats `json:"libraries"`
-	Warnings   []Warning      `json:"warnings"`
-	ByReason   map[string]int `json:"warningsByReason"`
-	ScanMillis float64        `json:"scanMs"`
-	Generation uint64         `json:"generation"`
+	Skills          int            `json:"skills"`
+	Hidden          int            `json:"hidden"`
+	Withheld        int            `json:"withheld"`
+	ScriptsWithheld int            `json:"scriptsWithheld"`
+	Files           int            `json:"files"`
+	Bytes           int64          `json:"bytes"`
+	Libraries       []LibraryStats `json:"libraries"`
+	Warnings        []Warning      `json:"warnings"`
+	ByReason        map[string]int `json:"warningsByReason"`
+	ScanMillis      float64        `json:"scanMs"`
+	Generation      uint64         `json:"generation"`
+	// FilesRead counts the files the scan read; the others were unchanged
+	// since the previous scan and reused.
+	FilesRead int `json:"filesRead"`
 }
 
 // Stats returns the snapshot's statistics.
 func (s *Snapshot) Stats() Stats {
 	st := Stats{
 		Skills:     len(s.skills),
+		Hidden:     len(s.all) - len(s.skills),
 		Libraries:  append([]LibraryStats(nil), s.libraries...),
 		Warnings:   append([]Warning{}, s.warnings...),
 		ByReason:   map[string]int{},
 		ScanMillis: float64(s.ScanDuration.Microseconds()) / 1000,
 		Generation: s.Generation,
+		FilesRead:  s.reads,
 	}
 	for _, l := range s.libraries {
 		st.Withheld += l.Withheld
+		st.ScriptsWithheld += l.ScriptsWithheld
 		st.Files += l.Files
 		st.Bytes += l.Bytes
 	}
@@ -185,17 +204,17 @@ func (s *Snapshot) Stats() Stats {
 	return st
 }
 
-// Skills returns the served skills sorted by URI. The slice must not be
-// modified.
+// Skills returns the listed skills sorted by URI: every served skill but
+// the hidden ones. The slice must not be modified.
 func (s *Snapshot) Skills() []*Skill { return s.skills }
 
-// Len returns the number of served skills.
+// Len returns the number of listed skills.
 func (s *Snapshot) Len() int { return len(s.skills) }
 
 // Warnings returns the scan's warnings. The slice must not be modified.
 func (s *Snapshot) Warnings() []Warning { return s.warnings }
 
-// Skill returns the skill whose SKILL.md URI is uri.
+// Skill returns the skill whose SKILL.md URI is uri, hidden or not.
 func (s *Snapshot) Skill(uri string) (*Skill, bool) {
 	sk, ok := s.byURI[uri]
 	return sk, ok
@@ -214,8 +233,8 @@ func (s *Snapshot) Directory(uri string) ([]Entry, bool) {
 	return d, ok
 }
 
-// SkillsAfter returns up to n skills whose URI sorts after key, and whether
-// more follow.
+// SkillsAfter returns up to n listed skills whose URI sorts after key, and
+// whether more follow.
 func (s *Snapshot) SkillsAfter(key string, n int) ([]*Skill, bool) {
 	i := sort.Search(len(s.skills), func(i int) bool { return s.skills[i].URI > key })
 	end := min(i+n, len(s.skills))
@@ -260,3 +279,8 @@ func skillPathJoin(parts ...string) string {
 	}
 	return b.String()
 }
+
+// Folders returns the folders below lib's root that the scan walked,
+// slash-separated and relative to the root ("." is the root). A watcher
+// watches these.
+func (s *Snapshot) Folders(lib *Library) []string { return s.walked[lib] }

@@ -17,6 +17,15 @@ import (
 const skillTemplate = "skill://{+path}"
 
 func (s *server) addResources(ms *mcp.Server) {
+	s.addTemplate(ms)
+	ms.AddReceivingMiddleware(s.listResourcesMiddleware)
+}
+
+// addTemplate registers the skill:// template. Registering it again
+// replaces it with itself, which is how a catalog change is announced: the
+// SDK sends resources/list_changed for every registry change and offers no
+// other way to send it.
+func (s *server) addTemplate(ms *mcp.Server) {
 	ms.AddResourceTemplate(&mcp.ResourceTemplate{
 		URITemplate: skillTemplate,
 		Name:        "skill-file",
@@ -24,7 +33,6 @@ func (s *server) addResources(ms *mcp.Server) {
 		Description: "A file of a served skill: skill://<skill-path>/SKILL.md or skill://<skill-path>/<relative path>. " +
 			"Use skills/list (or resources/list) to discover skill paths.",
 	}, s.readResource)
-	ms.AddReceivingMiddleware(s.listResourcesMiddleware)
 }
 
 func (s *server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,27 @@ type Options struct {
 	TTL time.Duration
 	// Logger receives request errors. If nil, nothing is logged.
 	Logger *slog.Logger
+	// Notifier, if non-nil, is bound to the new server so that the caller
+	// can announce catalog changes to connected clients.
+	Notifier *Notifier
+}
+
+// Notifier announces catalog changes to the clients of one server.
+type Notifier struct {
+	mu     sync.Mutex
+	notify func()
+}
+
+// CatalogChanged sends notifications/resources/list_changed to every
+// connected client (on 2026-07-28, to those listening for it). Call it
+// after swapping in a snapshot that serves different content.
+func (n *Notifier) CatalogChanged() {
+	n.mu.Lock()
+	f := n.notify
+	n.mu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 type server struct {
@@ -122,6 +144,11 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 	})
 	s.addSkillMethods(ms)
 	s.addResources(ms)
+	if n := s.opts.Notifier; n != nil {
+		n.mu.Lock()
+		n.notify = func() { s.addTemplate(ms) }
+		n.mu.Unlock()
+	}
 	s.addTools(ms)
 	s.addPrompts(ms)
 	ms.AddReceivingMiddleware(s.instructionsMiddleware)

@@ -1,0 +1,258 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Reloader rebuilds the snapshot of a Store: one rescan at a time, each
+// reusing what the previous snapshot learned, swapped in atomically.
+type Reloader struct {
+	store *Store
+	opts  Options
+	// Libraries returns the libraries to scan; the set may change between
+	// rescans (a config reload).
+	libraries func() []*Library
+	// OnSwap, if set, is called after each swap with the snapshots before
+	// and after it.
+	onSwap func(old, cur *Snapshot)
+
+	mu  sync.Mutex // serialises rescans
+	gen uint64
+}
+
+// NewReloader returns a reloader for store. libraries gives the current
+// library set; onSwap, if non-nil, hears of every swap.
+func NewReloader(store *Store, libraries func() []*Library, opts *Options, onSwap func(old, cur *Snapshot)) *Reloader {
+	r := &Reloader{store: store, libraries: libraries, onSwap: onSwap}
+	if opts != nil {
+		r.opts = *opts
+	}
+	if cur := store.Snapshot(); cur != nil {
+		r.gen = cur.Generation
+	}
+	return r
+}
+
+// Rescan scans the libraries again and swaps the result in. Requests in
+// flight finish on the snapshot they started with.
+func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	opts := r.opts
+	opts.Previous = r.store.Snapshot()
+	r.gen++
+	snap, err := Scan(ctx, r.libraries(), r.gen, &opts)
+	if err != nil {
+		return nil, err
+	}
+	old := r.store.Swap(snap)
+	if r.onSwap != nil {
+		r.onSwap(old, snap)
+	}
+	return snap, nil
+}
+
+// Changed reports whether two snapshots serve different content: a skill
+// added, removed, or with a different entry (frontmatter, files, digests).
+func Changed(old, cur *Snapshot) bool {
+	if old == nil || cur == nil || len(old.skills) != len(cur.skills) {
+		return true
+	}
+	for i, sk := range cur.skills {
+		if o := old.skills[i]; o.URI != sk.URI || string(o.entry) != string(sk.entry) {
+			return true
+		}
+	}
+	return false
+}
+
+// debounce is how long the watcher waits after a file event before it
+// rescans. Editors and git write several files and rename temporaries in
+// a burst; one rescan after the burst is cheaper than one per event, and
+// a quarter second is still immediate for a person editing a skill.
+const debounce = 250 * time.Millisecond
+
+// Watcher rescans a Reloader when files change in its directory libraries,
+// and every safety interval in case an event was missed (a network file
+// system, a watch limit reached).
+type Watcher struct {
+	fsw    *fsnotify.Watcher
+	r      *Reloader
+	log    *slog.Logger
+	safety time.Duration
+	kick   chan struct{}
+	stop   chan struct{}
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	watched map[string]bool
+}
+
+// NewWatcher starts watching the folders of the current snapshot's
+// directory libraries. safety is the interval of the full safety rescan (0
+// turns it off). Close stops it.
+func NewWatcher(r *Reloader, safety time.Duration, log *slog.Logger) (*Watcher, error) {
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	w := &Watcher{fsw: fsw, r: r, log: log, safety: safety, kick: make(chan struct{}, 1),
+		stop: make(chan struct{}), watched: map[string]bool{}}
+	w.Sync(r.store.Snapshot())
+	w.wg.Go(w.events)
+	w.wg.Go(w.loop)
+	return w, nil
+}
+
+// Kick asks for a rescan soon, as a file event would (SIGHUP uses it).
+func (w *Watcher) Kick() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Sync makes the watch set the folders of snap's directory libraries:
+// new folders are added, vanished ones dropped. The reloader's swap calls
+// it after every rescan.
+func (w *Watcher) Sync(snap *Snapshot) {
+	want := map[string]bool{}
+	for lib, dirs := range snap.walked {
+		if lib.Dir == "" {
+			continue
+		}
+		for _, d := range dirs {
+			want[filepath.Join(lib.Dir, filepath.FromSlash(d))] = true
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var failed int
+	var firstErr error
+	for d := range want {
+		if w.watched[d] {
+			continue
+		}
+		if err := w.fsw.Add(d); err != nil {
+			failed++
+			firstErr = cmpOr(firstErr, err)
+			continue
+		}
+		w.watched[d] = true
+	}
+	for d := range w.watched {
+		if !want[d] {
+			w.fsw.Remove(d) // the folder may be gone already
+			delete(w.watched, d)
+		}
+	}
+	if failed > 0 {
+		w.log.Warn("some folders cannot be watched; their changes are picked up by the safety rescan",
+			"folders", failed, "err", firstErr)
+	}
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// events turns raw notifications into kicks.
+func (w *Watcher) events() {
+	for {
+		select {
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			if ev.Op == fsnotify.Chmod {
+				// Mode changes do not change content; one that makes a file
+				// unreadable is caught by the safety rescan.
+				continue
+			}
+			w.Kick()
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			w.log.Warn("file watcher", "err", err)
+			w.Kick() // an overflow means events were lost
+		case <-w.stop:
+			return
+		}
+	}
+}
+
+// loop debounces kicks and runs the safety rescan. It is the only caller
+// of Rescan besides explicit requests, so rescans never pile up.
+func (w *Watcher) loop() {
+	var safety <-chan time.Time
+	if w.safety > 0 {
+		t := time.NewTicker(w.safety)
+		defer t.Stop()
+		safety = t.C
+	}
+	var timer *time.Timer
+	var fire <-chan time.Time
+	for {
+		select {
+		case <-w.kick:
+			if timer == nil {
+				timer = time.NewTimer(debounce)
+			} else {
+				timer.Reset(debounce)
+			}
+			fire = timer.C
+			continue
+		case <-fire:
+			fire = nil
+		case <-safety:
+		case <-w.stop:
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		}
+		w.rescan()
+	}
+}
+
+func (w *Watcher) rescan() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-w.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	snap, err := w.r.Rescan(ctx)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			w.log.Error("rescan failed; the previous catalog keeps serving", "err", err)
+		}
+		return
+	}
+	w.Sync(snap)
+}
+
+// Close stops the watcher and waits for a rescan in progress to end.
+func (w *Watcher) Close() error {
+	close(w.stop)
+	err := w.fsw.Close()
+	w.wg.Wait()
+	return err
+}

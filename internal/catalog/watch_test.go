@@ -1,0 +1,144 @@
+package catalog_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
+)
+
+// tree writes a skill library into a temp dir, with every file dated an
+// hour ago so that a rescan may reuse it, and returns the open library.
+func tree(t *testing.T, files map[string]string) (*catalog.Library, string) {
+	t.Helper()
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(data), 0o644))
+		must(t, os.Chtimes(p, old, old))
+	}
+	root, err := os.OpenRoot(dir)
+	must(t, err)
+	t.Cleanup(func() { root.Close() })
+	return &catalog.Library{FS: root.FS(), Kind: "directory", Origin: dir, Dir: dir}, dir
+}
+
+const skillMD = "---\nname: %s\ndescription: A skill.\n---\nBody.\n"
+
+func TestRescanReusesUnchangedFiles(t *testing.T) {
+	lib, dir := tree(t, map[string]string{
+		"a/SKILL.md":     strings.Replace(skillMD, "%s", "a", 1),
+		"a/refs/x.md":    "x\n",
+		"b/SKILL.md":     strings.Replace(skillMD, "%s", "b", 1),
+		"b/scripts/r.py": "print(1)\n",
+	})
+	libs := func() []*catalog.Library { return []*catalog.Library{lib} }
+	first, err := catalog.Scan(context.Background(), libs(), 1, nil)
+	must(t, err)
+	if got := first.Stats().FilesRead; got != 4 {
+		t.Fatalf("first scan read %d files, want 4", got)
+	}
+	store := catalog.NewStore(first)
+	var swaps []bool
+	r := catalog.NewReloader(store, libs, nil, func(old, cur *catalog.Snapshot) { swaps = append(swaps, catalog.Changed(old, cur)) })
+	second, err := r.Rescan(context.Background())
+	must(t, err)
+	if got := second.Stats().FilesRead; got != 0 {
+		t.Errorf("rescan of an unchanged tree read %d files, want 0", got)
+	}
+	if string(second.Skills()[0].Entry()) != string(first.Skills()[0].Entry()) {
+		t.Error("reused entry differs")
+	}
+	// Same size, mtime set back to the old value: ctime gives it away.
+	p := filepath.Join(dir, "a/refs/x.md")
+	info, _ := os.Stat(p)
+	must(t, os.WriteFile(p, []byte("y\n"), 0o644))
+	must(t, os.Chtimes(p, info.ModTime(), info.ModTime()))
+	third, err := r.Rescan(context.Background())
+	must(t, err)
+	if got := third.Stats().FilesRead; got != 1 {
+		t.Errorf("rescan after one edit read %d files, want 1", got)
+	}
+	f, _ := third.File("skill://a/refs/x.md")
+	if data, err := f.ReadFile(); err != nil || string(data) != "y\n" {
+		t.Errorf("edited file reads %q, %v", data, err)
+	}
+	if !slices.Equal(swaps, []bool{false, true}) {
+		t.Errorf("Changed per swap = %v, want [false true]", swaps)
+	}
+	if store.Snapshot() != third || third.Generation != 3 {
+		t.Errorf("store holds generation %d", store.Snapshot().Generation)
+	}
+}
+
+func TestRacyFileIsRehashed(t *testing.T) {
+	lib, dir := tree(t, map[string]string{"a/SKILL.md": strings.Replace(skillMD, "%s", "a", 1)})
+	// A file modified just now may change again within the same timestamp
+	// tick: it must be read again on the next scan.
+	now := time.Now()
+	must(t, os.Chtimes(filepath.Join(dir, "a/SKILL.md"), now, now))
+	libs := []*catalog.Library{lib}
+	first, err := catalog.Scan(context.Background(), libs, 1, nil)
+	must(t, err)
+	second, err := catalog.Scan(context.Background(), libs, 2, &catalog.Options{Previous: first})
+	must(t, err)
+	if got := second.Stats().FilesRead; got != 1 {
+		t.Errorf("racy file read %d times, want 1", got)
+	}
+}
+
+func TestWatcherPicksUpEdits(t *testing.T) {
+	lib, dir := tree(t, map[string]string{"a/SKILL.md": strings.Replace(skillMD, "%s", "a", 1)})
+	libs := func() []*catalog.Library { return []*catalog.Library{lib} }
+	first, err := catalog.Scan(context.Background(), libs(), 1, nil)
+	must(t, err)
+	store := catalog.NewStore(first)
+	swapped := make(chan *catalog.Snapshot, 16)
+	r := catalog.NewReloader(store, libs, nil, func(_, cur *catalog.Snapshot) { swapped <- cur })
+	w, err := catalog.NewWatcher(r, 0, nil)
+	must(t, err)
+	defer w.Close()
+	if got := w.WatchedFolders(); len(got) != 2 {
+		t.Fatalf("watching %v, want the root and a/", got)
+	}
+	// A new skill in a new folder appears, and its folder gets watched.
+	must(t, os.MkdirAll(filepath.Join(dir, "b"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "b/SKILL.md"), []byte(strings.Replace(skillMD, "%s", "b", 1)), 0o644))
+	waitFor(t, swapped, func(s *catalog.Snapshot) bool { return s.Len() == 2 })
+	if got := w.WatchedFolders(); len(got) != 3 {
+		t.Errorf("after the new folder, watching %v", got)
+	}
+	// An edit inside the new folder is seen through its new watch.
+	must(t, os.WriteFile(filepath.Join(dir, "b/notes.md"), []byte("n\n"), 0o644))
+	waitFor(t, swapped, func(s *catalog.Snapshot) bool {
+		_, ok := s.File("skill://b/notes.md")
+		return ok
+	})
+	// Kick forces a rescan even without an event.
+	w.Kick()
+	waitFor(t, swapped, func(*catalog.Snapshot) bool { return true })
+}
+
+// waitFor waits until a swapped-in snapshot satisfies ok. The deadline
+// only bounds a broken test; passing never depends on it.
+func waitFor(t *testing.T, ch <-chan *catalog.Snapshot, ok func(*catalog.Snapshot) bool) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case s := <-ch:
+			if ok(s) {
+				return
+			}
+		case <-deadline:
+			t.Fatal("no rescan produced the expected catalog")
+		}
+	}
+}
