@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -297,4 +298,157 @@ func TestStats(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "example library") || !strings.Contains(stdout, `"kind": "embedded"`) {
 		t.Errorf("embedded example: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+}
+
+// copyTree copies the test library to a temp dir, so that a test may edit it.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestLiveUpdates(t *testing.T) {
+	lib := copyTree(t, testLibrary)
+	second := copyTree(t, "../../examples/library")
+	cfgDir := t.TempDir()
+	cfgPath := filepath.Join(cfgDir, "skills.json")
+	writeConfig := func(body string) {
+		// Write and rename, as editors do.
+		tmp := cfgPath + ".tmp"
+		if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, cfgPath); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeConfig(`{"libraries": [{"namespace": "lib", "root": ` + strconvQuote(lib) + `}]}`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	changed := make(chan struct{}, 64)
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
+	})
+	mcp.AddSendingCustomMethod[*skillsext.ListSkillsParams, *skillsext.ListSkillsResult](c, skillsext.MethodList)
+	mcp.AddSendingCustomMethod[*skillsext.GetSkillParams, *skillsext.GetSkillResult](c, skillsext.MethodGet)
+	cmd := exec.Command(binary, "--config", cfgPath, "--rescan-seconds", "0")
+	stderr := newLogBuffer()
+	cmd.Stderr = stderr
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	get := func(uri string) (*skillsext.GetSkillResult, error) {
+		return mcp.CallCustomMethod[*skillsext.GetSkillParams, *skillsext.GetSkillResult](ctx, cs, skillsext.MethodGet, &skillsext.GetSkillParams{URI: uri})
+	}
+	waitChange := func(what string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("no list_changed after %s; server log:\n%s", what, stderr.String())
+		}
+	}
+	before, err := get("skill://lib/code-review/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Edit a SKILL.md: the new digest is served and clients are told.
+	md := filepath.Join(lib, "code-review", "SKILL.md")
+	data, _ := os.ReadFile(md)
+	if err := os.WriteFile(md, append(data, "\nOne more line.\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitChange("editing a SKILL.md")
+	after, err := get("skill://lib/code-review/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Skill.Resources.List[0].Digest == before.Skill.Resources.List[0].Digest {
+		t.Error("digest unchanged after an edit")
+	}
+
+	// A broken config edit is logged and the old set keeps serving.
+	writeConfig(`{"libraries": [], "bogus": true}`)
+	if !stderr.waitFor(ctx, "config reload failed") {
+		t.Fatalf("the broken config was not reported:\n%s", stderr.String())
+	}
+	if _, err := get("skill://lib/code-review/SKILL.md"); err != nil {
+		t.Errorf("a broken config stopped the library: %v", err)
+	}
+	// Then a valid one adds a library.
+	writeConfig(`{"libraries": [{"namespace": "lib", "root": ` + strconvQuote(lib) + `}, {"namespace": "ex", "root": ` + strconvQuote(second) + `}]}`)
+	for {
+		waitChange("adding a library to the config")
+		if _, err := get("skill://ex/brand-assets/SKILL.md"); err == nil {
+			break
+		}
+	}
+	if _, err := get("skill://lib/code-review/SKILL.md"); err != nil {
+		t.Errorf("the first library stopped serving: %v", err)
+	}
+}
+
+// logBuffer collects a child's stderr and lets a test wait for a line.
+type logBuffer struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	more chan struct{}
+}
+
+func newLogBuffer() *logBuffer { return &logBuffer{more: make(chan struct{}, 1)} }
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case b.more <- struct{}{}:
+	default:
+	}
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor reports whether s appears before ctx ends.
+func (b *logBuffer) waitFor(ctx context.Context, s string) bool {
+	for {
+		if strings.Contains(b.String(), s) {
+			return true
+		}
+		select {
+		case <-b.more:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -14,26 +14,22 @@ import (
 // Reloader rebuilds the snapshot of a Store: one rescan at a time, each
 // reusing what the previous snapshot learned, swapped in atomically.
 type Reloader struct {
-	store *Store
-	opts  Options
-	// Libraries returns the libraries to scan; the set may change between
-	// rescans (a config reload).
-	libraries func() []*Library
-	// OnSwap, if set, is called after each swap with the snapshots before
-	// and after it.
+	store  *Store
+	source Source
 	onSwap func(old, cur *Snapshot)
 
 	mu  sync.Mutex // serialises rescans
 	gen uint64
 }
 
-// NewReloader returns a reloader for store. libraries gives the current
-// library set; onSwap, if non-nil, hears of every swap.
-func NewReloader(store *Store, libraries func() []*Library, opts *Options, onSwap func(old, cur *Snapshot)) *Reloader {
-	r := &Reloader{store: store, libraries: libraries, onSwap: onSwap}
-	if opts != nil {
-		r.opts = *opts
-	}
+// Source returns what to scan: the libraries and the scan options. Both may
+// change between rescans (a config reload).
+type Source func() ([]*Library, *Options)
+
+// NewReloader returns a reloader for store. onSwap, if non-nil, is called
+// after every swap with the snapshots before and after it.
+func NewReloader(store *Store, source Source, onSwap func(old, cur *Snapshot)) *Reloader {
+	r := &Reloader{store: store, source: source, onSwap: onSwap}
 	if cur := store.Snapshot(); cur != nil {
 		r.gen = cur.Generation
 	}
@@ -45,10 +41,14 @@ func NewReloader(store *Store, libraries func() []*Library, opts *Options, onSwa
 func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	opts := r.opts
+	libs, o := r.source()
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
 	opts.Previous = r.store.Snapshot()
 	r.gen++
-	snap, err := Scan(ctx, r.libraries(), r.gen, &opts)
+	snap, err := Scan(ctx, libs, r.gen, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +93,8 @@ type Watcher struct {
 
 	mu      sync.Mutex
 	watched map[string]bool
+	files   map[string]func() // watched single files → their handlers
+	fileDue map[string]bool    // files whose handler runs at the next debounce
 }
 
 // NewWatcher starts watching the folders of the current snapshot's
@@ -107,11 +109,30 @@ func NewWatcher(r *Reloader, safety time.Duration, log *slog.Logger) (*Watcher, 
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &Watcher{fsw: fsw, r: r, log: log, safety: safety, kick: make(chan struct{}, 1),
-		stop: make(chan struct{}), watched: map[string]bool{}}
+		stop: make(chan struct{}), watched: map[string]bool{}, files: map[string]func(){}, fileDue: map[string]bool{}}
 	w.Sync(r.store.Snapshot())
 	w.wg.Go(w.events)
 	w.wg.Go(w.loop)
 	return w, nil
+}
+
+// WatchFile calls fn, debounced like rescans and before the rescan they
+// trigger, whenever the file at path (absolute) is written, created,
+// renamed or removed. It watches the file's folder, so that an editor's
+// write-and-rename is seen too.
+func (w *Watcher) WatchFile(path string, fn func()) error {
+	dir := filepath.Dir(path)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.files[path] = fn
+	if w.watched[dir] {
+		return nil
+	}
+	if err := w.fsw.Add(dir); err != nil {
+		return err
+	}
+	w.watched[dir] = true
+	return nil
 }
 
 // Kick asks for a rescan soon, as a file event would (SIGHUP uses it).
@@ -150,6 +171,9 @@ func (w *Watcher) Sync(snap *Snapshot) {
 		}
 		w.watched[d] = true
 	}
+	for path := range w.files {
+		want[filepath.Dir(path)] = true
+	}
 	for d := range w.watched {
 		if !want[d] {
 			w.fsw.Remove(d) // the folder may be gone already
@@ -182,6 +206,11 @@ func (w *Watcher) events() {
 				// unreadable is caught by the safety rescan.
 				continue
 			}
+			w.mu.Lock()
+			if _, ok := w.files[ev.Name]; ok {
+				w.fileDue[ev.Name] = true
+			}
+			w.mu.Unlock()
 			w.Kick()
 		case err, ok := <-w.fsw.Errors:
 			if !ok {
@@ -230,6 +259,16 @@ func (w *Watcher) loop() {
 }
 
 func (w *Watcher) rescan() {
+	w.mu.Lock()
+	var due []func()
+	for path := range w.fileDue {
+		due = append(due, w.files[path])
+	}
+	clear(w.fileDue)
+	w.mu.Unlock()
+	for _, fn := range due {
+		fn()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {

@@ -39,15 +39,15 @@ func TestRescanReusesUnchangedFiles(t *testing.T) {
 		"b/SKILL.md":     strings.Replace(skillMD, "%s", "b", 1),
 		"b/scripts/r.py": "print(1)\n",
 	})
-	libs := func() []*catalog.Library { return []*catalog.Library{lib} }
-	first, err := catalog.Scan(context.Background(), libs(), 1, nil)
+	libs := func() ([]*catalog.Library, *catalog.Options) { return []*catalog.Library{lib}, nil }
+	first, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
 	must(t, err)
 	if got := first.Stats().FilesRead; got != 4 {
 		t.Fatalf("first scan read %d files, want 4", got)
 	}
 	store := catalog.NewStore(first)
 	var swaps []bool
-	r := catalog.NewReloader(store, libs, nil, func(old, cur *catalog.Snapshot) { swaps = append(swaps, catalog.Changed(old, cur)) })
+	r := catalog.NewReloader(store, libs, func(old, cur *catalog.Snapshot) { swaps = append(swaps, catalog.Changed(old, cur)) })
 	second, err := r.Rescan(context.Background())
 	must(t, err)
 	if got := second.Stats().FilesRead; got != 0 {
@@ -96,12 +96,12 @@ func TestRacyFileIsRehashed(t *testing.T) {
 
 func TestWatcherPicksUpEdits(t *testing.T) {
 	lib, dir := tree(t, map[string]string{"a/SKILL.md": strings.Replace(skillMD, "%s", "a", 1)})
-	libs := func() []*catalog.Library { return []*catalog.Library{lib} }
-	first, err := catalog.Scan(context.Background(), libs(), 1, nil)
+	libs := func() ([]*catalog.Library, *catalog.Options) { return []*catalog.Library{lib}, nil }
+	first, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
 	must(t, err)
 	store := catalog.NewStore(first)
 	swapped := make(chan *catalog.Snapshot, 16)
-	r := catalog.NewReloader(store, libs, nil, func(_, cur *catalog.Snapshot) { swapped <- cur })
+	r := catalog.NewReloader(store, libs, func(_, cur *catalog.Snapshot) { swapped <- cur })
 	w, err := catalog.NewWatcher(r, 0, nil)
 	must(t, err)
 	defer w.Close()

@@ -12,15 +12,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skills-mcp/skills-mcp/examples"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/server"
@@ -51,6 +50,12 @@ type serveConfig struct {
 	allowedHosts  []string
 	stats         bool
 	logLevel      slog.Level
+	configPath    string
+	noScripts     bool
+	excludeTiers  []string
+	devStatus     []string
+	showDisabled  bool
+	rescanSeconds int
 }
 
 type libSpec struct{ ns, dir string }
@@ -78,6 +83,12 @@ var envTwins = map[string]string{
 	"token-file":     "SKILLS_TOKEN_FILE",
 	"allowed-hosts":  "SKILLS_ALLOWED_HOSTS",
 	"log-level":      "SKILLS_LOG_LEVEL",
+	"config":         "SKILLS_CONFIG",
+	"no-scripts":     "SKILLS_NO_SCRIPTS",
+	"exclude-tiers":  "SKILLS_EXCLUDE_TIERS",
+	"dev-status":     "SKILLS_DEV_STATUS",
+	"show-disabled":  "SKILLS_SHOW_DISABLED",
+	"rescan-seconds": "SKILLS_RESCAN_SECONDS",
 }
 
 func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
@@ -108,6 +119,18 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 		cfg.allowedHosts = append(cfg.allowedHosts, splitList(v)...)
 		return nil
 	})
+	fs.StringVar(&cfg.configPath, "config", "", "read more libraries and settings from the JSON config `FILE`; edits apply while serving (SIGHUP forces a reload)")
+	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "withhold scripts (by extension or shebang line) from every library")
+	fs.Func("exclude-tiers", "withhold skills whose frontmatter pricing-tier is one of `TIERS` (comma-separated)", func(v string) error {
+		cfg.excludeTiers = append(cfg.excludeTiers, splitList(v)...)
+		return nil
+	})
+	fs.Func("dev-status", "serve only skills whose frontmatter dev-status is one of `STATUSES` (skills without one are served)", func(v string) error {
+		cfg.devStatus = append(cfg.devStatus, splitList(v)...)
+		return nil
+	})
+	fs.BoolVar(&cfg.showDisabled, "show-disabled", false, "list skills marked disable-model-invocation: true (they always answer skills/get)")
+	fs.IntVar(&cfg.rescanSeconds, "rescan-seconds", 300, "interval of the safety rescan in `seconds` (0 = off); changes are picked up at once through file notifications")
 	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	fs.Func("log-level", "log `level`: debug, info, warn or error (default info)", func(v string) error {
 		return cfg.logLevel.UnmarshalText([]byte(v))
@@ -214,6 +237,15 @@ func (cfg *serveConfig) validate() error {
 		return usagef("", "--max-file-bytes must be positive, got %d", cfg.maxFileBytes)
 	case cfg.ttl < 0:
 		return usagef("", "--ttl must not be negative, got %s", cfg.ttl)
+	case cfg.rescanSeconds < 0:
+		return usagef("", "--rescan-seconds must be 0 (off) or more, got %d", cfg.rescanSeconds)
+	}
+	if cfg.configPath != "" {
+		abs, err := filepath.Abs(cfg.configPath)
+		if err != nil {
+			return usagef("", "--config: %v", err)
+		}
+		cfg.configPath = abs
 	}
 	if cfg.name == "" {
 		cfg.name = server.DefaultName
@@ -268,23 +300,17 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		sdkLog = log
 	}
 
-	libs, closeLibs, err := openLibraries(cfg, log)
-	if err != nil {
-		return err
-	}
-	defer closeLibs()
-
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	snap, err := catalog.Scan(ctx, libs, 1, &catalog.Options{
-		Depth:         cfg.depth,
-		Exclude:       cfg.exclude,
-		MaxFileBytes:  cfg.maxFileBytes,
-		AllowOversize: cfg.allowOversize,
-		Strict:        cfg.strict,
-		Logger:        log,
-	})
+	libs, err := openLibraries(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer libs.Close()
+
+	list, opts := libs.Source()
+	snap, err := catalog.Scan(ctx, list, 1, opts)
 	if err != nil {
 		return err
 	}
@@ -293,14 +319,10 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(snap.Stats())
 	}
-	st := snap.Stats()
-	log.Info("catalog ready", "skills", st.Skills, "withheld", st.Withheld, "files", st.Files, "bytes", st.Bytes,
-		"warnings", len(st.Warnings), "scanMs", st.ScanMillis)
-	if st.Skills == 0 {
-		log.Warn("no skill is served; run with --stats to see why")
-	}
+	logCatalog(log, snap)
 
 	store := catalog.NewStore(snap)
+	notifier := &server.Notifier{}
 	ms := server.New(store, &server.Options{
 		Name:     cfg.name,
 		Title:    cfg.title,
@@ -309,7 +331,45 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		PageSize: cfg.pageSize,
 		TTL:      ttlOption(cfg.ttl),
 		Logger:   sdkLog,
+		Notifier: notifier,
 	})
+
+	reloader := catalog.NewReloader(store, libs.Source, func(old, cur *catalog.Snapshot) {
+		if catalog.Changed(old, cur) {
+			logCatalog(log, cur)
+			notifier.CatalogChanged()
+		} else {
+			log.Debug("rescan found no change", "scanMs", cur.Stats().ScanMillis, "filesRead", cur.Stats().FilesRead)
+		}
+	})
+	watcher, err := catalog.NewWatcher(reloader, time.Duration(cfg.rescanSeconds)*time.Second, log)
+	if err != nil {
+		return fmt.Errorf("watching libraries: %w", err)
+	}
+	defer watcher.Close()
+	if cfg.configPath != "" {
+		reload := func() {
+			if err := libs.reloadConfig(ctx); err != nil {
+				log.Error("config reload failed; the previous libraries keep serving", "err", err)
+				return
+			}
+			log.Info("config reloaded", "file", cfg.configPath)
+		}
+		if err := watcher.WatchFile(cfg.configPath, reload); err != nil {
+			log.Warn("config file cannot be watched; SIGHUP reloads it", "err", err)
+		}
+		go onSignal(ctx, syscall.SIGHUP, func() {
+			log.Info("SIGHUP: reloading")
+			reload()
+			watcher.Kick()
+		})
+	} else {
+		go onSignal(ctx, syscall.SIGHUP, func() {
+			log.Info("SIGHUP: rescanning")
+			watcher.Kick()
+		})
+	}
+
 	if cfg.http == "" {
 		err := ms.Run(ctx, &mcp.StdioTransport{})
 		if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
@@ -318,6 +378,31 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	return c.serveHTTP(ctx, cfg, ms, store, log, sdkLog)
+}
+
+// logCatalog logs what a snapshot serves.
+func logCatalog(log *slog.Logger, snap *catalog.Snapshot) {
+	st := snap.Stats()
+	log.Info("catalog ready", "generation", st.Generation, "skills", st.Skills, "hidden", st.Hidden, "withheld", st.Withheld,
+		"files", st.Files, "bytes", st.Bytes, "warnings", len(st.Warnings), "scanMs", st.ScanMillis, "filesRead", st.FilesRead)
+	if st.Skills == 0 {
+		log.Warn("no skill is served; run with --stats to see why")
+	}
+}
+
+// onSignal calls fn on every sig until ctx ends.
+func onSignal(ctx context.Context, sig os.Signal, fn func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sig)
+	defer signal.Stop(ch)
+	for {
+		select {
+		case <-ch:
+			fn()
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // ttlOption maps the --ttl flag to server.Options.TTL, where zero means the
@@ -387,55 +472,19 @@ func (c *serveCommand) loadTokens(file string) ([]string, error) {
 	return tokens, nil
 }
 
-// openLibraries opens every configured library root, or the embedded
-// example when none is configured. The returned func closes the roots.
-func openLibraries(cfg *serveConfig, log *slog.Logger) ([]*catalog.Library, func(), error) {
-	specs := cfg.libs
-	if cfg.root != "" {
-		specs = []libSpec{{ns: "", dir: cfg.root}}
-	}
-	if len(specs) == 0 {
-		sub, err := fs.Sub(examples.Library, "library")
-		if err != nil {
-			return nil, nil, err
-		}
-		log.Warn("no library configured (--lib, --root, SKILLS_LIBS or SKILLS_MCP_ROOT); serving the example library built into the binary")
-		return []*catalog.Library{{FS: sub, Origin: "embedded example", Kind: "embedded"}}, func() {}, nil
-	}
-	var roots []*os.Root
-	closeAll := func() {
-		for _, r := range roots {
-			r.Close()
-		}
-	}
-	var libs []*catalog.Library
-	for _, s := range specs {
-		info, err := os.Stat(s.dir)
-		if err == nil && !info.IsDir() {
-			err = errors.New("not a directory")
-		}
-		var root *os.Root
-		if err == nil {
-			root, err = os.OpenRoot(s.dir)
-		}
-		if err != nil {
-			closeAll()
-			what := "library root"
-			if s.ns != "" {
-				what = "library " + strconv.Quote(s.ns)
-			}
-			return nil, nil, usagef("point --lib/--root at a readable folder of skills", "%s %s cannot be opened: %v", what, s.dir, unwrapPathErr(err))
-		}
-		roots = append(roots, root)
-		libs = append(libs, &catalog.Library{Namespace: s.ns, FS: root.FS(), Origin: s.dir, Kind: "directory"})
-	}
-	return libs, closeAll, nil
-}
-
 func unwrapPathErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
 	}
 	return err
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
 }

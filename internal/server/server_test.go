@@ -287,3 +287,49 @@ func TestResourcesList(t *testing.T) {
 		t.Errorf("templates = %v, %v", tpl, err)
 	}
 }
+
+func TestListingAcrossSwap(t *testing.T) {
+	lib := func(names ...string) *catalog.Snapshot {
+		fsys := fstest.MapFS{}
+		for _, n := range names {
+			fsys[n+"/SKILL.md"] = &fstest.MapFile{Data: []byte("---\nname: " + n + "\ndescription: Skill " + n + ".\n---\n")}
+		}
+		snap, err := catalog.Scan(context.Background(), []*catalog.Library{{FS: fsys, Kind: "test"}}, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+	store := catalog.NewStore(lib("a", "b", "c", "d"))
+	ms := server.New(store, &server.Options{PageSize: 2})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, _ := ms.Connect(context.Background(), st, nil)
+	defer ss.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	mcp.AddSendingCustomMethod[*skillsext.ListSkillsParams, *skillsext.ListSkillsResult](c, skillsext.MethodList)
+	cs, err := c.Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list := func(cursor string) *skillsext.ListSkillsResult {
+		res, err := mcp.CallCustomMethod[*skillsext.ListSkillsParams, *skillsext.ListSkillsResult](context.Background(), cs, skillsext.MethodList, &skillsext.ListSkillsParams{Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := list("")
+	// The catalog changes between pages: a skill before the cursor is added,
+	// one after it removed.
+	store.Swap(lib("a", "aa", "b", "d"))
+	second := list(first.NextCursor)
+	var got []string
+	for _, s := range append(first.Skills, second.Skills...) {
+		got = append(got, s.URI)
+	}
+	want := []string{"skill://a/SKILL.md", "skill://b/SKILL.md", "skill://d/SKILL.md"}
+	if !slices.Equal(got, want) || second.NextCursor != "" {
+		t.Errorf("listing across a swap = %v (next %q), want %v", got, second.NextCursor, want)
+	}
+}
