@@ -94,7 +94,7 @@ type Watcher struct {
 	mu      sync.Mutex
 	watched map[string]bool
 	files   map[string]func() // watched single files → their handlers
-	fileDue map[string]bool    // files whose handler runs at the next debounce
+	fileDue map[string]bool   // files whose handler runs at the next debounce
 }
 
 // NewWatcher starts watching the folders of the current snapshot's
