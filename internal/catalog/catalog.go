@@ -9,8 +9,11 @@
 package catalog
 
 import (
+	"errors"
 	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 )
 
@@ -47,6 +50,50 @@ type Library struct {
 	Dir string
 	// NoScripts withholds this library's scripts (see Options.NoScripts).
 	NoScripts bool
+
+	tree  tree         // set by OpenDirectory on Linux
+	close func() error // set by OpenDirectory
+}
+
+// OpenDirectory opens the directory dir as a library. Every read stays
+// below dir: through openat2 confined beneath the directory handle on
+// Linux 5.6 and later, else through an os.Root. Close releases it.
+func OpenDirectory(namespace, dir string) (*Library, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: errors.New("not a directory")}
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, err
+	}
+	lib := &Library{Namespace: namespace, FS: root.FS(), Origin: dir, Kind: "directory", Dir: abs, close: root.Close}
+	bt, err := openBeneathTree(abs)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	if bt != nil {
+		lib.tree = bt
+		lib.close = func() error { return errors.Join(bt.close(), root.Close()) }
+	}
+	return lib, nil
+}
+
+// Close releases a library opened with OpenDirectory. Snapshots that still
+// hold its files can no longer read them.
+func (l *Library) Close() error {
+	if l.close == nil {
+		return nil
+	}
+	return l.close()
 }
 
 // Options configures a scan. A nil *Options means defaults.

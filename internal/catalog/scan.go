@@ -66,7 +66,7 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 		sc.exclude[e] = true
 	}
 	for li, lib := range libs {
-		w := &walk{sc: sc, lib: lib, libIndex: li}
+		w := &walk{sc: sc, lib: lib, tree: treeOf(lib), libIndex: li}
 		w.visit(".", 0, nil)
 		sc.walks = append(sc.walks, w)
 	}
@@ -119,6 +119,7 @@ type rawSkill struct {
 type walk struct {
 	sc       *scanner
 	lib      *Library
+	tree     tree
 	libIndex int
 	files    []*found
 	skills   []*rawSkill
@@ -143,7 +144,7 @@ func (s *rawSkill) skip(cause, name string) {
 // visit walks dir (below the library root) depth-first. enclosing holds the
 // skills whose folders contain dir, outermost first.
 func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
-	entries, err := fs.ReadDir(w.lib.FS, dir)
+	entries, err := w.tree.readDir(dir)
 	w.dirs = append(w.dirs, dir)
 	if err != nil {
 		w.warn(dir, "unreadable", "cannot read folder: %v", unwrapPath(err))
@@ -151,16 +152,16 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 	}
 	if depth <= w.sc.opts.Depth {
 		for _, e := range entries {
-			if e.Name() != skillsext.SkillFile {
+			if e.name != skillsext.SkillFile {
 				continue
 			}
-			if e.Type().IsRegular() {
+			if e.typ.IsRegular() {
 				s := &rawSkill{folder: dir, depth: depth, start: len(w.files)}
 				enclosing = append(slices.Clip(enclosing), s)
 				w.skills = append(w.skills, s)
 				defer func() { s.end = len(w.files) }()
 			} else {
-				w.warn(path.Join(dir, e.Name()), "special-file", "SKILL.md is not a regular file (symlink or special file); folder not served as a skill")
+				w.warn(path.Join(dir, e.name), "special-file", "SKILL.md is not a regular file (symlink or special file); folder not served as a skill")
 			}
 			break
 		}
@@ -170,10 +171,10 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 		inner = enclosing[len(enclosing)-1]
 	}
 	for _, e := range entries {
-		name := e.Name()
+		name := e.name
 		p := path.Join(dir, name)
 		rel := func() string { return relTo(inner.folder, p) }
-		t := e.Type()
+		t := e.typ
 		switch {
 		case t&fs.ModeSymlink != 0:
 			if inner != nil {
@@ -207,16 +208,15 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 				inner.skip("dotfile", rel())
 				continue
 			}
-			info, err := e.Info()
-			if err != nil {
+			if e.err != nil {
 				inner.skip("unreadable", rel())
 				continue
 			}
-			if info.Size() > w.sc.opts.MaxFileBytes {
+			if e.size > w.sc.opts.MaxFileBytes {
 				inner.skip("over SKILLS_MAX_FILE_BYTES", rel())
 				continue
 			}
-			f := &found{name: p, size: info.Size(), stat: statOf(info)}
+			f := &found{name: p, size: e.size, stat: e.stat}
 			w.sc.reuse(w.lib, f)
 			w.files = append(w.files, f)
 		default:
@@ -254,8 +254,8 @@ func (sc *scanner) readAll(ctx context.Context) error {
 		workers = max(4, 2*runtime.GOMAXPROCS(0))
 	}
 	type job struct {
-		f    *found
-		fsys fs.FS
+		f *found
+		t tree
 	}
 	jobs := make(chan job, 256)
 	var wg sync.WaitGroup
@@ -263,7 +263,13 @@ func (sc *scanner) readAll(ctx context.Context) error {
 		wg.Go(func() {
 			buf := make([]byte, 64<<10)
 			for j := range jobs {
-				readOne(j.fsys, j.f, buf)
+				r, err := j.t.open(j.f.name)
+				if err != nil {
+					j.f.err = unwrapPath(err)
+					continue
+				}
+				readOne(r, j.f, buf)
+				r.Close()
 			}
 		})
 	}
@@ -275,7 +281,7 @@ feed:
 				continue
 			}
 			select {
-			case jobs <- job{f, w.lib.FS}:
+			case jobs <- job{f, w.tree}:
 			case <-ctx.Done():
 				err = ctx.Err()
 				break feed
@@ -287,13 +293,9 @@ feed:
 	return err
 }
 
-func readOne(fsys fs.FS, f *found, buf []byte) {
-	r, err := fsys.Open(f.name)
-	if err != nil {
-		f.err = unwrapPath(err)
-		return
-	}
-	defer r.Close()
+// readOne reads one open file: digest, UTF-8 check, sniffing and, for a
+// SKILL.md, parsing.
+func readOne(r io.Reader, f *found, buf []byte) {
 	h := sha256.New()
 	isSkillMD := path.Base(f.name) == skillsext.SkillFile
 	var content bytes.Buffer
@@ -347,6 +349,11 @@ func readOne(fsys fs.FS, f *found, buf []byte) {
 	}
 	if isSkillMD {
 		f.content = content.Bytes()
+		// Parse here, on the worker pool, rather than in the sequential
+		// build; a parse error is reported by makeSkill, which parses again.
+		if doc, err := skill.Parse(f.content); err == nil {
+			f.doc = doc
+		}
 	}
 }
 
@@ -579,7 +586,7 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 			Text:     f.text,
 			Script:   f.script,
 			Skill:    sk,
-			fsys:     w.lib.FS,
+			tree:     w.tree,
 			name:     f.name,
 		})
 		sk.Bytes += f.size

@@ -18,9 +18,13 @@ func md(name, desc string) *fstest.MapFile {
 	return &fstest.MapFile{Data: []byte("---\nname: " + name + "\ndescription: " + desc + "\n---\n\n# " + name + "\n")}
 }
 
-func scan(t *testing.T, fsys fs.FS, opts *catalog.Options) *catalog.Snapshot {
+// scan scans fsys, or the given libraries when there are some.
+func scan(t *testing.T, fsys fs.FS, opts *catalog.Options, libs ...*catalog.Library) *catalog.Snapshot {
 	t.Helper()
-	snap, err := catalog.Scan(context.Background(), []*catalog.Library{{FS: fsys, Kind: "test"}}, 1, opts)
+	if len(libs) == 0 {
+		libs = []*catalog.Library{{FS: fsys, Kind: "test"}}
+	}
+	snap, err := catalog.Scan(context.Background(), libs, 1, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,5 +341,38 @@ func TestFilters(t *testing.T) {
 	shown := scan(t, fsys, &catalog.Options{ShowDisabled: true})
 	if _, err := shown.Resolve("quiet"); err != nil {
 		t.Error("--show-disabled must list hidden skills")
+	}
+}
+
+// TestOpenDirectoryConfined scans through OpenDirectory (openat2 on Linux)
+// and swaps a served folder for a symlink after the scan: the read must
+// fail rather than follow it out of the root.
+func TestOpenDirectoryConfined(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(outside, "a.md"), []byte("secret\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "s/refs"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "s/SKILL.md"), md("s", "Real dir.").Data, 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "s/refs/a.md"), []byte("a\n"), 0o644))
+	must(t, os.Symlink(filepath.Join(outside, "a.md"), filepath.Join(dir, "s/link.md")))
+	lib, err := catalog.OpenDirectory("ns", dir)
+	must(t, err)
+	defer lib.Close()
+	snap := scan(t, nil, nil, lib)
+	sk, ok := snap.Skill("skill://ns/s/SKILL.md")
+	if !ok || len(sk.Files) != 2 {
+		t.Fatalf("skill = %v, warnings %v", sk, snap.Warnings())
+	}
+	f, _ := snap.File("skill://ns/s/refs/a.md")
+	must(t, os.Rename(filepath.Join(dir, "s/refs"), filepath.Join(dir, "s/refs.old")))
+	must(t, os.Symlink(outside, filepath.Join(dir, "s/refs")))
+	if data, err := f.ReadFile(); err == nil {
+		t.Errorf("read through a swapped-in symlink: %q", data)
+	}
+	if _, err := catalog.OpenDirectory("x", filepath.Join(dir, "s/SKILL.md")); err == nil {
+		t.Error("a file is not a library root")
+	}
+	if _, err := catalog.OpenDirectory("x", filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing folder is not a library root")
 	}
 }

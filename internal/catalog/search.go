@@ -14,8 +14,18 @@ type Hit struct {
 	Matched []string
 }
 
-// buildSearch indexes the served skills; it runs once per snapshot.
+// buildSearch indexes the listed skills once per snapshot, in the
+// background: a snapshot serves listings at once, and the first search waits
+// for the index if it is not ready yet.
 func (snap *Snapshot) buildSearch() {
+	snap.searchReady = make(chan struct{})
+	go func() {
+		defer close(snap.searchReady)
+		snap.indexSkills()
+	}()
+}
+
+func (snap *Snapshot) indexSkills() {
 	docs := make([]search.Doc, len(snap.skills))
 	for i, sk := range snap.skills {
 		body := sk.Body
@@ -33,6 +43,7 @@ func (snap *Snapshot) buildSearch() {
 // Search ranks the skills for a query in plain words, optionally within one
 // library and category, and returns at most limit hits.
 func (snap *Snapshot) Search(query, library, category string, limit int) []Hit {
+	<-snap.searchReady
 	hits := snap.search.Search(search.Query{Text: query, Library: library, Category: category, Limit: limit})
 	out := make([]Hit, len(hits))
 	for i, h := range hits {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"sort"
 	"strings"
 	"time"
@@ -23,19 +22,20 @@ type Snapshot struct {
 	ScannedAt    time.Time
 	ScanDuration time.Duration
 
-	all       []*Skill          // served skills, sorted by URI
-	skills    []*Skill          // the listed ones: all but hidden skills
-	byURI     map[string]*Skill // every served skill, hidden ones too
-	byPath    map[string]*Skill
-	byName    map[string][]*Skill   // frontmatter name → skills, across libraries
-	reuse     map[string]*found     // what the scan learned per file, for the next scan
-	walked    map[*Library][]string // folders walked per library, for watchers
-	reads     int                   // files read by the scan (the rest were reused)
-	search    *search.Index
-	files     map[string]*File
-	dirs      map[string][]Entry
-	warnings  []Warning
-	libraries []LibraryStats
+	all         []*Skill          // served skills, sorted by URI
+	skills      []*Skill          // the listed ones: all but hidden skills
+	byURI       map[string]*Skill // every served skill, hidden ones too
+	byPath      map[string]*Skill
+	byName      map[string][]*Skill   // frontmatter name → skills, across libraries
+	reuse       map[string]*found     // what the scan learned per file, for the next scan
+	walked      map[*Library][]string // folders walked per library, for watchers
+	reads       int                   // files read by the scan (the rest were reused)
+	search      *search.Index
+	searchReady chan struct{} // closed once search is built
+	files       map[string]*File
+	dirs        map[string][]Entry
+	warnings    []Warning
+	libraries   []LibraryStats
 }
 
 // Skill is one served skill.
@@ -101,7 +101,7 @@ type File struct {
 	// a skill it is that skill.
 	Skill *Skill
 
-	fsys fs.FS
+	tree tree
 	name string // path below the library root
 }
 
@@ -249,7 +249,7 @@ var ErrChanged = errors.New("catalog: file changed on disk since the catalog was
 // and digest the snapshot published, so a client never receives bytes that
 // contradict the manifest it holds; on a mismatch it returns ErrChanged.
 func (f *File) ReadFile() ([]byte, error) {
-	r, err := f.fsys.Open(f.name)
+	r, err := f.tree.open(f.name)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", f.URI, err)
 	}

@@ -24,10 +24,10 @@ func tree(t *testing.T, files map[string]string) (*catalog.Library, string) {
 		must(t, os.WriteFile(p, []byte(data), 0o644))
 		must(t, os.Chtimes(p, old, old))
 	}
-	root, err := os.OpenRoot(dir)
+	lib, err := catalog.OpenDirectory("", dir)
 	must(t, err)
-	t.Cleanup(func() { root.Close() })
-	return &catalog.Library{FS: root.FS(), Kind: "directory", Origin: dir, Dir: dir}, dir
+	t.Cleanup(func() { lib.Close() })
+	return lib, dir
 }
 
 const skillMD = "---\nname: %s\ndescription: A skill.\n---\nBody.\n"

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -76,23 +75,13 @@ func (l *libraries) open(_ context.Context, ns, dir string, noScripts bool) (*ca
 	if ns != "" {
 		what = "library " + strconv.Quote(ns)
 	}
-	abs, err := filepath.Abs(dir)
-	if err == nil {
-		var info os.FileInfo
-		if info, err = os.Stat(abs); err == nil && !info.IsDir() {
-			err = errors.New("not a directory")
-		}
-	}
-	var root *os.Root
-	if err == nil {
-		root, err = os.OpenRoot(abs)
-	}
+	lib, err := catalog.OpenDirectory(ns, dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s cannot be opened: %v", what, dir, unwrapPathErr(err))
 	}
-	lib := &catalog.Library{Namespace: ns, FS: root.FS(), Origin: dir, Kind: "directory", Dir: abs, NoScripts: noScripts}
+	lib.NoScripts = noScripts
 	l.mu.Lock()
-	l.closers[lib] = func() { root.Close() }
+	l.closers[lib] = func() { lib.Close() }
 	l.mu.Unlock()
 	return lib, nil
 }

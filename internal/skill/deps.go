@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"bytes"
 	"regexp"
 	"slices"
 )
@@ -29,6 +30,10 @@ var dependencyMarker = regexp.MustCompile(`\[\[([a-z0-9](?:[a-z0-9-]{0,62}[a-z0-
 // References to self are ignored.
 func ParseDependencies(self string, body []byte) Dependencies {
 	d := Dependencies{Required: []string{}, Optional: []string{}}
+	// Most bodies declare nothing; skip the regexp for them.
+	if !bytes.Contains(body, []byte("runtime dependency")) {
+		return d
+	}
 	for _, m := range dependencyMarker.FindAllSubmatch(body, -1) {
 		name := string(m[1])
 		if name == self {

@@ -1,0 +1,57 @@
+package catalog_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/skills-mcp/skills-mcp/internal/bench"
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
+)
+
+// benchLibrary generates a synthetic library of n skills once per process.
+func benchLibrary(b *testing.B, n int) *catalog.Library {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), "skills-mcp-bench", "lib-"+strconv.Itoa(n))
+	if _, err := os.Stat(dir); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := bench.Generate(dir, bench.GenOptions{Skills: n, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lib, err := catalog.OpenDirectory("", dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { lib.Close() })
+	return lib
+}
+
+// BenchmarkScanCold scans a 5,000-skill library reading every file.
+func BenchmarkScanCold(b *testing.B) {
+	lib := benchLibrary(b, 5000)
+	for b.Loop() {
+		if _, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRescanUnchanged rescans the same library with the previous
+// snapshot, as the watcher does: stats, no reads.
+func BenchmarkRescanUnchanged(b *testing.B) {
+	lib := benchLibrary(b, 5000)
+	prev, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 2, &catalog.Options{Previous: prev}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package catalog
+
+import (
+	"io"
+	"io/fs"
+	"path"
+)
+
+// entry is one child of a folder, as a scan sees it. Regular files carry
+// their size and identity; other kinds only their type.
+type entry struct {
+	name string
+	typ  fs.FileMode // type bits only
+	size int64
+	stat fileStat
+	err  error // statting a regular file failed
+}
+
+// tree is how a scan and the server read a library: the generic fs.FS
+// path, or on Linux openat2 confined beneath the root's directory handle,
+// which resolves a whole path in one system call and refuses symlinks in
+// any component.
+type tree interface {
+	readDir(dir string) ([]entry, error)
+	open(name string) (io.ReadCloser, error)
+}
+
+// fsTree reads through an fs.FS (an os.Root's, or an embed.FS).
+type fsTree struct{ fsys fs.FS }
+
+func (t fsTree) readDir(dir string) ([]entry, error) {
+	des, err := fs.ReadDir(t.fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]entry, len(des))
+	for i, de := range des {
+		e := entry{name: de.Name(), typ: de.Type()}
+		if e.typ.IsRegular() {
+			info, err := de.Info()
+			if err != nil {
+				e.err = err
+			} else {
+				e.size, e.stat = info.Size(), statOf(info)
+			}
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+func (t fsTree) open(name string) (io.ReadCloser, error) { return t.fsys.Open(name) }
+
+// treeOf returns how to read lib.
+func treeOf(lib *Library) tree {
+	if lib.tree != nil {
+		return lib.tree
+	}
+	return fsTree{lib.FS}
+}
+
+// cleanName reports whether name is a clean, local, slash-separated path,
+// the only kind a tree opens.
+func cleanName(name string) bool {
+	return fs.ValidPath(name) && path.Clean(name) == name
+}
