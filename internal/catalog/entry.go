@@ -19,7 +19,7 @@ func encodeEntry(sk *Skill) []byte {
 	b.WriteString(`{"uri":`)
 	writeJSONString(&b, sk.URI)
 	b.WriteString(`,"frontmatter":`)
-	b.Write(sk.Frontmatter.JSON())
+	b.Write(sk.Frontmatter)
 	b.WriteString(`,"resources":[`)
 	for i, f := range sk.Files {
 		if i > 0 {

@@ -50,7 +50,7 @@ func (sc *scanner) reuse(lib *Library, f *found) {
 		return
 	}
 	f.digest, f.text, f.archive, f.script = old.digest, old.text, old.archive, old.script
-	f.content, f.doc = old.content, old.doc
+	f.md = old.md
 	f.reused = true
 }
 

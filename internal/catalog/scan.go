@@ -102,8 +102,7 @@ type found struct {
 	text    bool
 	archive bool
 	script  *skill.Script
-	content []byte          // SKILL.md only
-	doc     *skill.Document // SKILL.md only, once parsed
+	md      *skillMD // SKILL.md only
 	err     error
 	reused  bool
 }
@@ -262,13 +261,14 @@ func (sc *scanner) readAll(ctx context.Context) error {
 	for range workers {
 		wg.Go(func() {
 			buf := make([]byte, 64<<10)
+			head := make([]byte, 0, sniffBytes)
 			for j := range jobs {
 				r, err := j.t.open(j.f.name)
 				if err != nil {
 					j.f.err = unwrapPath(err)
 					continue
 				}
-				readOne(r, j.f, buf)
+				readOne(r, j.f, buf, head)
 				r.Close()
 			}
 		})
@@ -295,13 +295,12 @@ feed:
 
 // readOne reads one open file: digest, UTF-8 check, sniffing and, for a
 // SKILL.md, parsing.
-func readOne(r io.Reader, f *found, buf []byte) {
+func readOne(r io.Reader, f *found, buf, head []byte) {
 	h := sha256.New()
 	isSkillMD := path.Base(f.name) == skillsext.SkillFile
-	var content bytes.Buffer
-	var head []byte // the first bytes, for sniffing archives and scripts
-	var tail []byte // up to 3 bytes of an incomplete UTF-8 sequence
-	text := true
+	var content []byte
+	head = head[:0] // the first bytes, for sniffing archives and scripts
+	var utf utf8Checker
 	var n int64
 	limit := f.size + 1 // detect growth since the walk
 	if isSkillMD {
@@ -314,17 +313,16 @@ func readOne(r io.Reader, f *found, buf []byte) {
 			chunk := buf[:k]
 			h.Write(chunk)
 			n += int64(k)
-			if len(head) < sniffBytes {
-				head = append(head, chunk[:min(len(chunk), sniffBytes-len(head))]...)
+			if len(head) < cap(head) {
+				head = append(head, chunk[:min(len(chunk), cap(head)-len(head))]...)
 			}
 			if isSkillMD {
-				content.Write(chunk)
+				if content == nil {
+					content = make([]byte, 0, min(f.size, MaxSkillMDBytes))
+				}
+				content = append(content, chunk...)
 			}
-			if text {
-				data := append(tail, chunk...)
-				tail, text = utf8Prefix(data)
-				tail = slices.Clone(tail)
-			}
+			utf.write(chunk)
 		}
 		if rerr == io.EOF {
 			break
@@ -334,48 +332,74 @@ func readOne(r io.Reader, f *found, buf []byte) {
 			return
 		}
 	}
-	if len(tail) > 0 {
-		text = false
-	}
 	if n != f.size {
 		f.err = fmt.Errorf("file changed size while being read (%d, then %d bytes)", f.size, n)
 		return
 	}
-	f.digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
-	f.text = text
+	var sum [sha256.Size]byte
+	f.digest = "sha256:" + hex.EncodeToString(h.Sum(sum[:0]))
+	f.text = utf.valid()
 	f.archive = isArchive(f.name, head)
 	if sc, ok := skill.SniffScript(f.name, head); ok {
 		f.script = &sc
 	}
 	if isSkillMD {
-		f.content = content.Bytes()
 		// Parse here, on the worker pool, rather than in the sequential
-		// build; a parse error is reported by makeSkill, which parses again.
-		if doc, err := skill.Parse(f.content); err == nil {
-			f.doc = doc
-		}
+		// build.
+		f.md = parseSkillMD(content)
 	}
 }
 
-// utf8Prefix validates data and returns the trailing bytes of an incomplete
-// rune (to be completed by the next chunk) and whether the rest is valid.
-func utf8Prefix(data []byte) (tail []byte, ok bool) {
-	i := len(data)
-	// Back up over at most 3 bytes of a rune split across chunks.
-	for back := 1; back <= 3 && back <= len(data); back++ {
-		c := data[len(data)-back]
-		if c < 0x80 {
+// utf8Checker validates UTF-8 written in chunks, without copying them: a
+// rune split across chunks is completed from the next one.
+type utf8Checker struct {
+	bad     bool
+	pending [utf8.UTFMax]byte
+	np      int
+}
+
+func (u *utf8Checker) write(p []byte) {
+	if u.bad {
+		return
+	}
+	if u.np > 0 {
+		k := copy(u.pending[u.np:], p)
+		rest := u.pending[:u.np+k]
+		if !utf8.FullRune(rest) {
+			u.np += k // still incomplete: p was shorter than the rune
+			return
+		}
+		r, size := utf8.DecodeRune(rest)
+		if r == utf8.RuneError && size <= 1 {
+			u.bad = true
+			return
+		}
+		p = p[size-u.np:]
+		u.np = 0
+	}
+	// Hold back an incomplete rune at the end for the next chunk.
+	i := len(p)
+	for back := 1; back <= utf8.UTFMax-1 && back <= len(p); back++ {
+		c := p[len(p)-back]
+		if c < utf8.RuneSelf {
 			break
 		}
 		if utf8.RuneStart(c) {
-			if !utf8.FullRune(data[len(data)-back:]) {
-				i = len(data) - back
+			if !utf8.FullRune(p[len(p)-back:]) {
+				i = len(p) - back
 			}
 			break
 		}
 	}
-	return data[i:], utf8.Valid(data[:i])
+	if !utf8.Valid(p[:i]) {
+		u.bad = true
+		return
+	}
+	u.np = copy(u.pending[:], p[i:])
 }
+
+// valid reports whether everything written was valid UTF-8.
+func (u *utf8Checker) valid() bool { return !u.bad && u.np == 0 }
 
 // isArchive reports whether a file is an archive, by name or by content:
 // renaming payload.zip to notes.md does not get it past the check.
@@ -501,27 +525,21 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		w.warn(mdName, "oversize", "SKILL.md is %d bytes, over the %d-byte limit for a skill file; skill not served", md.size, MaxSkillMDBytes)
 		return nil
 	}
-	doc := md.doc
-	if doc == nil {
-		var err error
-		if doc, err = skill.Parse(md.content); err != nil {
-			w.warn(mdName, "frontmatter", "frontmatter cannot be parsed (F2: %v); skill not served", err)
-			return nil
-		}
-		md.doc = doc
+	m := md.md
+	if m.err != nil {
+		w.warn(mdName, "frontmatter", "frontmatter cannot be parsed (F2: %v); skill not served", m.err)
+		return nil
 	}
-	fm := doc.Frontmatter
-	problems := skill.Validate(fm, nil)
-	for _, p := range problems {
+	for _, p := range m.problems {
 		if p.Fatal {
 			w.warn(mdName, "frontmatter", "%s (%s); skill not served", p.Message, p.Rule)
 			return nil
 		}
 	}
-	for _, p := range problems {
+	for _, p := range m.problems {
 		w.warn(mdName, "frontmatter", "%s (%s); served anyway", p.Message, p.Rule)
 	}
-	name := fm.Name()
+	name := m.name
 	folderName := path.Base(rs.folder)
 	parent := path.Dir(rs.folder)
 	if rs.folder == "." {
@@ -536,27 +554,27 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		w.warn(mdName, "name-mismatch", "frontmatter name %q differs from folder %q (F8); served under its frontmatter name", name, folderName)
 	}
 	sk := &Skill{
-		Library:     w.lib.Namespace,
-		Path:        skillPathJoin(w.lib.Namespace, parent, name),
-		Folder:      rs.folder,
-		Name:        name,
-		Description: fm.Description(),
-		Frontmatter: fm,
-		Body:        string(md.content[doc.BodyOffset:]),
-		Category:    category(fm, parent),
-		Tags:        append(fm.StringList("tags"), fm.StringList("trigger-phrases")...),
-		Setup:       fm.StringList("requires"),
+		Library:      w.lib.Namespace,
+		Path:         skillPathJoin(w.lib.Namespace, parent, name),
+		Folder:       rs.folder,
+		Name:         name,
+		Description:  m.description,
+		Frontmatter:  m.frontmatter,
+		Body:         m.body,
+		Category:     category(m.category, parent),
+		Tags:         m.tags,
+		Setup:        m.setup,
+		Dependencies: m.deps,
 	}
-	sk.Dependencies = skill.ParseDependencies(name, []byte(sk.Body))
-	if tier, ok := fm.String("pricing-tier"); ok && containsFold(o.ExcludeTiers, tier) {
-		w.warn(rs.folder, "tier-excluded", "pricing-tier %q is excluded (--exclude-tiers); skill not served", tier)
+	if m.hasTier && containsFold(o.ExcludeTiers, m.tier) {
+		w.warn(rs.folder, "tier-excluded", "pricing-tier %q is excluded (--exclude-tiers); skill not served", m.tier)
 		return nil
 	}
-	if status, ok := fm.String("dev-status"); ok && len(o.DevStatus) > 0 && !containsFold(o.DevStatus, status) {
-		w.warn(rs.folder, "dev-status-excluded", "dev-status %q is not among %s (--dev-status); skill not served", status, strings.Join(o.DevStatus, ", "))
+	if m.hasDev && len(o.DevStatus) > 0 && !containsFold(o.DevStatus, m.devStatus) {
+		w.warn(rs.folder, "dev-status-excluded", "dev-status %q is not among %s (--dev-status); skill not served", m.devStatus, strings.Join(o.DevStatus, ", "))
 		return nil
 	}
-	if disabled, ok := fm.Bool("disable-model-invocation"); ok && disabled && !o.ShowDisabled {
+	if m.disabled && !o.ShowDisabled {
 		sk.Hidden = true
 	}
 	noScripts := o.NoScripts || w.lib.NoScripts
@@ -612,9 +630,9 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 
 // category is the frontmatter category, else the folder path between the
 // library root and the skill folder, else "uncategorized".
-func category(fm *skill.Frontmatter, parent string) string {
-	if c, ok := fm.String("category"); ok && strings.TrimSpace(c) != "" {
-		return strings.TrimSpace(c)
+func category(fromFrontmatter, parent string) string {
+	if fromFrontmatter != "" {
+		return fromFrontmatter
 	}
 	if parent != "." && parent != "" {
 		return parent

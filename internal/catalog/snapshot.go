@@ -52,7 +52,9 @@ type Skill struct {
 	URI         string
 	Name        string
 	Description string
-	Frontmatter *skill.Frontmatter
+	// Frontmatter is the SKILL.md frontmatter rendered as JSON, keys in
+	// source order.
+	Frontmatter json.RawMessage
 	// Body is the SKILL.md text after the frontmatter.
 	Body string
 	// Files is the complete manifest, sorted by URI: every served file below

@@ -269,7 +269,7 @@ func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetI
 		Setup:               sk.Setup,
 	}
 	if in.IncludeFrontmatter {
-		d.Frontmatter = sk.Frontmatter.JSON()
+		d.Frontmatter = sk.Frontmatter
 	}
 	d.ScriptGuidance = s.scriptGuidance(snap, sk)
 
