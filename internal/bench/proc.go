@@ -178,6 +178,50 @@ func statPgrp(stat []byte) (int, bool) {
 	return g, err == nil
 }
 
+// clockTick is the unit of utime and stime in /proc/PID/stat: USER_HZ,
+// which Linux fixes at 100 on every architecture Go supports.
+const clockTick = 10 * time.Millisecond
+
+// groupCPU returns the CPU time (user + system) the processes of group pgid
+// have used so far, to the clock tick. Children that already exited and
+// were reaped are not counted; a server is normally one process.
+func groupCPU(pgid int) (time.Duration, error) {
+	members := groupMembers(pgid)
+	if len(members) == 0 {
+		return 0, fmt.Errorf("no process in group %d (is /proc mounted?)", pgid)
+	}
+	var ticks int64
+	for _, pid := range members {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(data, ')')
+		if i < 0 {
+			continue
+		}
+		// After the command: state(3) ppid pgrp session tty_nr tpgid flags
+		// minflt cminflt majflt cmajflt utime(14) stime(15).
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + s
+	}
+	return time.Duration(ticks) * clockTick, nil
+}
+
+// selfCPU returns the CPU time this process has used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // tailBuffer keeps the last bytes written to it: the end of a server's
 // stderr, quoted when the server fails.
 type tailBuffer struct {

@@ -92,12 +92,15 @@ var Metrics = []Metric{
 	{"full_list_ms", "spawn → complete skills/list", "ms"},
 	{"pages", "skills/list pages", ""},
 	{"skills", "skills listed", ""},
+	{"cpu_to_list_ms", "server CPU, spawn → complete skills/list", "ms"},
 	{"peak_rss_mib", "peak RSS after listing (VmHWM)", "MiB"},
 	{"rss_mib", "RSS after listing (VmRSS)", "MiB"},
 	{"tools_list_ms", "tools/list", "ms"},
 	{"search_ms", "search tool call (median)", "ms"},
 	{"search_p95_ms", "search tool call (p95)", "ms"},
 	{"warm_list_ms", "warm complete skills/list", "ms"},
+	{"warm_list_cpu_ms", "server CPU during the warm listing", "ms"},
+	{"warm_list_client_cpu_ms", "client CPU during the warm listing", "ms"},
 	{"resources_list_ms", "resources/list (first page)", "ms"},
 	{"get_ms", "skills/get (median)", "ms"},
 	{"read_ms", "resources/read SKILL.md (median)", "ms"},
@@ -260,7 +263,12 @@ func measure(ctx context.Context, proc *serverProcess, o RunOptions) (_ *Sample,
 	s.Values["full_list_ms"] = ms(time.Since(start))
 	s.Values["pages"] = float64(cold.Pages)
 	s.Values["skills"] = float64(len(cold.Entries))
-	if mem, err := groupMemory(int(proc.pid.Load())); err == nil {
+	pgid := int(proc.pid.Load())
+	cpuBefore, cpuErr := groupCPU(pgid)
+	if cpuErr == nil {
+		s.Values["cpu_to_list_ms"] = ms(cpuBefore)
+	}
+	if mem, err := groupMemory(pgid); err == nil {
 		s.Values["peak_rss_mib"] = float64(mem.Peak) / (1 << 20)
 		s.Values["rss_mib"] = float64(mem.Current) / (1 << 20)
 	} else {
@@ -303,12 +311,18 @@ func measure(ctx context.Context, proc *serverProcess, o RunOptions) (_ *Sample,
 		s.Values["search_p95_ms"] = Percentile(lat, 95)
 	}
 
+	cpuBefore, cpuErr = groupCPU(pgid)
+	clientBefore := selfCPU()
 	t = time.Now()
 	warm, err := listAll(ctx, cs, nil)
 	if err != nil {
 		return nil, fmt.Errorf("warm listing: %w", err)
 	}
 	s.Values["warm_list_ms"] = ms(time.Since(t))
+	s.Values["warm_list_client_cpu_ms"] = ms(selfCPU() - clientBefore)
+	if cpuAfter, err := groupCPU(pgid); err == nil && cpuErr == nil {
+		s.Values["warm_list_cpu_ms"] = ms(cpuAfter - cpuBefore)
+	}
 	warmViews, err := parseEntries(warm.Entries)
 	if err != nil {
 		return nil, fmt.Errorf("warm listing: %w", err)
