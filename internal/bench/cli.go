@@ -152,6 +152,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", "", "MCP `revision` to ask for (default: the SDK's latest, with its fallback)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	asMarkdown := fs.Bool("markdown", false, "print the tables as Markdown")
+	out := fs.String("out", "", "also write the JSON report, with every run's values, to `FILE`")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: skills-bench run --lib DIR [flags] -- COMMAND [ARGS...]\n\n"+
 			"Spawns COMMAND over stdio (every {lib} replaced by DIR) once per run and measures\n"+
@@ -194,6 +195,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if *out != "" {
+		if err := writeJSONFile(*out, rep); err != nil {
+			return err
+		}
+	}
 	switch {
 	case *asJSON:
 		return writeJSON(stdout, rep)
@@ -225,6 +231,7 @@ func runHTTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Uint64Var(&o.Seed, "seed", DefaultSeed, "`seed` for the requested URIs")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", "", "MCP `revision` to ask for (default: the SDK's latest)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: skills-bench http --url URL [flags]\n\n"+
 			"Lists the server's skills once, then measures requests/s and p50/p99 latency of\n"+
@@ -246,6 +253,9 @@ func runHTTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		} else {
 			werr = rep.WriteText(stdout)
 		}
+		if *out != "" {
+			werr = errors.Join(werr, writeJSONFile(*out, rep))
+		}
 		err = errors.Join(err, werr)
 	}
 	if errors.Is(err, ErrRemote) {
@@ -258,6 +268,20 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// writeJSONFile writes v as indented JSON to path, through a temporary file
+// renamed into place.
+func writeJSONFile(path string, v any) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	werr := writeJSON(tmp, v)
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		return errors.Join(err, os.Remove(tmp.Name()))
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // SplitCommand splits a command line the way a POSIX shell splits words,

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -78,9 +79,14 @@ func TestMainGenAndRun(t *testing.T) {
 		t.Fatalf("gen --json printed %q (%v)", stdout, err)
 	}
 
-	code, stdout, stderr = runMain(append([]string{"run", "--lib", lib, "--runs", "1", "--vs", strings.Join(fakeCommand(t, "good"), " "), "--markdown", "--"}, fakeCommand(t, "good")...)...)
+	out := filepath.Join(t.TempDir(), "report.json")
+	code, stdout, stderr = runMain(append([]string{"run", "--lib", lib, "--runs", "1", "--vs", strings.Join(fakeCommand(t, "good"), " "), "--markdown", "--out", out, "--"}, fakeCommand(t, "good")...)...)
 	if code != ExitOK {
 		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	var rep Report
+	if data, err := os.ReadFile(out); err != nil || json.Unmarshal(data, &rep) != nil || len(rep.Servers) != 2 || rep.Lib != lib {
+		t.Errorf("--out wrote %+v (%v)", rep, err)
 	}
 	for _, want := range []string{"| metric", "B/A |", "| spawn → complete skills/list"} {
 		if !strings.Contains(stdout, want) {
