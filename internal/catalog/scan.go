@@ -65,12 +65,15 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 	for _, e := range o.Exclude {
 		sc.exclude[e] = true
 	}
+	// Readers start first and take files as the walk finds them, so that
+	// walking (one core) and reading (the others) overlap.
+	done := sc.startReaders(ctx)
 	for li, lib := range libs {
 		w := &walk{sc: sc, lib: lib, tree: treeOf(lib), libIndex: li}
 		w.visit(".", 0, nil)
 		sc.walks = append(sc.walks, w)
 	}
-	if err := sc.readAll(ctx); err != nil {
+	if err := done(); err != nil {
 		return nil, err
 	}
 	snap := sc.build()
@@ -89,6 +92,10 @@ type scanner struct {
 	walks   []*walk
 	start   time.Time
 	prev    *Snapshot
+	// read hands a file to the readers; set by startReaders. Only the
+	// walking goroutine calls it.
+	read      func(*found, tree)
+	cancelled bool
 }
 
 // found is a file discovered inside at least one skill folder.
@@ -218,6 +225,9 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 			f := &found{name: p, size: e.size, stat: e.stat}
 			w.sc.reuse(w.lib, f)
 			w.files = append(w.files, f)
+			if !f.reused {
+				w.sc.read(f, w.tree)
+			}
 		default:
 			if inner != nil {
 				inner.skip("special file", rel())
@@ -247,16 +257,12 @@ func unwrapPath(err error) error {
 // readAll reads every discovered file exactly once, on a worker pool: one
 // read feeds the digest, the UTF-8 check, archive sniffing and, for SKILL.md,
 // the parser.
-func (sc *scanner) readAll(ctx context.Context) error {
+func (sc *scanner) startReaders(ctx context.Context) (wait func() error) {
 	workers := sc.opts.Workers
 	if workers <= 0 {
 		workers = max(4, 2*runtime.GOMAXPROCS(0))
 	}
-	type job struct {
-		f *found
-		t tree
-	}
-	jobs := make(chan job, 256)
+	jobs := make(chan readJob, 256)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -273,24 +279,26 @@ func (sc *scanner) readAll(ctx context.Context) error {
 			}
 		})
 	}
-	var err error
-feed:
-	for _, w := range sc.walks {
-		for _, f := range w.files {
-			if f.reused {
-				continue
-			}
-			select {
-			case jobs <- job{f, w.tree}:
-			case <-ctx.Done():
-				err = ctx.Err()
-				break feed
-			}
+	sc.read = func(f *found, t tree) {
+		if sc.cancelled {
+			return
+		}
+		select {
+		case jobs <- readJob{f, t}:
+		case <-ctx.Done():
+			sc.cancelled = true
 		}
 	}
-	close(jobs)
-	wg.Wait()
-	return err
+	return func() error {
+		close(jobs)
+		wg.Wait()
+		return ctx.Err()
+	}
+}
+
+type readJob struct {
+	f *found
+	t tree
 }
 
 // readOne reads one open file: digest, UTF-8 check, sniffing and, for a
