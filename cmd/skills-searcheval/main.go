@@ -1,0 +1,137 @@
+// Command skills-searcheval measures the quality of skills-mcp's search on
+// a labelled query set and compares it with a plain keyword baseline.
+//
+//	go run ./cmd/skills-searcheval [-lib DIR] [-queries FILE] [-v] [-json]
+//
+// prints Hit@1, Recall@5, MRR@10 and nDCG@10 for the engine (package
+// internal/search) and for the baseline; -v also lists the queries the
+// engine does not answer first. Run it from the repository root, where
+// the defaults point at testdata/search.
+//
+//	go run ./cmd/skills-searcheval gen [-out DIR]
+//
+// regenerates the evaluation library from the table in skills.txt; it
+// writes the same bytes every time.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/search"
+	"github.com/skills-mcp/skills-mcp/internal/search/eval"
+)
+
+const (
+	defaultLib     = "testdata/search/library"
+	defaultQueries = "testdata/search/queries.json"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command and returns its exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	var err error
+	if len(args) > 0 && args[0] == "gen" {
+		err = runGen(args[1:], stdout, stderr)
+	} else {
+		err = runEval(args, stdout, stderr)
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func runEval(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("skills-searcheval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	lib := fs.String("lib", defaultLib, "skills library to search")
+	queries := fs.String("queries", defaultQueries, "labelled queries (JSON)")
+	verbose := fs.Bool("v", false, "list the queries whose first result is not relevant")
+	asJSON := fs.Bool("json", false, "print the metrics as JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: skills-searcheval [-lib DIR] [-queries FILE] [-v] [-json]\n"+
+			"       skills-searcheval gen [-out DIR]\n\n"+
+			"Measure search quality on a labelled query set, against a keyword baseline.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+
+	docs, err := eval.LoadLibrary(os.DirFS(*lib))
+	if err != nil {
+		return fmt.Errorf("loading the library: %w", err)
+	}
+	f, err := os.Open(*queries)
+	if err != nil {
+		return err
+	}
+	qs, err := eval.LoadQueries(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, q := range qs {
+		for name := range q.Relevant {
+			if !hasSkill(docs, name) {
+				return fmt.Errorf("query %q: no skill named %s in %s", q.Query, name, *lib)
+			}
+		}
+	}
+
+	start := time.Now()
+	ix := search.Build(docs)
+	build := time.Since(start)
+	ours, results := eval.Evaluate(qs, eval.Engine(ix, docs))
+	baseline, _ := eval.Evaluate(qs, eval.Baseline(docs))
+
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"skills": len(docs), "engine": ours, "baseline": baseline})
+	}
+	fmt.Fprintf(stdout, "%d skills, %d queries (index built in %v)\n\n", len(docs), len(qs), build.Round(time.Microsecond))
+	fmt.Fprintf(stdout, "%-26s %7s %9s %7s %8s\n", "ranker", "Hit@1", "Recall@5", "MRR@10", "nDCG@10")
+	row := func(name string, m eval.Metrics) {
+		fmt.Fprintf(stdout, "%-26s %7.3f %9.3f %7.3f %8.3f\n", name, m.Hit1, m.Recall5, m.MRR10, m.NDCG10)
+	}
+	row("bm25f (internal/search)", ours)
+	row("keyword baseline", baseline)
+	if *verbose {
+		fmt.Fprintf(stdout, "\nQueries whose first result is not relevant:\n")
+		for _, r := range results {
+			if r.Hit1 {
+				continue
+			}
+			fmt.Fprintf(stdout, "\n  %q\n    want %v\n    got  %s\n", r.Query.Query, r.Query.Relevant, strings.Join(r.Ranked[:min(5, len(r.Ranked))], ", "))
+		}
+	}
+	return nil
+}
+
+func hasSkill(docs []search.Doc, name string) bool {
+	for _, d := range docs {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}

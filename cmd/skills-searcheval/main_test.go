@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	testLib     = "../../" + defaultLib
+	testQueries = "../../" + defaultQueries
+)
+
+// TestGenReproducible regenerates the library and compares it byte for
+// byte with the committed one: the table and the files cannot drift.
+func TestGenReproducible(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "library")
+	if err := generate(out); err != nil {
+		t.Fatal(err)
+	}
+	want, got := readTree(t, testLib), readTree(t, out)
+	for name, data := range want {
+		if g, ok := got[name]; !ok {
+			t.Errorf("%s: committed but not generated", name)
+		} else if !bytes.Equal(g, data) {
+			t.Errorf("%s differs from the generated file; run go run ./cmd/skills-searcheval gen", name)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: generated but not committed", name)
+		}
+	}
+	// Twice gives the same bytes, over an existing library.
+	if err := generate(out); err != nil {
+		t.Fatal(err)
+	}
+	if again := readTree(t, out); len(again) != len(got) {
+		t.Errorf("second run wrote %d files, first %d", len(again), len(got))
+	}
+}
+
+func readTree(t *testing.T, root string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestTableASCII guards quote, which escapes only what printable ASCII
+// needs.
+func TestTableASCII(t *testing.T) {
+	for i, r := range skillsTable {
+		if r != '\n' && (r < ' ' || r > '~') {
+			t.Fatalf("skills.txt: byte %d is %q, want printable ASCII", i, r)
+		}
+	}
+	specs, err := parseTable(skillsTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) < 150 {
+		t.Errorf("%d skills, want at least 150", len(specs))
+	}
+}
+
+func TestParseTableErrors(t *testing.T) {
+	for name, table := range map[string]string{
+		"field before skill": "== c\nd: x\n",
+		"bad name":           "== c\n-- Bad_Name\nd: x\nt: a\ns: b\n",
+		"duplicate":          "== c\n-- a\nd: x\nt: a\ns: b\n-- a\nd: x\nt: a\ns: b\n",
+		"no category":        "-- a\nd: x\nt: a\ns: b\n",
+		"no tags":            "== c\n-- a\nd: x\ns: b\n",
+		"unknown line":       "== c\n-- a\nd: x\nt: a\ns: b\nx: y\n",
+		"long description":   "== c\n-- a\nd: " + strings.Repeat("x", 1025) + "\nt: a\ns: b\n",
+	} {
+		if _, err := parseTable(table); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"invoices":         "invoices",
+		"late payment":     "late payment",
+		"FP&A":             "FP&A",
+		"Use when: x":      `"Use when: x"`,
+		`say "hi" \ bye`:   `"say \"hi\" \\ bye"`,
+		"- dash":           `"- dash"`,
+		"what's new":       "what's new",
+		"TL;DR":            `"TL;DR"`,
+		"a #comment-ish":   `"a #comment-ish"`,
+		"trailing space ":  `"trailing space "`,
+		"3-D Secure flows": "3-D Secure flows",
+	} {
+		if got := quote(in); got != want {
+			t.Errorf("quote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestGenRefusesForeignDir(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "precious.txt")
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := generate(dir); err == nil {
+		t.Fatal("gen overwrote a directory it did not write")
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("gen removed a file: %v", err)
+	}
+}
+
+func TestRunEval(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-lib", testLib, "-queries", testQueries, "-v"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"Hit@1", "Recall@5", "MRR@10", "nDCG@10", "bm25f", "keyword baseline", "skills,"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	stdout.Reset()
+	if code := run([]string{"-lib", testLib, "-queries", testQueries, "-json"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), `"ndcg@10"`) {
+		t.Errorf("-json: exit %d, output %s", code, stdout.String())
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-h"}, &stdout, &stderr); code != 0 {
+		t.Errorf("-h: exit %d", code)
+	}
+	for _, args := range [][]string{
+		{"-lib", t.TempDir() + "/missing"},
+		{"-lib", testLib, "-queries", t.TempDir() + "/missing.json"},
+		{"stray"},
+		{"gen", "stray"},
+		{"-nope"},
+	} {
+		stderr.Reset()
+		if code := run(args, &stdout, &stderr); code == 0 {
+			t.Errorf("%v: exit 0", args)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "q.json")
+	os.WriteFile(bad, []byte(`[{"query":"x","relevant":{"no-such-skill":3}}]`), 0o644)
+	stderr.Reset()
+	if code := run([]string{"-lib", testLib, "-queries", bad}, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "no-such-skill") {
+		t.Errorf("unknown skill in labels: exit %d, %s", code, stderr.String())
+	}
+}
