@@ -397,7 +397,7 @@ func TestLiveUpdates(t *testing.T) {
 		t.Errorf("a broken config stopped the library: %v", err)
 	}
 	// Then a valid one adds a library.
-	writeConfig(`{"libraries": [{"namespace": "lib", "root": ` + strconvQuote(lib) + `}, {"namespace": "ex", "root": ` + strconvQuote(second) + `}]}`)
+	writeConfig(`{"libraries": [{"namespace": "lib", "root": ` + strconvQuote(lib) + `}, {"namespace": "ex", "root": ` + strconvQuote(second) + `, "title": "Examples", "version": "1.2"}]}`)
 	for {
 		waitChange("adding a library to the config")
 		if _, err := get("skill://ex/brand-assets/SKILL.md"); err == nil {
@@ -406,6 +406,14 @@ func TestLiveUpdates(t *testing.T) {
 	}
 	if _, err := get("skill://lib/code-review/SKILL.md"); err != nil {
 		t.Errorf("the first library stopped serving: %v", err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "skills_list_libraries"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(out), `"title":"Examples"`) || strings.Contains(string(out), second) {
+		t.Errorf("list_libraries = %s", out)
 	}
 }
 

@@ -50,9 +50,21 @@ type Library struct {
 	Dir string
 	// NoScripts withholds this library's scripts (see Options.NoScripts).
 	NoScripts bool
+	// Info describes the library to clients instead of its location.
+	Info Info
 
 	tree  tree         // set by OpenDirectory on Linux
 	close func() error // set by OpenDirectory
+}
+
+// Info is what clients are told about a library: never where it is.
+type Info struct {
+	Title    string            `json:"title,omitempty"`
+	Source   string            `json:"source,omitempty"`
+	Version  string            `json:"version,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Digest is the sha256 of the archive a library was extracted from.
+	Digest string `json:"digest,omitempty"`
 }
 
 // OpenDirectory opens the directory dir as a library. Every read stays

@@ -150,3 +150,13 @@ func (snap *Snapshot) HasLibrary(ns string) bool {
 	}
 	return false
 }
+
+// LibraryInfo returns what clients are told about library ns.
+func (snap *Snapshot) LibraryInfo(ns string) Info {
+	for _, l := range snap.libraries {
+		if l.Namespace == ns {
+			return l.Info
+		}
+	}
+	return Info{}
+}

@@ -467,7 +467,7 @@ func (sc *scanner) build() *Snapshot {
 				snap.reads++
 			}
 		}
-		stats := LibraryStats{Namespace: w.lib.Namespace, Kind: w.lib.Kind, Origin: w.lib.Origin}
+		stats := LibraryStats{Namespace: w.lib.Namespace, Kind: w.lib.Kind, Origin: w.lib.Origin, Info: w.lib.Info}
 		for _, rs := range w.skills {
 			sk := w.makeSkill(rs)
 			if sk == nil {

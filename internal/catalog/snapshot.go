@@ -155,6 +155,7 @@ type LibraryStats struct {
 	// Origin is the operator-facing source (a directory path). It must not
 	// be shown to MCP clients.
 	Origin   string `json:"origin"`
+	Info     Info   `json:"info"`
 	Skills   int    `json:"skills"`
 	Hidden   int    `json:"hidden"`
 	Withheld int    `json:"withheld"`

@@ -126,6 +126,7 @@ func (l *libraries) reloadConfig(ctx context.Context) error {
 			l.closeLater(opened, 0)
 			return fmt.Errorf("config file %s: %w", path, err)
 		}
+		lib.Info = catalog.Info{Title: lc.Title, Source: lc.Source, Version: lc.Version, Metadata: lc.Metadata}
 		opened = append(opened, lib)
 	}
 	l.mu.Lock()

@@ -303,12 +303,25 @@ func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetI
 	return textResult(b.String()), d, nil
 }
 
-// source names where a skill comes from, never where it is on disk.
+// source names where a skill comes from, never where it is on disk: the
+// server, the library, and the library's title, source and version when
+// the configuration gives them.
 func (s *server) source(sk *catalog.Skill) string {
-	if sk.Library == "" {
-		return s.opts.Name
+	src := s.opts.Name
+	if sk.Library != "" {
+		src += " / library " + sk.Library
 	}
-	return s.opts.Name + " / library " + sk.Library
+	info := s.store.Snapshot().LibraryInfo(sk.Library)
+	var extra []string
+	for _, v := range []string{info.Title, info.Source, info.Version} {
+		if v != "" {
+			extra = append(extra, v)
+		}
+	}
+	if len(extra) > 0 {
+		src += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return src
 }
 
 func fileInfos(sk *catalog.Skill) []FileInfo {
@@ -393,10 +406,17 @@ func (s *server) readSkillFile(_ context.Context, _ *mcp.CallToolRequest, in Rea
 
 // LibraryInfo describes a served library, never its location.
 type LibraryInfo struct {
-	Namespace string `json:"namespace"`
-	Kind      string `json:"kind"`
-	Skills    int    `json:"skills"`
-	Withheld  int    `json:"withheld"`
+	Namespace       string            `json:"namespace"`
+	Kind            string            `json:"kind" jsonschema:"directory, archive, url or embedded"`
+	Title           string            `json:"title,omitempty"`
+	Source          string            `json:"source,omitempty"`
+	Version         string            `json:"version,omitempty"`
+	Metadata        map[string]string `json:"metadata,omitempty"`
+	Digest          string            `json:"digest,omitempty" jsonschema:"sha256 of the archive the library was extracted from"`
+	Skills          int               `json:"skills"`
+	Hidden          int               `json:"hidden"`
+	Withheld        int               `json:"withheld"`
+	ScriptsWithheld int               `json:"scriptsWithheld"`
 }
 
 // LibrariesOut is the list_libraries result.
@@ -408,7 +428,16 @@ func (s *server) listLibraries(_ context.Context, _ *mcp.CallToolRequest, _ stru
 	out := LibrariesOut{Libraries: libraryInfos(s.store.Snapshot())}
 	var b strings.Builder
 	for _, l := range out.Libraries {
-		fmt.Fprintf(&b, "- %s (%s): %d skills, %d withheld\n", cmp.Or(l.Namespace, "(no namespace)"), l.Kind, l.Skills, l.Withheld)
+		fmt.Fprintf(&b, "- %s (%s)", cmp.Or(l.Namespace, "(no namespace)"), l.Kind)
+		for _, kv := range [][2]string{{"title", l.Title}, {"source", l.Source}, {"version", l.Version}, {"sha256", l.Digest}} {
+			if kv[1] != "" {
+				fmt.Fprintf(&b, " %s: %s;", kv[0], kv[1])
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(l.Metadata)) {
+			fmt.Fprintf(&b, " %s: %s;", k, l.Metadata[k])
+		}
+		fmt.Fprintf(&b, " %d skills, %d hidden, %d withheld\n", l.Skills, l.Hidden, l.Withheld)
 	}
 	return textResult(b.String()), out, nil
 }
@@ -417,7 +446,11 @@ func libraryInfos(snap *catalog.Snapshot) []LibraryInfo {
 	st := snap.Stats()
 	out := make([]LibraryInfo, len(st.Libraries))
 	for i, l := range st.Libraries {
-		out[i] = LibraryInfo{Namespace: l.Namespace, Kind: l.Kind, Skills: l.Skills, Withheld: l.Withheld}
+		out[i] = LibraryInfo{
+			Namespace: l.Namespace, Kind: l.Kind, Title: l.Info.Title, Source: l.Info.Source, Version: l.Info.Version,
+			Metadata: l.Info.Metadata, Digest: l.Info.Digest,
+			Skills: l.Skills, Hidden: l.Hidden, Withheld: l.Withheld, ScriptsWithheld: l.ScriptsWithheld,
+		}
 	}
 	return out
 }
