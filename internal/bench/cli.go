@@ -133,9 +133,9 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, st)
 	}
-	_, err = fmt.Fprintf(stdout, "wrote %s: %d skills (%d nested), %d files, %.1f MiB, %.2f files per skill, in %v\n",
+	_, err = fmt.Fprintf(stdout, "wrote %s: %d skills (%d nested), %d files, %.1f MiB, %.2f files per skill, in %v\ncontent digest %s\n",
 		*out, st.Skills, st.Nested, st.Files, float64(st.Bytes)/(1<<20), float64(st.Files)/float64(st.Skills),
-		time.Since(start).Round(time.Millisecond))
+		time.Since(start).Round(time.Millisecond), st.Digest)
 	return err
 }
 

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +50,10 @@ type GenStats struct {
 	Nested int   `json:"nested"`
 	Files  int   `json:"files"`
 	Bytes  int64 `json:"bytes"`
+	// Digest is a SHA-256 over every file's path, mode and bytes in write
+	// order: two libraries with the same digest are byte-for-byte equal, so
+	// results measured on them are comparable.
+	Digest string `json:"digest"`
 }
 
 // ErrNotEmpty is returned when the output directory holds files and
@@ -223,6 +229,7 @@ func writeLibrary(root string, opts GenOptions) (GenStats, error) {
 		return GenStats{}, err
 	}
 	var st GenStats
+	digest := sha256.New()
 	for i, p := range planLayout(opts) {
 		files := skillFiles(opts, i, p)
 		for _, f := range files {
@@ -235,12 +242,15 @@ func writeLibrary(root string, opts GenOptions) (GenStats, error) {
 			}
 			st.Files++
 			st.Bytes += int64(len(f.data))
+			fmt.Fprintf(digest, "%s/%s\x00%o\x00%d\x00", p.dir, f.path, f.mode, len(f.data))
+			digest.Write(f.data)
 		}
 		st.Skills++
 		if p.parent >= 0 {
 			st.Nested++
 		}
 	}
+	st.Digest = "sha256:" + hex.EncodeToString(digest.Sum(nil))
 	return st, nil
 }
 
