@@ -34,9 +34,10 @@ type Cache struct {
 	// Logger receives warnings (a cached tree that fails verification, a
 	// failed refresh). If nil, nothing is logged.
 	Logger *slog.Logger
-	// HTTPClient makes the requests of Fetch. Its Transport and Jar are
-	// used; its CheckRedirect is replaced by this package's policy and its
-	// Timeout by Timeout. If nil, a client with http.DefaultTransport.
+	// HTTPClient supplies the Transport for Fetch's requests (tests inject
+	// httptest's TLS client). Only its Transport is used: the redirect
+	// policy is this package's, there is no cookie jar, and Timeout
+	// applies per request. If nil, http.DefaultTransport.
 	HTTPClient *http.Client
 	// Env looks up SKILLS_FETCH_TOKEN, GH_TOKEN and GITHUB_TOKEN. Pass
 	// os.LookupEnv to use the process environment. If nil, Fetch sends no
