@@ -1,0 +1,165 @@
+package pull
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCheckRel(t *testing.T) {
+	good := []string{"SKILL.md", "references/a.md", "a b/ç.md", ".hidden", "x..y"}
+	for _, rel := range good {
+		if err := checkRel(rel); err != nil {
+			t.Errorf("checkRel(%q) = %v", rel, err)
+		}
+	}
+	bad := map[string]string{
+		"":                  "empty path",
+		"/etc/passwd":       "absolute path",
+		"../x":              `".." segment`,
+		"a/../../x":         `".." segment`,
+		"./x":               `"." segment`,
+		"a//b":              "empty segment",
+		"a/":                "empty segment",
+		`a\b`:               "backslash",
+		"C:/x":              "colon",
+		"c:x":               "colon",
+		"a\x00b":            "control character",
+		"a\nb":              "control character",
+		"\xff":              "not valid UTF-8",
+		".skills-pull-1/x":  "reserved prefix",
+		"a/.skills-pull-zz": "reserved prefix",
+	}
+	for rel, want := range bad {
+		err := checkRel(rel)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("checkRel(%q) = %v, want %q", rel, err, want)
+		}
+	}
+}
+
+func TestSplitURI(t *testing.T) {
+	for uri, want := range map[string][2]string{
+		"skill://a/b/SKILL.md":        {"skill", "a/b/SKILL.md"},
+		"github://o/r/skill/SKILL.md": {"github", "o/r/skill/SKILL.md"},
+	} {
+		s, p, err := splitURI(uri)
+		if err != nil || s != want[0] || p != want[1] {
+			t.Errorf("splitURI(%q) = %q, %q, %v", uri, s, p, err)
+		}
+	}
+	for _, uri := range []string{"skill:/x", "SKILL://x", "://x", "skill://x?y", "skill://x#y", "skill://u@x/y", "skill://x:1/y", "skill://x/%2e%2e/y", "github://o/../y"} {
+		if _, _, err := splitURI(uri); err == nil {
+			t.Errorf("splitURI(%q) accepted", uri)
+		}
+	}
+}
+
+func TestParseEntryOtherScheme(t *testing.T) {
+	e := parseEntry(json.RawMessage(`{"uri":"github://o/r/refunds/SKILL.md","frontmatter":{"name":"refunds","description":"d"},
+		"resources":[{"uri":"github://o/r/refunds/SKILL.md","digest":"sha256:` + strings.Repeat("a", 64) + `","size":1}]}`))
+	if e.Err != nil || e.Scheme != "github" || e.Path != "o/r/refunds" || e.Name != "refunds" || len(e.Files) != 1 || e.Files[0].Rel != "SKILL.md" {
+		t.Errorf("entry = %+v", e)
+	}
+}
+
+func TestParseEntryRefusesDuplicateKeys(t *testing.T) {
+	e := parseEntry(json.RawMessage(`{"uri":"skill://x/SKILL.md","frontmatter":{"name":"x","description":"safe","description":"evil"},"resources":"dynamic"}`))
+	if e.Err == nil || !strings.Contains(e.Err.Error(), `key "description" appears twice`) {
+		t.Errorf("err = %v", e.Err)
+	}
+}
+
+func TestParseEntryDependencies(t *testing.T) {
+	for _, key := range []string{"io.github.skills-mcp/dependencies", "io.modelcontextprotocol.skills/dependencies"} {
+		e := parseEntry(json.RawMessage(`{"uri":"skill://x/SKILL.md","frontmatter":{"name":"x"},"resources":"dynamic",
+			"_meta":{"` + key + `":{"required":["a","ns/b"],"optional":["c"]}}}`))
+		if e.Err != nil || !slices.Equal(e.Required, []string{"a", "ns/b"}) || !slices.Equal(e.Optional, []string{"c"}) {
+			t.Errorf("%s: entry = %+v, err %v", key, e, e.Err)
+		}
+	}
+	e := parseEntry(json.RawMessage(`{"uri":"skill://x/SKILL.md","frontmatter":{"name":"x"},"resources":"dynamic",
+		"_meta":{"io.github.skills-mcp/dependencies":{"required":["../../etc"]}}}`))
+	if e.Err == nil {
+		t.Error("a dependency with .. was accepted")
+	}
+}
+
+func TestCheckFrontmatter(t *testing.T) {
+	const md = "---\nname: x\ndescription: d\nversion: 1.0\nmetadata:\n  zeta: \"1\"\n  alpha: \"2\"\ntags: [a, b]\n---\nbody\n"
+	ok := []string{
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1","alpha":"2"},"tags":["a","b"]}`,
+		// Key order carries no meaning, at the top or nested.
+		`{"tags":["a","b"],"metadata":{"alpha":"2","zeta":"1"},"version":1.0,"description":"d","name":"x"}`,
+		// Equivalent JSON spellings.
+		`{"name":"\u0078","description":"d","version":1e0,"metadata":{"zeta":"1","alpha":"2"},"tags":["a","b"]}`,
+	}
+	for _, listed := range ok {
+		if err := checkFrontmatter("skill://x/SKILL.md", json.RawMessage(listed), []byte(md)); err != nil {
+			t.Errorf("%s: %v", listed, err)
+		}
+	}
+	bad := map[string]string{
+		`{"name":"x","description":"d","version":"1.0","metadata":{"zeta":"1","alpha":"2"},"tags":["a","b"]}`:          `field "version" differs`,
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1"},"tags":["a","b"]}`:                          `field "metadata" differs`,
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1","alpha":"2"},"tags":["b","a"]}`:              `field "tags" differs`,
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1","alpha":"2"}}`:                               `field "tags" is in the file but not listed`,
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1","alpha":"2"},"tags":["a","b"],"extra":null}`: `field "extra" is listed but not in the file`,
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1","alpha":"2"},"tags":["a","b"],"name":"y"}`:   `appears twice`,
+		`{"name":"x","description":"d","version":true,"metadata":{"zeta":"1","alpha":"2"},"tags":["a","b"]}`:           `field "version" differs`,
+		`{"name":"x","description":null,"version":1,"metadata":{"zeta":"1","alpha":"2"},"tags":["a","b"]}`:             `field "description" differs`,
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1","alpha":"2","beta":"3"},"tags":["a","b"]}`:   `field "metadata" differs`,
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1","alpha":"2"},"tags":["a","b",["c"]]}`:        `field "tags" differs`,
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1","alpha":"2"},"tags":{"0":"a","1":"b"}}`:      `field "tags" differs`,
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1","alpha":{"2":"2"}},"tags":["a","b"]}`:        `field "metadata" differs`,
+		`{"name":"x","description":"d ","version":1,"metadata":{"zeta":"1","alpha":"2"},"tags":["a","b"]}`:             `field "description" differs`,
+		`{"name":"x","description":"d","version":1.0000001,"metadata":{"zeta":"1","alpha":"2"},"tags":["a","b"]}`:      `field "version" differs`,
+		`{"name":"x","description":"d","version":1,"metadata":{"zeta":"1","alpha":"2"},"tags":["a","b"]} trailing`:     `trailing data`,
+		`["name"]`: `not a JSON object`,
+	}
+	for listed, want := range bad {
+		err := checkFrontmatter("skill://x/SKILL.md", json.RawMessage(listed), []byte(md))
+		var ve *VerifyError
+		if !errors.As(err, &ve) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s:\n  error %v\n  want %q", listed, err, want)
+		}
+	}
+	if err := checkFrontmatter("skill://x/SKILL.md", json.RawMessage(`{"name":"x"}`), []byte("no frontmatter\n")); err == nil ||
+		!strings.Contains(err.Error(), "has no readable frontmatter") {
+		t.Errorf("file without frontmatter: %v", err)
+	}
+}
+
+func TestDecodeObjectDepth(t *testing.T) {
+	deep := `{"a":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`
+	if _, err := decodeObject(json.RawMessage(deep)); err == nil || !strings.Contains(err.Error(), "nested deeper") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func FuzzParseEntry(f *testing.F) {
+	f.Add([]byte(`{"uri":"skill://a/SKILL.md","frontmatter":{"name":"a","description":"d"},"resources":[{"uri":"skill://a/SKILL.md","digest":"sha256:` + strings.Repeat("0", 64) + `","size":3}]}`))
+	f.Add([]byte(`{"uri":"skill://a/b/SKILL.md","frontmatter":{"name":"b"},"resources":"dynamic","_meta":{"io.github.skills-mcp/dependencies":{"required":["x"]}}}`))
+	f.Add([]byte(`{"uri":"skill://a/SKILL.md","frontmatter":{"name":"a"},"resources":[{"uri":"skill://a/../x","digest":"","size":-1}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e := parseEntry(json.RawMessage(data))
+		if e.Err != nil {
+			return
+		}
+		// Whatever is accepted must be safe to write.
+		for _, keep := range []bool{false, true} {
+			if p, err := newPlan(e, &PullOptions{KeepPath: keep, AllowDynamic: true, AllowOversize: true}); err == nil {
+				if err := checkRel(p.dir); err != nil {
+					t.Fatalf("accepted folder %q: %v", p.dir, err)
+				}
+			}
+		}
+		for _, f := range e.Files {
+			if err := checkRel(f.Rel); err != nil {
+				t.Fatalf("accepted file %q: %v", f.Rel, err)
+			}
+		}
+	})
+}
