@@ -300,6 +300,69 @@ run_config "page-size-1" "--page-size 1" \
   "sep-2640-skills-manifest $V_NEW --force" \
   "sep-2640-skills-directory $V_NEW --force"
 
+# Client scenarios: the suite is the server. It starts a mock skills server, appends its URL to the
+# command line it is given and runs it, so `BIN pull ... --url` is the client under test; {dest}
+# in the pull arguments becomes a fresh folder. The verify-* servers lie about one file, so the
+# client must refuse (a non-zero exit is expected there) and never read the next file; on top of
+# the suite's checks, such a run fails here if anything at all was written to {dest}.
+# run_client_scenario SCENARIO PULL-ARGS...
+run_client_scenario() {
+  local scenario=$1 rc=0 line arg
+  shift
+  local label="client: $scenario"
+  local dir="$WORK/run-$((RUN_NO += 1))"
+  mkdir -p "$dir/out" "$dir/dest"
+  local args=()
+  for arg in "$@"; do args+=("${arg//\{dest\}/$dir/dest/skills}"); done
+  local cmd
+  cmd="$(printf '%q ' "$BIN" pull "${args[@]}")--url"
+  echo
+  echo "=== $label ($cmd URL)"
+  if ! "$BIN" pull -h >/dev/null 2>&1; then
+    record FAIL "$label" "not run: $BIN has no pull sub-command"
+    return 0
+  fi
+  timeout --kill-after=10 "$SCENARIO_TIMEOUT" \
+    "$NODE" "$SUITE" client --command "$cmd" --scenario "$scenario" \
+    --expected-failures "$BASELINE" -o "$dir/out" >"$dir/log" 2>&1 || rc=$?
+  sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^/    /' "$dir/log"
+
+  local details=()
+  while IFS= read -r line; do details+=("$line"); done < <(failing_checks "$dir/out")
+  local written
+  written=$(find "$dir/dest" -mindepth 1 | head -n 5)
+  if [[ $scenario == *verify* && -n $written ]]; then
+    details+=("the client wrote to its destination after a failed verification:")
+    while IFS= read -r line; do details+=("    $line"); done <<<"$written"
+  fi
+
+  if grep -q '^SKIPPED:' "$dir/log"; then
+    record FAIL "$label" "not run: the suite skipped it as not applicable" "${details[@]}"
+  elif [[ $rc -eq 124 || $rc -eq 137 ]]; then
+    record FAIL "$label" "the suite did not finish within ${SCENARIO_TIMEOUT}s" "${details[@]}"
+  elif ! compgen -G "$dir/out/*/checks.json" >/dev/null; then
+    line=$(sed -e 's/\x1b\[[0-9;]*m//g' "$dir/log" | grep -m1 -i 'error' || true)
+    record FAIL "$label" "the suite saved no checks (exit status $rc)${line:+: $line}" "${details[@]}"
+  elif [[ $rc -ne 0 || ${#details[@]} -gt 0 ]]; then
+    ((${#details[@]})) || details=("the suite exited with status $rc; see its output above")
+    record FAIL "$label" "${details[@]}"
+  else
+    record PASS "$label"
+  fi
+}
+
+echo
+echo "##### client scenarios: $BIN pull as the client of the suite's mock servers"
+run_client_scenario sep-2640-client-no-prefetch --list
+for scenario in sep-2640-client-verify-digest sep-2640-client-verify-size sep-2640-client-verify-frontmatter \
+  sep-2640-client-verify-unlisted; do
+  if "$NODE" "$SUITE" list 2>/dev/null | grep -qw -- "$scenario"; then
+    run_client_scenario "$scenario" --all --to '{dest}'
+  else
+    NOT_RUN+=("client: $scenario (not in this version of the suite)")
+  fi
+done
+
 echo
 echo "===================== conformance summary ====================="
 printf '%s\n' "${SUMMARY[@]}"
