@@ -90,12 +90,30 @@ func isPlain(n *yaml.Node) bool {
 // resolvePlain resolves an unquoted, untagged scalar by the YAML 1.2 core
 // schema. Dates, yes/no and on/off stay strings.
 func resolvePlain(v string) scalar {
+	if !mayBeNonString(v) {
+		return scalar{kind: kindString, str: v}
+	}
 	for _, tag := range []string{"!!null", "!!bool", "!!int", "!!float"} {
 		if s, ok := resolveAs(tag, v); ok {
 			return s
 		}
 	}
 	return scalar{kind: kindString, str: v}
+}
+
+// mayBeNonString reports whether a plain scalar could resolve to null, a
+// bool or a number; most values (prose) cannot, and skip the regexps.
+func mayBeNonString(v string) bool {
+	if v == "" {
+		return true
+	}
+	switch v[0] {
+	case '~', '+', '-', '.', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	case 'n', 'N', 't', 'T', 'f', 'F':
+		return len(v) <= len("false")
+	}
+	return false
 }
 
 // resolveTagged resolves value v with an explicit tag. As in the JavaScript
