@@ -10,8 +10,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
-// encodeEntry pre-serialises a skill's skills/list entry once per scan, so
-// that listing pages are concatenations of ready bytes. The frontmatter is
+// encodeEntry encodes a skill's skills/list entry. The frontmatter is
 // spliced in as rendered from the YAML tree, in source key order.
 func encodeEntry(sk *Skill) []byte {
 	var b bytes.Buffer

@@ -40,7 +40,7 @@ func (sc *scanner) reuse(lib *Library, f *found) {
 	if sc.prev == nil || !f.stat.ok {
 		return
 	}
-	old, ok := sc.prev.reuse[reuseKey(lib, f.name)]
+	old, ok := sc.prev.reuse[libKey(lib)][f.name]
 	if !ok || old.err != nil || old.stat != f.stat {
 		return
 	}
@@ -54,6 +54,8 @@ func (sc *scanner) reuse(lib *Library, f *found) {
 	f.reused = true
 }
 
-func reuseKey(lib *Library, name string) string {
-	return lib.Kind + "\x00" + lib.Origin + "\x00" + lib.Namespace + "\x00" + name
+// libKey identifies a library across rescans, whose Library values a config
+// reload may replace.
+func libKey(lib *Library) string {
+	return lib.Kind + "\x00" + lib.Origin + "\x00" + lib.Namespace
 }

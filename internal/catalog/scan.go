@@ -453,15 +453,17 @@ func (sc *scanner) build() *Snapshot {
 		byURI:  map[string]*Skill{},
 		files:  map[string]*File{},
 		dirs:   map[string][]Entry{},
-		reuse:  map[string]*found{},
+		reuse:  map[string]map[string]*found{},
 		walked: map[*Library][]string{},
 	}
 	claimed := map[string]string{} // skill URI → "namespace:folder" that claimed it
 	for _, w := range sc.walks {
 		snap.walked[w.lib] = w.dirs
+		reuse := make(map[string]*found, len(w.files))
+		snap.reuse[libKey(w.lib)] = reuse
 		for _, f := range w.files {
 			if f.err == nil {
-				snap.reuse[reuseKey(w.lib, f.name)] = f
+				reuse[f.name] = f
 			}
 			if !f.reused {
 				snap.reads++
@@ -632,7 +634,6 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		return nil
 	}
 	slices.SortFunc(sk.Files, func(a, b *File) int { return cmp.Compare(a.URI, b.URI) })
-	sk.entry = encodeEntry(sk)
 	return sk
 }
 

@@ -26,10 +26,10 @@ type Snapshot struct {
 	skills      []*Skill          // the listed ones: all but hidden skills
 	byURI       map[string]*Skill // every served skill, hidden ones too
 	byPath      map[string]*Skill
-	byName      map[string][]*Skill   // frontmatter name → skills, across libraries
-	reuse       map[string]*found     // what the scan learned per file, for the next scan
-	walked      map[*Library][]string // folders walked per library, for watchers
-	reads       int                   // files read by the scan (the rest were reused)
+	byName      map[string][]*Skill          // frontmatter name → skills, across libraries
+	reuse       map[string]map[string]*found // library key → file name → what the scan learned, for the next scan
+	walked      map[*Library][]string        // folders walked per library, for watchers
+	reads       int                          // files read by the scan (the rest were reused)
 	search      *search.Index
 	searchReady chan struct{} // closed once search is built
 	files       map[string]*File
@@ -82,12 +82,12 @@ type Skill struct {
 	// listed: skills/get and resources/read answer for them, listings,
 	// search and tools do not.
 	Hidden bool
-
-	entry []byte // pre-serialised skills/list entry
 }
 
-// Entry returns the skill's skills/list entry as JSON.
-func (s *Skill) Entry() json.RawMessage { return s.entry }
+// Entry returns the skill's skills/list entry as JSON. It is encoded on
+// each call (about a microsecond): keeping every entry encoded would cost
+// more memory than the listing saves in time.
+func (s *Skill) Entry() json.RawMessage { return encodeEntry(s) }
 
 // File is one served file.
 type File struct {

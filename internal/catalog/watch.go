@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -66,7 +67,7 @@ func Changed(old, cur *Snapshot) bool {
 		return true
 	}
 	for i, sk := range cur.skills {
-		if o := old.skills[i]; o.URI != sk.URI || string(o.entry) != string(sk.entry) {
+		if o := old.skills[i]; o.URI != sk.URI || !bytes.Equal(o.Entry(), sk.Entry()) {
 			return true
 		}
 	}

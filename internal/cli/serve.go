@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -310,7 +311,12 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	defer libs.Close()
 
 	list, opts := libs.Source()
+	// The first scan makes most of the process's garbage (parsed YAML, read
+	// buffers); collecting more often while it runs keeps the peak resident
+	// size near the live catalog instead of twice it.
+	gcPercent := debug.SetGCPercent(scanGCPercent)
 	snap, err := catalog.Scan(ctx, list, 1, opts)
+	debug.SetGCPercent(gcPercent)
 	if err != nil {
 		return err
 	}
@@ -379,6 +385,9 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	return c.serveHTTP(ctx, cfg, ms, store, log, sdkLog)
 }
+
+// scanGCPercent is the GOGC in force during the first scan.
+const scanGCPercent = 40
 
 // logCatalog logs what a snapshot serves.
 func logCatalog(log *slog.Logger, snap *catalog.Snapshot) {
