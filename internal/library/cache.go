@@ -50,10 +50,11 @@ type Cache struct {
 	initOnce sync.Once
 	initErr  error
 
-	mu    sync.Mutex
-	holds map[string]*hold       // extraction digest → this process's verified use of it
-	busy  map[string]*sync.Mutex // serialises work on one digest in this process
-	refs  map[string]string      // unpinned URL key → digest last fetched
+	mu      sync.Mutex
+	holds   map[string]*hold       // extraction digest → this process's verified use of it
+	busy    map[string]*sync.Mutex // serialises work on one digest in this process
+	refs    map[string]string      // unpinned URL → digest last fetched
+	digests map[string]fileDigest  // archive path → digest, while the file is unchanged
 }
 
 // hold is this process's shared lock on one extraction, counted per use.
@@ -89,6 +90,7 @@ func (c *Cache) init() error {
 		c.holds = make(map[string]*hold)
 		c.busy = make(map[string]*sync.Mutex)
 		c.refs = make(map[string]string)
+		c.digests = make(map[string]fileDigest)
 		c.sweep()
 	})
 	return c.initErr
@@ -145,7 +147,7 @@ func (c *Cache) Extract(ctx context.Context, zipPath string) (dir, digest string
 	if !before.Mode().IsRegular() {
 		return "", "", fmt.Errorf("zip library %s: not a regular file", zipPath)
 	}
-	digest, err = hashFile(ctx, f, before.Size())
+	digest, err = c.digestOf(ctx, zipPath, f, before)
 	if err != nil {
 		return "", "", fmt.Errorf("zip library %s: %w", zipPath, err)
 	}
@@ -154,7 +156,7 @@ func (c *Cache) Extract(ctx context.Context, zipPath string) (dir, digest string
 	// is committed only if the file is unchanged.
 	stable := func() error {
 		after, err := os.Stat(zipPath)
-		if err != nil || !os.SameFile(before, after) || after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
+		if err != nil || !sameVersion(before, after) {
 			return fmt.Errorf("zip library %s: the archive changed while it was being read; try again", zipPath)
 		}
 		return nil
@@ -163,25 +165,95 @@ func (c *Cache) Extract(ctx context.Context, zipPath string) (dir, digest string
 	return dir, digest, err
 }
 
+// digestOf returns the sha256 of the open archive f. On systems where a
+// file's identity includes its change time, the digest is remembered for
+// that identity (device, inode, size, modification and change times), so
+// that a rescan of an unchanged archive costs a stat, not a read; the
+// change time moves on any write, whatever the modification time says.
+func (c *Cache) digestOf(ctx context.Context, name string, f *os.File, before fs.FileInfo) (string, error) {
+	start := time.Now()
+	id, changed, ok := fileID(before)
+	key, err := filepath.Abs(name)
+	if !ok || err != nil {
+		return hashFile(ctx, f, before.Size())
+	}
+	c.mu.Lock()
+	m, hit := c.digests[key]
+	c.mu.Unlock()
+	if hit && m.id == id {
+		return m.digest, nil
+	}
+	digest, err := hashFile(ctx, f, before.Size())
+	if err != nil {
+		return "", err
+	}
+	// Remember it only if the file did not change while it was hashed, and
+	// its last change is older than timestamp granularity: an edit in the
+	// same clock tick as the one before it could keep the same times (git's
+	// "racy clean" problem).
+	if start.Sub(changed) < racyMargin {
+		return digest, nil
+	}
+	if after, err := f.Stat(); err == nil {
+		if id2, _, _ := fileID(after); id2 == id {
+			c.mu.Lock()
+			c.digests[key] = fileDigest{id: id, digest: digest}
+			c.mu.Unlock()
+		}
+	}
+	return digest, nil
+}
+
+// sameVersion reports whether two stats of a file show the same content:
+// the same file, size and modification time, and change time where known.
+func sameVersion(a, b fs.FileInfo) bool {
+	if !os.SameFile(a, b) || a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+		return false
+	}
+	ida, _, oka := fileID(a)
+	idb, _, okb := fileID(b)
+	return oka != okb || ida == idb
+}
+
+// racyMargin is how long ago a file must have changed for its digest to be
+// remembered: above the coarsest timestamp granularity of common file
+// systems (1 s on FAT and HFS+, a kernel tick on Linux).
+const racyMargin = 2 * time.Second
+
+// fileDigest is a remembered archive digest and the file identity it was
+// computed for.
+type fileDigest struct{ id, digest string }
+
+// reuse counts one more use of an extraction this process already holds,
+// and reports whether there was one. Held implies verified: verification
+// happens once per process, and the archive was inspected under the same
+// limits when it was first used.
+func (c *Cache) reuse(digest string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.holds[digest]; h != nil {
+		h.n++
+		return true
+	}
+	return false
+}
+
 // use returns the verified extraction of the archive ra (whose sha256 is
 // digest), extracting it if needed, and counts one use of it.
 func (c *Cache) use(ctx context.Context, ra io.ReaderAt, size int64, digest, display string, stable func() error) (string, error) {
-	lim := c.limits()
-	p, err := inspect(ra, size, lim)
+	final := filepath.Join(c.Dir, digest)
+	tree := filepath.Join(final, treeName)
+	if c.reuse(digest) {
+		return tree, nil
+	}
+	p, err := inspect(ra, size, c.limits())
 	if err != nil {
 		return "", named(err, display)
 	}
 	defer c.lockDigest(digest)()
-	final := filepath.Join(c.Dir, digest)
-	tree := filepath.Join(final, treeName)
-
-	c.mu.Lock()
-	if h := c.holds[digest]; h != nil {
-		h.n++ // held implies verified by this process
-		c.mu.Unlock()
+	if c.reuse(digest) { // another goroutine got there first
 		return tree, nil
 	}
-	c.mu.Unlock()
 
 	// Each pass either finds a good extraction, or makes one. Another
 	// process can prune or replace the directory between our steps; that

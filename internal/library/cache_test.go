@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -319,7 +320,8 @@ func TestCopyEntryBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			e := &entry{name: "e.txt", usize: tc.declared}
-			budget := tc.budget
+			var budget atomic.Int64
+			budget.Store(tc.budget)
 			_, err := copyEntry(&out, bytes.NewReader(content), e, &budget, tc.maxEntry, make([]byte, 1000))
 			if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.detail) || !strings.Contains(err.Error(), `"e.txt"`) {
 				t.Fatalf("copyEntry = %v, want %v mentioning %q", err, tc.err, tc.detail)
@@ -329,4 +331,74 @@ func TestCopyEntryBudget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExtractSeesSameSizeEdit: an edit that keeps the archive's size and
+// restores its modification time is still a new archive (the remembered
+// digest is keyed by the change time too).
+func TestExtractSeesSameSizeEdit(t *testing.T) {
+	c := &Cache{Dir: t.TempDir()}
+	defer c.Close()
+	v1 := newRaw(rawStored("lib/demo/SKILL.md", []byte(skillMD)), rawStored("lib/demo/VERSION", []byte("v1"))).bytes()
+	v2 := newRaw(rawStored("lib/demo/SKILL.md", []byte(skillMD)), rawStored("lib/demo/VERSION", []byte("v2"))).bytes()
+	zp := writeZip(t, v1)
+	info, err := os.Stat(zp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, d1 := mustExtract(t, c, zp)
+	if _, again := mustExtract(t, c, zp); again != d1 {
+		t.Fatal("digest of an unchanged archive changed")
+	}
+	if err := os.WriteFile(zp, v2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(zp, info.ModTime(), info.ModTime())
+	dir, d2 := mustExtract(t, c, zp)
+	if d2 == d1 || d2 != digestOf(v2) {
+		t.Fatalf("digest after a same-size edit = %s, want %s", d2, digestOf(v2))
+	}
+	if got := readTree(t, dir)["lib/demo/VERSION"]; got != "v2" {
+		t.Errorf("VERSION = %q", got)
+	}
+}
+
+// TestExtractRemembersDigest: an archive last changed well before it was
+// hashed is not hashed again while its identity holds; a fresh one always
+// is.
+func TestExtractRemembersDigest(t *testing.T) {
+	if !canRemember() {
+		t.Skip("no file identity with change times on this system")
+	}
+	c := &Cache{Dir: t.TempDir()}
+	defer c.Close()
+	zp := libZip(t, "v1")
+	_, d := mustExtract(t, c, zp)
+	c.mu.Lock()
+	_, remembered := c.digests[zp]
+	c.mu.Unlock()
+	if remembered {
+		t.Fatal("remembered the digest of a file changed a moment ago")
+	}
+	// Pretend the digest was remembered for an older change: a hit returns
+	// it without reading the file.
+	info, _ := os.Stat(zp)
+	id, _, _ := fileID(info)
+	c.mu.Lock()
+	c.digests[zp] = fileDigest{id: id, digest: strings.Repeat("e", 64)}
+	c.mu.Unlock()
+	f, _ := os.Open(zp)
+	defer f.Close()
+	if got, _ := c.digestOf(context.Background(), zp, f, info); got != strings.Repeat("e", 64) {
+		t.Errorf("digestOf = %s, want the remembered one (real %s)", got, d)
+	}
+}
+
+func canRemember() bool {
+	info, err := os.Stat(".")
+	if err != nil {
+		return false
+	}
+	_, _, ok := fileID(info)
+	return ok
 }

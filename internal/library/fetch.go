@@ -124,7 +124,7 @@ func (c *Cache) useDownload(ctx context.Context, digest, display string) (string
 	if err != nil {
 		return "", fmt.Errorf("opening cached download: %w", err)
 	}
-	got, err := hashFile(ctx, f, info.Size())
+	got, err := c.digestOf(ctx, p, f, info)
 	if err != nil {
 		return "", err
 	}

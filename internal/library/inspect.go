@@ -47,6 +47,7 @@ const (
 const (
 	maxNameBytes    = 1024
 	maxSegmentBytes = 255
+	maxDepth        = 64 // as deep as the catalog walks
 )
 
 // entry is one central-directory record that passed inspection.
@@ -462,8 +463,12 @@ func nameProblem(name string) string {
 	case len(name) >= 2 && name[1] == ':' && (name[0]|0x20 >= 'a' && name[0]|0x20 <= 'z'):
 		return "drive letter in name"
 	}
+	depth := 0
 	for seg := range strings.SplitSeq(strings.TrimSuffix(name, "/"), "/") {
+		depth++
 		switch {
+		case depth > maxDepth:
+			return "more than 64 path segments"
 		case seg == "..":
 			return `".." segment (path traversal)`
 		case seg == ".":
