@@ -177,13 +177,15 @@ func (d *dest) newStage() error {
 }
 
 // writeFile writes data to rel below dir, which this pull created, making
-// parent folders. The file must not exist yet.
-func (d *dest) writeFile(dir, rel string, data []byte) error {
+// parent folders; made remembers the folders already made, to spare a walk
+// per file. The file must not exist yet.
+func (d *dest) writeFile(dir, rel string, data []byte, made map[string]bool) error {
 	name := dir + "/" + rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 && !made[rel[:i]] {
 		if err := d.root.MkdirAll(dir+"/"+rel[:i], 0o755); err != nil {
 			return err
 		}
+		made[rel[:i]] = true
 	}
 	f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {

@@ -39,6 +39,12 @@ func newRealServer(t *testing.T) *realServer {
 	if err := os.CopyFS(lib, os.DirFS(testLibrary)); err != nil {
 		t.Fatal(err)
 	}
+	return newRealServerAt(t, lib)
+}
+
+// newRealServerAt serves the library at lib in place.
+func newRealServerAt(t *testing.T, lib string) *realServer {
+	t.Helper()
 	rs := &realServer{lib: lib}
 	rs.store = catalog.NewStore(rs.scan(t))
 	rs.srv = server.New(rs.store, nil)

@@ -473,6 +473,7 @@ func (c *Client) stageSkill(ctx context.Context, d *dest, i int, p *plan, o *Pul
 		}
 	}
 	var total int64
+	made := map[string]bool{}
 	for _, f := range files {
 		var data []byte
 		if keep[f.Rel] {
@@ -512,7 +513,7 @@ func (c *Client) stageSkill(ctx context.Context, d *dest, i int, p *plan, o *Pul
 			report(1, int64(len(data)), false)
 		}
 		if p.staged != "" {
-			if err := d.writeFile(p.staged, f.Rel, data); err != nil {
+			if err := d.writeFile(p.staged, f.Rel, data, made); err != nil {
 				return fmt.Errorf("staging %s: %w", path.Join(p.dir, f.Rel), err)
 			}
 		}
