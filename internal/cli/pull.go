@@ -96,6 +96,7 @@ func (c *pullCommand) flags(cfg *pullConfig) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprint(c.stderr, pullUsage)
 		fs.PrintDefaults()
+		fmt.Fprint(c.stderr, "  -command CMD ARGS…\n    \trun CMD ARGS… as the server, over stdio; takes the rest of the command line\n")
 	}
 	return fs
 }

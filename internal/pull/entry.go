@@ -61,10 +61,13 @@ func (e *Entry) Bytes() int64 {
 
 // EntryError says why a listed entry cannot be pulled.
 type EntryError struct {
-	URI    string
+	// URI is the entry's SKILL.md URI, when it has one.
+	URI string
+	// Reason says what is wrong.
 	Reason string
 }
 
+// Error returns "invalid skill entry <uri>: <reason>".
 func (e *EntryError) Error() string {
 	if e.URI == "" {
 		return "invalid skill entry: " + e.Reason

@@ -130,11 +130,15 @@ type Report struct {
 
 // ConflictError reports skills that would be written to the same folder.
 type ConflictError struct {
-	Dir   string
+	// Dir is the folder, relative to the destination.
+	Dir string
+	// Paths are the skill paths that collide.
 	Paths []string
-	Hint  string
+	// Hint says how to avoid the collision.
+	Hint string
 }
 
+// Error names the skills, the folder and the way out.
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("skills %s would all be written to %s; %s", strings.Join(e.Paths, " and "), e.Dir, e.Hint)
 }

@@ -10,13 +10,17 @@ import (
 // Candidates are the skill paths it could mean (when ambiguous) or the
 // closest listed ones (when absent).
 type SelectError struct {
-	Ref        string
-	Ambiguous  bool
+	// Ref is the reference as given.
+	Ref string
+	// Ambiguous reports several matches; otherwise there was none.
+	Ambiguous bool
+	// Candidates are skill paths, sorted, at most a dozen.
 	Candidates []string
 	// More counts candidates left out of Candidates.
 	More int
 }
 
+// Error names the reference and its candidates.
 func (e *SelectError) Error() string {
 	list := strings.Join(e.Candidates, ", ")
 	if e.More > 0 {
@@ -145,6 +149,7 @@ type MissingDepError struct {
 	Missing []string
 }
 
+// Error lists every missing dependency.
 func (e *MissingDepError) Error() string {
 	return "required runtime dependencies are not served: " + strings.Join(e.Missing, ", ")
 }

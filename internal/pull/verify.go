@@ -20,6 +20,7 @@ type VerifyError struct {
 	Reason string
 }
 
+// Error returns "verification failed for <uri>: <reason>".
 func (e *VerifyError) Error() string {
 	return fmt.Sprintf("verification failed for %s: %s", e.URI, e.Reason)
 }
