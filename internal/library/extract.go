@@ -429,10 +429,7 @@ func (c *Cache) verify(ctx context.Context, final, digest string, p *plan) error
 	}
 	defer root.Close()
 	seen := 0
-	err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || name == "." {
-			return err
-		}
+	err = walkTree(root, "", func(name string, d fs.DirEntry) error {
 		rel := filepath.FromSlash(name)
 		switch {
 		case d.IsDir() && dirs[rel]:
@@ -452,41 +449,80 @@ func (c *Cache) verify(ctx context.Context, final, digest string, p *plan) error
 	return hashAll(ctx, root, rec.Files)
 }
 
+// walkTree calls visit for every entry below r, depth first, naming it by
+// its "/"-separated path below the top (prefix is the path of r). It
+// descends into a directory only after visit accepts it, and opens each
+// directory once, as a root of its own.
+func walkTree(r *os.Root, prefix string, visit func(name string, d fs.DirEntry) error) error {
+	f, err := r.Open(".")
+	if err != nil {
+		return err
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, d := range ents {
+		name := d.Name()
+		if prefix != "" {
+			name = prefix + "/" + name
+		}
+		if err := visit(name, d); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			sub, err := r.OpenRoot(d.Name())
+			if err != nil {
+				return err
+			}
+			err = walkTree(sub, name, visit)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // hashAll re-hashes every file of the record under root, in parallel, and
-// returns the first mismatch.
+// returns the first mismatch. Like writeFiles, each worker takes runs of
+// consecutive files and keeps their directories open.
 func hashAll(ctx context.Context, root *os.Root, files []recordFile) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		mu    sync.Mutex
+		next  atomic.Int64
+		once  sync.Once
 		first error
+		wg    sync.WaitGroup
 	)
-	jobs := make(chan *recordFile)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), 8) {
+	for range min(runtime.GOMAXPROCS(0), 8, (len(files)+writeChunk-1)/writeChunk) {
 		wg.Go(func() {
+			roots := &treeRoots{top: root}
+			defer roots.close()
 			buf := make([]byte, 64<<10)
-			for rf := range jobs {
-				if err := checkFile(root, rf, buf); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-						cancel()
+			for {
+				start := int(next.Add(writeChunk)) - writeChunk
+				if start >= len(files) {
+					return
+				}
+				for i := start; i < min(start+writeChunk, len(files)); i++ {
+					if ctx.Err() != nil {
+						return
 					}
-					mu.Unlock()
+					if err := checkFile(roots, &files[i], buf); err != nil {
+						once.Do(func() {
+							first = err
+							cancel()
+						})
+						return
+					}
 				}
 			}
 		})
 	}
-feed:
-	for i := range files {
-		select {
-		case jobs <- &files[i]:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
 	wg.Wait()
 	if first != nil {
 		return first
@@ -494,8 +530,13 @@ feed:
 	return ctx.Err()
 }
 
-func checkFile(root *os.Root, rf *recordFile, buf []byte) error {
-	f, err := root.Open(filepath.FromSlash(rf.Path))
+func checkFile(roots *treeRoots, rf *recordFile, buf []byte) error {
+	dir, base := splitName(rf.Path)
+	r, err := roots.get(dir)
+	if err != nil {
+		return err
+	}
+	f, err := r.Open(base)
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,7 @@ func badCases() []badCase {
 		{name: "empty-name", data: one(rawStored("", []byte("x"))), err: ErrInsecurePath, entry: "", detail: "empty name"},
 		{name: "dot-segment", data: one(rawStored("a/./b", []byte("x"))), err: ErrInsecurePath, entry: "a/./b", detail: `"." segment`},
 		{name: "empty-segment", data: one(rawStored("a//b", []byte("x"))), err: ErrInsecurePath, entry: "a//b", detail: "empty path segment"},
+		{name: "too-deep", data: one(rawStored(strings.Repeat("d/", 64)+"f", []byte("x"))), err: ErrInsecurePath, entry: strings.Repeat("d/", 64) + "f", detail: "64 path segments"},
 		{name: "long-segment", data: one(rawStored(strings.Repeat("n", 256), []byte("x"))), err: ErrInsecurePath, entry: strings.Repeat("n", 256), detail: "255"},
 
 		// Kinds of entry.
