@@ -66,6 +66,8 @@ func run(ctx context.Context, args []string, st streams) int {
 	switch name {
 	case "serve":
 		cmd = &serveCommand{streams: st}
+	case "pull":
+		cmd = &pullCommand{streams: st}
 	case "version":
 		fmt.Fprintln(st.stdout, "skills-mcp", version())
 		return exitOK
@@ -110,8 +112,9 @@ Model Context Protocol, with the MCP Skills extension (SEP-2640).
 
 Usage:
   skills-mcp [serve] [flags]    serve skill libraries over stdio or HTTP (default)
+  skills-mcp pull [SKILL...]    copy skills from any SEP-2640 server to disk, verified
   skills-mcp version            print the version
   skills-mcp help               print this help
 
-Run "skills-mcp serve -h" for the serve flags and their SKILLS_* environment twins.
+Run "skills-mcp COMMAND -h" for a command's flags; serve's have SKILLS_* environment twins.
 `
