@@ -123,14 +123,18 @@ func (c *Cache) lockDigest(digest string) func() {
 // directory holding its tree, and the archive's sha256 (lowercase hex).
 //
 // The tree is at Dir/<digest>/tree. An archive already extracted, by this
-// process or another, is reused: the first time a Cache uses it, every file
-// is re-hashed against the integrity record, and a tree that fails is
-// extracted again. The archive's central directory is inspected on every
-// call, so a lowered limit applies to cached extractions too.
+// process or another, is reused: the first time a Cache uses it, every
+// file is re-hashed against the integrity record, and a tree that fails is
+// extracted again. Until this Cache holds the extraction, the archive's
+// central directory is inspected, so lowered limits apply to cached
+// extractions too. The archive is hashed on every call, except on Linux
+// while its device, inode, size, mtime and ctime are unchanged (a rescan
+// then costs a stat).
 //
-// Every call takes one use of the digest, to be ended by [Cache.Prune].
-// A refused archive returns an error wrapping an [*ArchiveError] (match its
-// sentinel with errors.Is) and leaves nothing in the cache.
+// Every successful call takes one use of the digest, to be ended by
+// [Cache.Prune]; a failed call takes none. A refused archive returns an
+// error wrapping an [*ArchiveError] (match its sentinel with errors.Is) and
+// leaves nothing in the cache.
 func (c *Cache) Extract(ctx context.Context, zipPath string) (dir, digest string, err error) {
 	if err := c.init(); err != nil {
 		return "", "", err

@@ -73,13 +73,19 @@ func (c *Cache) Fetch(ctx context.Context, spec URLSpec) (dir, digest, warning s
 			return "", "", "", err
 		}
 	}
-	digest, err = c.download(ctx, u, spec, display)
-	if err == nil {
-		dir, err = c.useDownload(ctx, digest, display)
-		if errors.As(err, new(*ArchiveError)) {
-			// Verified, but refused: do not keep it around.
-			os.Remove(filepath.Join(c.Dir, downloadsDir, digest+".zip"))
+	for attempt := 0; ; attempt++ {
+		digest, err = c.download(ctx, u, spec, display)
+		if err == nil {
+			dir, err = c.useDownload(ctx, digest, display)
+			if errors.Is(err, errNoDownload) && attempt == 0 {
+				continue // the sidecar named a cached download found damaged: fetch it
+			}
+			if errors.As(err, new(*ArchiveError)) {
+				// Verified, but refused: do not keep it around.
+				os.Remove(filepath.Join(c.Dir, downloadsDir, digest+".zip"))
+			}
 		}
+		break
 	}
 	if err == nil {
 		if spec.SHA256 == "" {

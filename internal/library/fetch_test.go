@@ -721,3 +721,42 @@ func TestFetchHTTPStatus(t *testing.T) {
 	}
 	assertEmptyCache(t, c.Dir)
 }
+
+// TestFetchDamagedDownload: a cached download that no longer matches its
+// digest is discarded and fetched again, pinned or by sidecar.
+func TestFetchDamagedDownload(t *testing.T) {
+	zipb := served()
+	s := newHost(t, files(map[string][]byte{
+		"/lib.zip":        zipb,
+		"/lib.zip.sha256": []byte(digestOf(zipb)),
+	}))
+	for _, spec := range []URLSpec{
+		{URL: s.URL + "/lib.zip", SHA256: digestOf(zipb)},
+		{URL: s.URL + "/lib.zip"},
+	} {
+		c := newFetchCache(t, s.Client())
+		_, d, _, err := c.Fetch(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Prune(d) // the extraction goes, and with it the download
+		dl := filepath.Join(c.Dir, downloadsDir, d+".zip")
+		if exists(dl) || exists(filepath.Join(c.Dir, d)) {
+			t.Fatal("Prune left the download or the extraction")
+		}
+		if err := os.WriteFile(dl, []byte("damaged"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		before := s.hits("/lib.zip")
+		dir, d2, warning, err := c.Fetch(context.Background(), spec)
+		if err != nil || d2 != d || warning != "" {
+			t.Fatalf("Fetch after damage = %s, %q, %v", d2, warning, err)
+		}
+		if s.hits("/lib.zip") != before+1 {
+			t.Error("the damaged download was not fetched again")
+		}
+		if readTree(t, dir)["lib/demo/SKILL.md"] != skillMD {
+			t.Error("wrong tree")
+		}
+	}
+}
