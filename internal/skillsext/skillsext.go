@@ -10,6 +10,7 @@
 package skillsext
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,6 +98,9 @@ func (r Resources) MarshalJSON() ([]byte, error) {
 // the string "dynamic" is an error, as the specification requires hosts to
 // reject such entries.
 func (r *Resources) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		return errors.New("skillsext: resources is null; want an array or \"dynamic\"")
+	}
 	var s string
 	if err := json.Unmarshal(data, &s); err == nil {
 		if s != "dynamic" {
@@ -108,9 +112,6 @@ func (r *Resources) UnmarshalJSON(data []byte) error {
 	var list []Resource
 	if err := json.Unmarshal(data, &list); err != nil {
 		return fmt.Errorf("skillsext: resources: %w", err)
-	}
-	if list == nil {
-		return errors.New("skillsext: resources is null; want an array or \"dynamic\"")
 	}
 	*r = Resources{List: list}
 	return nil

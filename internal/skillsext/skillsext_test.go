@@ -81,8 +81,12 @@ func TestResourcesJSON(t *testing.T) {
 	}
 	for in, ok := range map[string]bool{`"dynamic"`: true, `[]`: true, `[{"uri":"u","digest":"d","size":1}]`: true, `null`: false, `"static"`: false, `{}`: false, `3`: false} {
 		var r skillsext.Resources
-		if err := json.Unmarshal([]byte(in), &r); (err == nil) != ok {
+		err := json.Unmarshal([]byte(in), &r)
+		if (err == nil) != ok {
 			t.Errorf("Unmarshal(%s) error = %v, want ok=%v", in, err, ok)
+		}
+		if in == "null" && (err == nil || !strings.Contains(err.Error(), "null")) {
+			t.Errorf("Unmarshal(null) error = %v, want it to say null", err)
 		}
 	}
 }
