@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // host is a loopback TLS server that records what it was asked.
@@ -759,4 +760,18 @@ func TestFetchDamagedDownload(t *testing.T) {
 			t.Error("wrong tree")
 		}
 	}
+}
+
+// TestFetchTimeout: a server that never answers is given up on after the
+// per-request timeout. The handler waits for the client to leave, so the
+// only way Fetch can return is the timeout.
+func TestFetchTimeout(t *testing.T) {
+	s := newHost(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	c := newFetchCache(t, s.Client())
+	c.Timeout = 50 * time.Millisecond
+	_, _, _, err := c.Fetch(context.Background(), URLSpec{URL: s.URL + "/lib.zip", SHA256: strings.Repeat("0", 64)})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Fetch = %v, want a deadline error", err)
+	}
+	assertEmptyCache(t, c.Dir)
 }
