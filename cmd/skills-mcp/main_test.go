@@ -4,6 +4,7 @@ package main_test
 // and an MCP client would, over stdio and over HTTP.
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -459,4 +460,70 @@ func (b *logBuffer) waitFor(ctx context.Context, s string) bool {
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// zipDir writes the tree at src into a zip at dst, under a wrapper folder as
+// release archives have.
+func zipDir(t *testing.T, src, dst string) {
+	t.Helper()
+	f, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		w, err := zw.Create("wrapper-1.0/" + filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	})
+	if err == nil {
+		err = zw.Close()
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestZipLibrary(t *testing.T) {
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "lib.zip")
+	zipDir(t, testLibrary, archive)
+	env := []string{"SKILLS_CACHE_DIR=" + filepath.Join(dir, "cache")}
+	code, stdout, stderr := run(t, env, "--lib", "z="+archive, "--stats")
+	if code != 0 || !strings.Contains(stdout, `"skills": 9`) || !strings.Contains(stdout, `"kind": "archive"`) {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The second start reuses the extraction.
+	if code, stdout, _ = run(t, env, "--lib", "z="+archive, "--stats"); code != 0 || !strings.Contains(stdout, `"skills": 9`) {
+		t.Fatalf("warm start: exit %d\n%s", code, stdout)
+	}
+	// A hostile archive is refused with a message naming the entry.
+	evil := filepath.Join(dir, "evil.zip")
+	f, _ := os.Create(evil)
+	zw := zip.NewWriter(f)
+	w, _ := zw.Create("../escape/SKILL.md")
+	w.Write([]byte("---\nname: escape\ndescription: x\n---\n"))
+	zw.Close()
+	f.Close()
+	code, _, stderr = run(t, env, "--lib", "z="+evil, "--stats")
+	if code != 2 || !strings.Contains(stderr, "escape") {
+		t.Errorf("hostile archive: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr = run(t, env, "--lib", "u=http://example.invalid/x.zip", "--stats"); code != 2 || !strings.Contains(stderr, "https") {
+		t.Errorf("http URL: exit %d\n%s", code, stderr)
+	}
 }

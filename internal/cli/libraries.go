@@ -9,48 +9,80 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/examples"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/config"
+	"github.com/skills-mcp/skills-mcp/internal/library"
 )
 
-// rootGrace is how long a library root replaced by a config reload stays
-// open: requests that started on the old snapshot may still read from it.
+// rootGrace is how long a library replaced by a reload stays open: requests
+// that started on the old snapshot may still read from it.
 const rootGrace = time.Minute
+
+// source is one configured library: a directory, a local .zip or a pinned
+// https URL of a .zip.
+type source struct {
+	ns        string
+	value     string // a path or an https URL
+	sha256    string // a URL's pin from the config file
+	noScripts bool
+	info      catalog.Info
+}
+
+func (s source) isURL() bool {
+	return strings.HasPrefix(s.value, "https://") || strings.HasPrefix(s.value, "http://")
+}
+
+func (s source) isZip() bool {
+	if s.isURL() || !strings.EqualFold(filepath.Ext(s.value), ".zip") {
+		return false
+	}
+	info, err := os.Stat(s.value)
+	return err == nil && info.Mode().IsRegular()
+}
+
+// opened is a source opened for serving.
+type opened struct {
+	src    source
+	lib    *catalog.Library
+	digest string // of the archive, for archive and URL libraries
+}
 
 // libraries is what a serve process serves: the fixed libraries of the
 // command line and environment, and those of the config file, which a
 // reload may change. It is the catalog.Source of the reloader.
 type libraries struct {
-	cfg *serveConfig
-	log *slog.Logger
+	cfg   *serveConfig
+	log   *slog.Logger
+	cache *library.Cache
 
-	mu      sync.Mutex
-	fixed   []*catalog.Library
-	file    []*catalog.Library
-	fileCfg *config.Config
-	closers map[*catalog.Library]func()
+	mu       sync.Mutex
+	fixed    []*opened
+	file     []*opened
+	fileCfg  *config.Config
+	embedded *catalog.Library
 }
 
 // openLibraries opens the command-line libraries and, when --config is
 // given, the config file's. Any problem is an error: at start, nothing is
 // served half-configured.
-func openLibraries(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*libraries, error) {
-	l := &libraries{cfg: cfg, log: log, closers: map[*catalog.Library]func(){}}
+func openLibraries(ctx context.Context, cfg *serveConfig, env env, log *slog.Logger) (*libraries, error) {
+	l := &libraries{cfg: cfg, log: log, cache: newCache(cfg, env, log)}
 	specs := cfg.libs
 	if cfg.root != "" {
 		specs = []libSpec{{ns: "", dir: cfg.root}}
 	}
 	for _, s := range specs {
-		lib, err := l.open(ctx, s.ns, s.dir, false)
+		o, err := l.open(ctx, source{ns: s.ns, value: s.dir})
 		if err != nil {
 			l.Close()
-			return nil, usagef("point --lib/--root at a readable folder of skills", "%v", err)
+			return nil, usagef("point --lib/--root at a readable folder of skills, a .zip, or an https URL pinned with #sha256=", "%v", err)
 		}
-		l.fixed = append(l.fixed, lib)
+		l.fixed = append(l.fixed, o)
 	}
 	if cfg.configPath != "" {
 		if err := l.reloadConfig(ctx); err != nil {
@@ -64,26 +96,148 @@ func openLibraries(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*li
 			return nil, err
 		}
 		log.Warn("no library configured (--lib, --root, --config, SKILLS_LIBS or SKILLS_MCP_ROOT); serving the example library built into the binary")
-		l.fixed = []*catalog.Library{{FS: sub, Origin: "embedded example", Kind: "embedded"}}
+		l.embedded = &catalog.Library{FS: sub, Origin: "embedded example", Kind: "embedded"}
 	}
 	return l, nil
 }
 
-// open opens one library root. The error names the library and the path.
-func (l *libraries) open(_ context.Context, ns, dir string, noScripts bool) (*catalog.Library, error) {
+// newCache returns the archive and download cache under SKILLS_CACHE_DIR.
+func newCache(cfg *serveConfig, env env, log *slog.Logger) *library.Cache {
+	dir := cfg.cacheDir
+	if dir == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(d, "skills-mcp")
+		} else {
+			dir = filepath.Join(os.TempDir(), "skills-mcp-cache")
+		}
+	}
+	limits := library.DefaultLimits()
+	limits.MaxEntryBytes = max(limits.MaxEntryBytes, cfg.maxFileBytes)
+	return &library.Cache{Dir: dir, Limits: limits, Logger: log, Env: env}
+}
+
+// open opens one source. The error names the library and what it is.
+func (l *libraries) open(ctx context.Context, src source) (*opened, error) {
 	what := "library root"
-	if ns != "" {
-		what = "library " + strconv.Quote(ns)
+	if src.ns != "" {
+		what = "library " + strconv.Quote(src.ns)
 	}
-	lib, err := catalog.OpenDirectory(ns, dir)
+	o := &opened{src: src}
+	dir, kind, origin := src.value, "directory", src.value
+	switch {
+	case src.isURL():
+		spec, err := library.ParseURLSpec(src.value)
+		if err == nil && src.sha256 != "" {
+			if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, src.sha256) {
+				err = fmt.Errorf("the URL's #sha256 and the config's sha256 differ")
+			}
+			spec.SHA256 = src.sha256
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %v", what, library.Redact(src.value), err)
+		}
+		spec.AllowUnverified = l.allowUnverified()
+		d, digest, warning, err := l.cache.Fetch(ctx, spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s cannot be fetched: %v", what, library.Redact(src.value), err)
+		}
+		if warning != "" {
+			l.log.Warn("remote library not refreshed; serving the cached copy", "library", src.ns, "warning", warning)
+		}
+		dir, kind, origin, o.digest = d, "url", library.Redact(src.value), digest
+	case src.isZip():
+		d, digest, err := l.cache.Extract(ctx, src.value)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s cannot be extracted: %v", what, src.value, err)
+		}
+		dir, kind, o.digest = d, "archive", digest
+	}
+	lib, err := catalog.OpenDirectory(src.ns, dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s cannot be opened: %v", what, dir, unwrapPathErr(err))
+		if o.digest != "" {
+			l.cache.Prune(o.digest)
+		}
+		return nil, fmt.Errorf("%s %s cannot be opened: %v", what, src.value, unwrapPathErr(err))
 	}
-	lib.NoScripts = noScripts
+	lib.Kind, lib.Origin, lib.NoScripts, lib.Info = kind, origin, src.noScripts, src.info
+	lib.Info.Digest = o.digest
+	if kind != "directory" {
+		lib.Dir = "" // an extraction never changes: nothing to watch
+	}
+	o.lib = lib
+	return o, nil
+}
+
+// release closes an opened source after grace and lets the cache prune an
+// extraction nobody uses any more.
+func (l *libraries) release(olds []*opened, grace time.Duration) {
+	if len(olds) == 0 {
+		return
+	}
+	done := func() {
+		for _, o := range olds {
+			o.lib.Close()
+			if o.digest != "" {
+				l.cache.Prune(o.digest)
+			}
+		}
+	}
+	if grace == 0 {
+		done()
+		return
+	}
+	time.AfterFunc(grace, done)
+}
+
+func (l *libraries) allowUnverified() bool {
 	l.mu.Lock()
-	l.closers[lib] = func() { lib.Close() }
+	defer l.mu.Unlock()
+	if l.cfg.allowUnverified {
+		return true
+	}
+	return l.fileCfg != nil && l.fileCfg.AllowUnverified != nil && *l.fileCfg.AllowUnverified
+}
+
+// zipFiles returns the local archives served, to be watched for changes.
+func (l *libraries) zipFiles() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, o := range slices.Concat(l.fixed, l.file) {
+		if o.src.isZip() {
+			if abs, err := filepath.Abs(o.src.value); err == nil {
+				out = append(out, abs)
+			}
+		}
+	}
+	return out
+}
+
+// refreshArchives re-opens the command-line libraries that come from an
+// archive or a URL: a replaced zip is extracted anew (an unchanged one costs
+// a stat), an unpinned URL is checked against its sidecar. On failure the
+// previous copy keeps serving.
+func (l *libraries) refreshArchives(ctx context.Context) {
+	l.mu.Lock()
+	fixed := slices.Clone(l.fixed)
 	l.mu.Unlock()
-	return lib, nil
+	var replaced []*opened
+	for i, o := range fixed {
+		if o.lib.Kind == "directory" {
+			continue
+		}
+		n, err := l.open(ctx, o.src)
+		if err != nil {
+			l.log.Error("library refresh failed; the previous copy keeps serving", "library", o.src.ns, "err", err)
+			continue
+		}
+		fixed[i] = n
+		replaced = append(replaced, o)
+	}
+	l.mu.Lock()
+	l.fixed = fixed
+	l.mu.Unlock()
+	l.release(replaced, rootGrace)
 }
 
 // reloadConfig reads, validates and applies the config file. On any error
@@ -114,53 +268,40 @@ func (l *libraries) reloadConfig(ctx context.Context) error {
 				return fmt.Errorf("config file %s: libraries[%d].namespace %q is already given on the command line", path, i, lib.Namespace)
 			}
 		}
-		if lib.URL != "" {
-			return fmt.Errorf("config file %s: libraries[%d]: url libraries are not supported by this build", path, i)
-		}
 	}
+	// The config's allowUnverified applies to the libraries it lists.
+	l.mu.Lock()
+	prevCfg := l.fileCfg
+	l.fileCfg = c
+	l.mu.Unlock()
 	// Open every library first; swap only when all opened.
-	var opened []*catalog.Library
+	var opened []*opened
 	for _, lc := range c.Libraries {
-		lib, err := l.open(ctx, lc.Namespace, lc.Root, lc.NoScripts)
+		src := source{ns: lc.Namespace, value: cmpOr(lc.URL, lc.Root), sha256: lc.SHA256, noScripts: lc.NoScripts,
+			info: catalog.Info{Title: lc.Title, Source: lc.Source, Version: lc.Version, Metadata: lc.Metadata}}
+		o, err := l.open(ctx, src)
 		if err != nil {
-			l.closeLater(opened, 0)
+			l.release(opened, 0)
+			l.mu.Lock()
+			l.fileCfg = prevCfg
+			l.mu.Unlock()
 			return fmt.Errorf("config file %s: %w", path, err)
 		}
-		lib.Info = catalog.Info{Title: lc.Title, Source: lc.Source, Version: lc.Version, Metadata: lc.Metadata}
-		opened = append(opened, lib)
+		opened = append(opened, o)
 	}
 	l.mu.Lock()
 	replaced := l.file
-	l.file, l.fileCfg = opened, c
+	l.file = opened
 	l.mu.Unlock()
-	l.closeLater(replaced, rootGrace)
+	l.release(replaced, rootGrace)
 	return nil
 }
 
-// closeLater closes library roots after grace.
-func (l *libraries) closeLater(libs []*catalog.Library, grace time.Duration) {
-	if len(libs) == 0 {
-		return
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
 	}
-	l.mu.Lock()
-	var fns []func()
-	for _, lib := range libs {
-		if fn, ok := l.closers[lib]; ok {
-			fns = append(fns, fn)
-			delete(l.closers, lib)
-		}
-	}
-	l.mu.Unlock()
-	closeAll := func() {
-		for _, fn := range fns {
-			fn()
-		}
-	}
-	if grace == 0 {
-		closeAll()
-		return
-	}
-	time.AfterFunc(grace, closeAll)
+	return b
 }
 
 // Source implements catalog.Source: the current libraries and the scan
@@ -169,7 +310,13 @@ func (l *libraries) closeLater(libs []*catalog.Library, grace time.Duration) {
 func (l *libraries) Source() ([]*catalog.Library, *catalog.Options) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	libs := slices.Concat(l.fixed, l.file)
+	var libs []*catalog.Library
+	for _, o := range slices.Concat(l.fixed, l.file) {
+		libs = append(libs, o.lib)
+	}
+	if l.embedded != nil {
+		libs = append(libs, l.embedded)
+	}
 	o := &catalog.Options{
 		Depth:         l.cfg.depth,
 		Exclude:       l.cfg.exclude,
@@ -217,13 +364,12 @@ func tighten(cli, file []string) []string {
 	return out
 }
 
-// Close closes every library root now.
+// Close closes every library and the cache now.
 func (l *libraries) Close() {
 	l.mu.Lock()
-	fns := l.closers
-	l.closers = map[*catalog.Library]func(){}
+	all := slices.Concat(l.fixed, l.file)
+	l.fixed, l.file = nil, nil
 	l.mu.Unlock()
-	for _, fn := range fns {
-		fn()
-	}
+	l.release(all, 0)
+	l.cache.Close()
 }

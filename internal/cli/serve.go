@@ -35,28 +35,30 @@ var (
 
 // serveConfig is everything serve needs, after flags and environment.
 type serveConfig struct {
-	libs          []libSpec
-	root          string
-	depth         int
-	exclude       []string
-	strict        bool
-	allowOversize bool
-	maxFileBytes  int64
-	pageSize      int
-	ttl           time.Duration
-	name, title   string
-	prefix        string
-	http          string // "" = stdio
-	tokenFile     string
-	allowedHosts  []string
-	stats         bool
-	logLevel      slog.Level
-	configPath    string
-	noScripts     bool
-	excludeTiers  []string
-	devStatus     []string
-	showDisabled  bool
-	rescanSeconds int
+	libs            []libSpec
+	root            string
+	depth           int
+	exclude         []string
+	strict          bool
+	allowOversize   bool
+	maxFileBytes    int64
+	pageSize        int
+	ttl             time.Duration
+	name, title     string
+	prefix          string
+	http            string // "" = stdio
+	tokenFile       string
+	allowedHosts    []string
+	stats           bool
+	logLevel        slog.Level
+	configPath      string
+	noScripts       bool
+	excludeTiers    []string
+	devStatus       []string
+	showDisabled    bool
+	rescanSeconds   int
+	cacheDir        string
+	allowUnverified bool
 }
 
 type libSpec struct{ ns, dir string }
@@ -68,39 +70,41 @@ type serveCommand struct {
 // envTwins maps each flag to its environment variable. The flag beats the
 // variable when both are set.
 var envTwins = map[string]string{
-	"lib":            "SKILLS_LIBS",
-	"root":           "SKILLS_MCP_ROOT",
-	"depth":          "SKILLS_DEPTH",
-	"exclude":        "SKILLS_EXCLUDE",
-	"strict":         "SKILLS_STRICT",
-	"allow-oversize": "SKILLS_ALLOW_OVERSIZE",
-	"max-file-bytes": "SKILLS_MAX_FILE_BYTES",
-	"page-size":      "SKILLS_PAGE_SIZE",
-	"ttl":            "SKILLS_TTL",
-	"name":           "SKILLS_NAME",
-	"title":          "SKILLS_TITLE",
-	"prefix":         "SKILLS_TOOL_PREFIX",
-	"http":           "SKILLS_HTTP",
-	"token-file":     "SKILLS_TOKEN_FILE",
-	"allowed-hosts":  "SKILLS_ALLOWED_HOSTS",
-	"log-level":      "SKILLS_LOG_LEVEL",
-	"config":         "SKILLS_CONFIG",
-	"no-scripts":     "SKILLS_NO_SCRIPTS",
-	"exclude-tiers":  "SKILLS_EXCLUDE_TIERS",
-	"dev-status":     "SKILLS_DEV_STATUS",
-	"show-disabled":  "SKILLS_SHOW_DISABLED",
-	"rescan-seconds": "SKILLS_RESCAN_SECONDS",
+	"lib":              "SKILLS_LIBS",
+	"root":             "SKILLS_MCP_ROOT",
+	"depth":            "SKILLS_DEPTH",
+	"exclude":          "SKILLS_EXCLUDE",
+	"strict":           "SKILLS_STRICT",
+	"allow-oversize":   "SKILLS_ALLOW_OVERSIZE",
+	"max-file-bytes":   "SKILLS_MAX_FILE_BYTES",
+	"page-size":        "SKILLS_PAGE_SIZE",
+	"ttl":              "SKILLS_TTL",
+	"name":             "SKILLS_NAME",
+	"title":            "SKILLS_TITLE",
+	"prefix":           "SKILLS_TOOL_PREFIX",
+	"http":             "SKILLS_HTTP",
+	"token-file":       "SKILLS_TOKEN_FILE",
+	"allowed-hosts":    "SKILLS_ALLOWED_HOSTS",
+	"log-level":        "SKILLS_LOG_LEVEL",
+	"config":           "SKILLS_CONFIG",
+	"no-scripts":       "SKILLS_NO_SCRIPTS",
+	"exclude-tiers":    "SKILLS_EXCLUDE_TIERS",
+	"dev-status":       "SKILLS_DEV_STATUS",
+	"show-disabled":    "SKILLS_SHOW_DISABLED",
+	"rescan-seconds":   "SKILLS_RESCAN_SECONDS",
+	"cache-dir":        "SKILLS_CACHE_DIR",
+	"allow-unverified": "SKILLS_ALLOW_UNVERIFIED",
 }
 
 func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
-	fs.Func("lib", "serve the skills in `NS=DIR` under namespace NS (repeatable)", func(v string) error {
+	fs.Func("lib", "serve the skills in `NS=DIR` (a folder, a .zip, or https://…zip#sha256=HEX) under namespace NS (repeatable)", func(v string) error {
 		l, err := parseLib(v)
 		cfg.libs = append(cfg.libs, l)
 		return err
 	})
-	fs.StringVar(&cfg.root, "root", "", "serve one un-namespaced library from `DIR` (not with --lib)")
+	fs.StringVar(&cfg.root, "root", "", "serve one un-namespaced library from `DIR` (a folder, a .zip or an https URL; not with --lib)")
 	fs.IntVar(&cfg.depth, "depth", catalog.DefaultDepth, "how many folder `levels` below a library root are searched for skills")
 	fs.Func("exclude", "folder `NAMES` never entered, comma-separated (repeatable)", func(v string) error {
 		cfg.exclude = append(cfg.exclude, splitList(v)...)
@@ -132,6 +136,8 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	})
 	fs.BoolVar(&cfg.showDisabled, "show-disabled", false, "list skills marked disable-model-invocation: true (they always answer skills/get)")
 	fs.IntVar(&cfg.rescanSeconds, "rescan-seconds", 300, "interval of the safety rescan in `seconds` (0 = off); changes are picked up at once through file notifications")
+	fs.StringVar(&cfg.cacheDir, "cache-dir", "", "`DIR` for extracted archives and downloads (default: skills-mcp in the user cache folder)")
+	fs.BoolVar(&cfg.allowUnverified, "allow-unverified", false, "serve an https library that has neither a #sha256= pin nor a .sha256 sidecar")
 	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	fs.Func("log-level", "log `level`: debug, info, warn or error (default info)", func(v string) error {
 		return cfg.logLevel.UnmarshalText([]byte(v))
@@ -304,7 +310,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	libs, err := openLibraries(ctx, cfg, log)
+	libs, err := openLibraries(ctx, cfg, c.env, log)
 	if err != nil {
 		return err
 	}
@@ -353,8 +359,9 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("watching libraries: %w", err)
 	}
 	defer watcher.Close()
+	reload := func() {}
 	if cfg.configPath != "" {
-		reload := func() {
+		reload = func() {
 			if err := libs.reloadConfig(ctx); err != nil {
 				log.Error("config reload failed; the previous libraries keep serving", "err", err)
 				return
@@ -364,17 +371,20 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		if err := watcher.WatchFile(cfg.configPath, reload); err != nil {
 			log.Warn("config file cannot be watched; SIGHUP reloads it", "err", err)
 		}
-		go onSignal(ctx, syscall.SIGHUP, func() {
-			log.Info("SIGHUP: reloading")
-			reload()
-			watcher.Kick()
-		})
-	} else {
-		go onSignal(ctx, syscall.SIGHUP, func() {
-			log.Info("SIGHUP: rescanning")
-			watcher.Kick()
-		})
 	}
+	for _, zip := range libs.zipFiles() {
+		if err := watcher.WatchFile(zip, func() { libs.refreshArchives(ctx) }); err != nil {
+			log.Warn("archive cannot be watched; SIGHUP re-reads it", "archive", zip, "err", err)
+		}
+	}
+	go onSignal(ctx, syscall.SIGHUP, func() {
+		log.Info("SIGHUP: reloading")
+		libs.refreshArchives(ctx)
+		if cfg.configPath != "" {
+			reload()
+		}
+		watcher.Kick()
+	})
 
 	if cfg.http == "" {
 		err := ms.Run(ctx, &mcp.StdioTransport{})
