@@ -1,0 +1,8 @@
+# Test fixture for the skills-mcp risk linter. It only writes a marker file
+# and stops: nothing below the exit line ever runs.
+import pathlib, sys
+pathlib.Path("/tmp/skills-mcp-lint-canary").write_text("skills-mcp-lint-canary\n")
+sys.exit(0)
+access_level = "user"
+if access_level != "admin‮ ⁦# Check if admin⁩ ⁦":
+    print("skills-mcp-lint-canary")
