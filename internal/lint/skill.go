@@ -1,0 +1,208 @@
+package lint
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/skills-mcp/skills-mcp/internal/skill"
+)
+
+// Skill-level checks: the SKILL.md rules, the SEP-2640 limits, archives and
+// symlinks. `skills-mcp lint` runs them; the catalog makes its own serving
+// decisions and may use them for its labels.
+
+// SEP-2640 per-skill limits.
+const (
+	MaxSkillFiles = 512
+	MaxSkillBytes = 16 << 20
+)
+
+// SkillMD checks the SKILL.md of a skill whose folder is named folder: the
+// frontmatter must parse and pass skill.Validate (unknown fields reported at
+// Info, other non-fatal problems at Warning, fatal ones at Error), and the
+// name must equal folder (skipped when folder is ""). Findings have Path
+// "SKILL.md". The risk rules are File's, not SkillMD's.
+func SkillMD(folder string, data []byte) []Finding {
+	c := collector{path: "SKILL.md"}
+	doc, err := skill.Parse(data)
+	if err != nil {
+		line := 1
+		var pe *skill.ParseError
+		if errors.As(err, &pe) && pe.Line > 0 {
+			line = pe.Line
+		}
+		msg := strings.TrimPrefix(err.Error(), "skill: ")
+		if errors.Is(err, skill.ErrNoFrontmatter) || errors.Is(err, skill.ErrUnterminated) {
+			line = 1
+		}
+		c.add(Finding{Rule: RuleSkillFrontmatter, Severity: Error, Line: line, Column: 1, Message: msg, Excerpt: lineExcerpt(data, line)})
+		return c.result()
+	}
+	for _, p := range skill.Validate(doc.Frontmatter, &skill.ValidateOptions{UnknownFields: true}) {
+		rule := RuleSkillFrontmatter
+		if p.Field == "name" {
+			rule = RuleSkillName
+		}
+		sev := Warning
+		switch {
+		case p.Fatal:
+			sev = Error
+		case p.Rule == "F14":
+			sev = Info
+		}
+		msg := p.Message
+		if p.Field != "" {
+			msg = p.Field + ": " + msg
+		}
+		line := fieldLine(data, doc.BodyOffset, p.Field)
+		c.add(Finding{Rule: rule, Severity: sev, Line: line, Column: 1, Message: "[" + p.Rule + "] " + msg, Excerpt: lineExcerpt(data, line)})
+	}
+	if name := doc.Frontmatter.Name(); folder != "" && name != "" && skill.CheckName(name) == nil && name != folder {
+		line := fieldLine(data, doc.BodyOffset, "name")
+		c.add(Finding{Rule: RuleSkillName, Severity: Error, Line: line, Column: 1,
+			Message: fmt.Sprintf("[F8] name %q differs from its folder name %q; rename one so they match", name, folder),
+			Excerpt: lineExcerpt(data, line)})
+	}
+	return c.result()
+}
+
+var reFieldKey = regexp.MustCompile(`^["']?([^\s:"'#]+)["']?\s*:`)
+
+// fieldLine returns the line of the top-level key of field ("metadata.x"
+// looks for "metadata") in the frontmatter, or 1.
+func fieldLine(data []byte, fmEnd int, field string) int {
+	key, _, _ := strings.Cut(field, ".")
+	if key == "" {
+		return 1
+	}
+	line := 1
+	for off := 0; off < min(fmEnd, len(data)); line++ {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			end = len(data) - off
+		}
+		if m := reFieldKey.FindSubmatch(data[off : off+end]); m != nil && string(m[1]) == key {
+			return line
+		}
+		off += end + 1
+	}
+	return 1
+}
+
+// lineExcerpt returns the excerpt of a whole line (1-based).
+func lineExcerpt(data []byte, n int) string {
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(data, '\n')
+		if j < 0 {
+			return ""
+		}
+		data = data[j+1:]
+	}
+	if j := bytes.IndexByte(data, '\n'); j >= 0 {
+		data = data[:j]
+	}
+	data = bytes.TrimSuffix(data, []byte("\r"))
+	return excerpt(data, 0, 0, false)
+}
+
+// Limits checks a skill's file count and total size against the SEP-2640
+// limits (MaxSkillFiles, MaxSkillBytes). Findings have Path ".".
+func Limits(files int, size int64) []Finding {
+	var out []Finding
+	if files > MaxSkillFiles {
+		out = append(out, Finding{Rule: RuleSkillLimits, Severity: Error, Path: ".",
+			Message: fmt.Sprintf("%d files exceed the SEP-2640 limit of %d files per skill", files, MaxSkillFiles)})
+	}
+	if size > MaxSkillBytes {
+		out = append(out, Finding{Rule: RuleSkillLimits, Severity: Error, Path: ".",
+			Message: fmt.Sprintf("%.1f MiB exceed the SEP-2640 limit of 16 MiB per skill", float64(size)/(1<<20))})
+	}
+	return out
+}
+
+// archiveExts are archive file names.
+var archiveExts = []string{
+	".zip", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst", ".gz", ".bz2", ".xz", ".7z",
+	".rar", ".jar", ".war", ".ear", ".apk", ".iso", ".dmg", ".cab", ".zst", ".lz4", ".whl", ".nupkg",
+}
+
+// archiveMagic are archive signatures at offset 0.
+var archiveMagic = [][]byte{
+	[]byte("PK\x03\x04"), []byte("PK\x05\x06"), []byte("PK\x07\x08"), // zip
+	{0x1f, 0x8b},                       // gzip
+	{0xfd, '7', 'z', 'X', 'Z', 0x00},   // xz
+	{'7', 'z', 0xbc, 0xaf, 0x27, 0x1c}, // 7z
+	[]byte("Rar!\x1a\x07"),             // rar
+	{0x28, 0xb5, 0x2f, 0xfd},           // zstd
+	{0x04, 0x22, 0x4d, 0x18},           // lz4
+	[]byte("MSCF"),                     // cab
+}
+
+// Archive returns a skill-archive finding when the file at path (relative
+// to the skill root) is an archive, by name or by content; head is the
+// start of the file (at least 512 bytes when the file is that long, for the
+// tar signature). It returns nil otherwise.
+func Archive(p string, head []byte) *Finding {
+	lower := strings.ToLower(p)
+	why := ""
+	for _, ext := range archiveExts {
+		if strings.HasSuffix(lower, ext) {
+			why = "named " + ext
+			break
+		}
+	}
+	if why == "" {
+		for _, m := range archiveMagic {
+			if bytes.HasPrefix(head, m) {
+				why = "archive signature"
+				break
+			}
+		}
+		// bzip2: "BZh" and a block size digit.
+		if len(head) >= 4 && string(head[:3]) == "BZh" && head[3] >= '1' && head[3] <= '9' {
+			why = "bzip2 signature"
+		}
+		if len(head) >= 262 && string(head[257:262]) == "ustar" {
+			why = "tar signature"
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	return &Finding{Rule: RuleSkillArchive, Severity: Error, Path: p,
+		Message: fmt.Sprintf("archive inside the skill (%s); its content cannot be reviewed", why)}
+}
+
+// Symlink returns a symlink-escape finding when the symlink at p (relative
+// to the skill root, slash-separated) points outside the skill: target (as
+// returned by os.Readlink) is absolute, or climbs above the skill root once
+// joined to the link's folder. It returns nil for a target inside the
+// skill. Backslashes count as separators, as a Windows host reads them.
+func Symlink(p, target string) *Finding {
+	t := strings.ReplaceAll(target, `\`, "/")
+	abs := strings.HasPrefix(t, "/") || len(t) >= 2 && t[1] == ':' || strings.HasPrefix(t, "~")
+	joined := path.Join(path.Dir(p), t)
+	if !abs && joined != ".." && !strings.HasPrefix(joined, "../") {
+		return nil
+	}
+	return &Finding{Rule: RuleSymlinkEscape, Severity: Error, Path: p,
+		Message: fmt.Sprintf("symlink to %q points outside the skill", escapeText(truncateRunes(target, 100)))}
+}
+
+// ArchivePath returns a zip-path finding when name, an entry name read from
+// an archive, is unsafe to extract: absolute, with a drive letter or a
+// backslash, or climbing out with "..". It returns nil for a safe name.
+func ArchivePath(name string) *Finding {
+	bad := name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, `\`) ||
+		len(name) >= 2 && name[1] == ':' || name == ".." || strings.HasPrefix(name, "../") ||
+		strings.Contains(name, "/../") || strings.HasSuffix(name, "/..")
+	if !bad {
+		return nil
+	}
+	return &Finding{Rule: RuleZipPath, Severity: Error, Path: escapeText(truncateRunes(name, 200)),
+		Message: fmt.Sprintf("zip entry %q would be extracted outside the target folder", escapeText(truncateRunes(name, 100)))}
+}
