@@ -197,16 +197,16 @@ func (s *fileScan) substitutedDownload(u *unit, ds, de int) {
 	if !(k >= 2 && (string(t[k-2:k]) == "$(" || string(t[k-2:k]) == "<(") || tick) {
 		return
 	}
-	if consumer(t, k-1) {
-		s.emitCommand(u, RulePipeToShell, k-1, de, "")
+	if start, ok := consumer(t, k-1); ok {
+		s.emitCommand(u, RulePipeToShell, start, de, "")
 	}
 }
 
 // consumer reports whether the substitution opened at t[open] ("$(",
-// "<(" or "`") feeds an interpreter: reading back over quotes, flags and
-// "<<<", the command before it is a shell, an interpreter, eval, source or
-// ".". It looks at four words at most.
-func consumer(t []byte, open int) bool {
+// "<(" or "`") feeds an interpreter, and where that command starts: reading
+// back over quotes, flags and "<<<", the command before it is a shell, an
+// interpreter, eval, source or ".". It looks at four words at most.
+func consumer(t []byte, open int) (int, bool) {
 	i := open
 	if t[i] == '(' {
 		i-- // the $ or < of $( and <(
@@ -223,7 +223,7 @@ func consumer(t []byte, open int) bool {
 			j--
 		}
 		if j == i {
-			return false
+			return 0, false
 		}
 		word := strings.ToLower(string(t[j:i]))
 		if k := strings.LastIndexAny(word, `/\`); k >= 0 && word != "." {
@@ -233,12 +233,12 @@ func consumer(t []byte, open int) bool {
 		case strings.HasPrefix(word, "-") || word == "<<<":
 			i = j // a flag such as -c, or a here-string
 		case interpreters[word] || word == "eval" || word == "." || strings.HasPrefix(word, "python") && len(word) <= 10:
-			return true
+			return j, true
 		default:
-			return false
+			return 0, false
 		}
 	}
-	return false
+	return 0, false
 }
 
 // pipedToInterpreter follows the pipeline starting at t[from:] (up to

@@ -413,7 +413,7 @@ func excerpt(line []byte, start, end int, redact bool) string {
 	} else {
 		out = append(out, q...)
 	}
-	return strings.TrimRight(string(out), " \t")
+	return strings.TrimSpace(string(out))
 }
 
 // escapeRunes decodes b and escapes what a terminal or a model should not
