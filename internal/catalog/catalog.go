@@ -139,6 +139,8 @@ type Options struct {
 	// dev-status is listed (case-insensitive); skills without the field
 	// are served.
 	DevStatus []string
+	// NoLint turns the risk linter off.
+	NoLint bool
 	// ShowDisabled lists skills with disable-model-invocation: true, which
 	// are otherwise served but hidden from listings, search and tools.
 	ShowDisabled bool

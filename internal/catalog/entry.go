@@ -33,12 +33,24 @@ func encodeEntry(sk *Skill) []byte {
 		b.WriteByte('}')
 	}
 	b.WriteByte(']')
-	if d := sk.Dependencies; len(d.Required)+len(d.Optional) > 0 {
+	d, flags := sk.Dependencies, sk.RiskFlags()
+	if len(d.Required)+len(d.Optional) > 0 || len(flags) > 0 {
 		b.WriteString(`,"_meta":{`)
-		writeJSONString(&b, skillsext.MetaDependencies)
-		b.WriteByte(':')
-		deps, _ := json.Marshal(d) // a struct of string slices always marshals
-		b.Write(deps)
+		sep := ""
+		if len(d.Required)+len(d.Optional) > 0 {
+			writeJSONString(&b, skillsext.MetaDependencies)
+			b.WriteByte(':')
+			deps, _ := json.Marshal(d) // a struct of string slices always marshals
+			b.Write(deps)
+			sep = ","
+		}
+		if len(flags) > 0 {
+			b.WriteString(sep)
+			writeJSONString(&b, skillsext.MetaRiskFlags)
+			b.WriteByte(':')
+			fl, _ := json.Marshal(flags)
+			b.Write(fl)
+		}
 		b.WriteByte('}')
 	}
 	b.WriteByte('}')

@@ -13,12 +13,3 @@ func (w *Watcher) WatchedFolders() []string {
 	slices.Sort(out)
 	return out
 }
-
-// ValidUTF8Chunks runs the chunked UTF-8 check over chunks.
-func ValidUTF8Chunks(chunks [][]byte) bool {
-	var u utf8Checker
-	for _, c := range chunks {
-		u.write(c)
-	}
-	return u.valid()
-}

@@ -41,7 +41,7 @@ func (sc *scanner) reuse(lib *Library, f *found) {
 		return
 	}
 	old, ok := sc.prev.reuse[libKey(lib)][f.name]
-	if !ok || old.err != nil || old.stat != f.stat {
+	if !ok || old.err != nil || old.stat != f.stat || old.linted != !sc.opts.NoLint {
 		return
 	}
 	// A write updates mtime; ctime equality above catches an mtime set back
@@ -50,7 +50,7 @@ func (sc *scanner) reuse(lib *Library, f *found) {
 		return
 	}
 	f.digest, f.text, f.archive, f.script = old.digest, old.text, old.archive, old.script
-	f.md = old.md
+	f.md, f.findings, f.linted = old.md, old.findings, old.linted
 	f.reused = true
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/skills-mcp/skills-mcp/internal/lint"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
@@ -105,13 +106,15 @@ type found struct {
 	stat fileStat
 	// Filled by readAll, or copied from the previous scan when the file is
 	// unchanged.
-	digest  string
-	text    bool
-	archive bool
-	script  *skill.Script
-	md      *skillMD // SKILL.md only
-	err     error
-	reused  bool
+	digest   string
+	text     bool
+	archive  bool
+	script   *skill.Script
+	findings []lint.Finding // paths relative to the library root
+	linted   bool
+	md       *skillMD // SKILL.md only
+	err      error
+	reused   bool
 }
 
 // rawSkill is a folder holding a SKILL.md.
@@ -266,15 +269,14 @@ func (sc *scanner) startReaders(ctx context.Context) (wait func() error) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			buf := make([]byte, 64<<10)
-			head := make([]byte, 0, sniffBytes)
+			buf := make([]byte, 0, 64<<10)
 			for j := range jobs {
 				r, err := j.t.open(j.f.name)
 				if err != nil {
 					j.f.err = unwrapPath(err)
 					continue
 				}
-				readOne(r, j.f, buf, head)
+				buf = readOne(r, j.f, buf, !sc.opts.NoLint)
 				r.Close()
 			}
 		})
@@ -301,113 +303,62 @@ type readJob struct {
 	t tree
 }
 
-// readOne reads one open file: digest, UTF-8 check, sniffing and, for a
-// SKILL.md, parsing.
-func readOne(r io.Reader, f *found, buf, head []byte) {
-	h := sha256.New()
+// readOne reads one open file whole, once, and feeds the bytes to
+// everything that needs them: the digest, the UTF-8 check, archive and
+// script sniffing, the risk linter and, for a SKILL.md, the parser. buf is
+// the worker's reusable buffer; it is returned, grown if the file needed
+// more room (up to maxReuse).
+func readOne(r io.Reader, f *found, buf []byte, lintFiles bool) []byte {
 	isSkillMD := path.Base(f.name) == skillsext.SkillFile
-	var content []byte
-	head = head[:0] // the first bytes, for sniffing archives and scripts
-	var utf utf8Checker
-	var n int64
-	limit := f.size + 1 // detect growth since the walk
-	if isSkillMD {
-		limit = min(limit, MaxSkillMDBytes+1)
+	if isSkillMD && f.size > MaxSkillMDBytes {
+		f.err = fmt.Errorf("SKILL.md is %d bytes, over the %d-byte limit", f.size, MaxSkillMDBytes)
+		return buf
 	}
-	lr := io.LimitReader(r, limit)
-	for {
-		k, rerr := lr.Read(buf)
-		if k > 0 {
-			chunk := buf[:k]
-			h.Write(chunk)
-			n += int64(k)
-			if len(head) < cap(head) {
-				head = append(head, chunk[:min(len(chunk), cap(head)-len(head))]...)
-			}
-			if isSkillMD {
-				if content == nil {
-					content = make([]byte, 0, min(f.size, MaxSkillMDBytes))
-				}
-				content = append(content, chunk...)
-			}
-			utf.write(chunk)
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			f.err = rerr
-			return
+	// Read one byte more than the walk saw, to notice growth.
+	need := int(f.size) + 1
+	data := buf[:0]
+	if cap(buf) < need {
+		data = make([]byte, 0, need)
+		if need <= maxReuse {
+			buf = data
 		}
 	}
-	if n != f.size {
-		f.err = fmt.Errorf("file changed size while being read (%d, then %d bytes)", f.size, n)
-		return
+	n, err := io.ReadFull(r, data[:need])
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		// Fewer bytes than room: expected, the file ended.
+	case err != nil:
+		f.err = err
+		return buf
 	}
-	var sum [sha256.Size]byte
-	f.digest = "sha256:" + hex.EncodeToString(h.Sum(sum[:0]))
-	f.text = utf.valid()
+	if int64(n) != f.size {
+		f.err = fmt.Errorf("file changed size while being read (%d, then at least %d bytes)", f.size, n)
+		return buf
+	}
+	data = data[:n]
+	sum := sha256.Sum256(data)
+	f.digest = "sha256:" + hex.EncodeToString(sum[:])
+	f.text = utf8.Valid(data)
+	head := data[:min(len(data), sniffBytes)]
 	f.archive = isArchive(f.name, head)
 	if sc, ok := skill.SniffScript(f.name, head); ok {
 		f.script = &sc
 	}
+	f.linted = lintFiles
+	if lintFiles && lint.IsText(data) {
+		f.findings = lint.File(f.name, data)
+	}
 	if isSkillMD {
 		// Parse here, on the worker pool, rather than in the sequential
-		// build.
-		f.md = parseSkillMD(content)
+		// build. parseSkillMD copies what it keeps: data is reused.
+		f.md = parseSkillMD(data)
 	}
+	return buf
 }
 
-// utf8Checker validates UTF-8 written in chunks, without copying them: a
-// rune split across chunks is completed from the next one.
-type utf8Checker struct {
-	bad     bool
-	pending [utf8.UTFMax]byte
-	np      int
-}
-
-func (u *utf8Checker) write(p []byte) {
-	if u.bad {
-		return
-	}
-	if u.np > 0 {
-		k := copy(u.pending[u.np:], p)
-		rest := u.pending[:u.np+k]
-		if !utf8.FullRune(rest) {
-			u.np += k // still incomplete: p was shorter than the rune
-			return
-		}
-		r, size := utf8.DecodeRune(rest)
-		if r == utf8.RuneError && size <= 1 {
-			u.bad = true
-			return
-		}
-		p = p[size-u.np:]
-		u.np = 0
-	}
-	// Hold back an incomplete rune at the end for the next chunk.
-	i := len(p)
-	for back := 1; back <= utf8.UTFMax-1 && back <= len(p); back++ {
-		c := p[len(p)-back]
-		if c < utf8.RuneSelf {
-			break
-		}
-		if utf8.RuneStart(c) {
-			if !utf8.FullRune(p[len(p)-back:]) {
-				i = len(p) - back
-			}
-			break
-		}
-	}
-	if !utf8.Valid(p[:i]) {
-		u.bad = true
-		return
-	}
-	u.np = copy(u.pending[:], p[i:])
-}
-
-// valid reports whether everything written was valid UTF-8.
-func (u *utf8Checker) valid() bool { return !u.bad && u.np == 0 }
+// maxReuse bounds the read buffer a worker keeps between files; a larger
+// file gets a buffer of its own, dropped after it.
+const maxReuse = 1 << 20
 
 // isArchive reports whether a file is an archive, by name or by content:
 // renaming payload.zip to notes.md does not get it past the check.
@@ -605,6 +556,10 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		if noScripts && f.script != nil && f.name != mdName {
 			scriptsWithheld++
 			continue
+		}
+		for _, fd := range f.findings {
+			fd.Path = rel
+			sk.Risks = append(sk.Risks, fd)
 		}
 		sk.Files = append(sk.Files, &File{
 			URI:      skillsext.FileURI(sk.Path, rel),

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/skills-mcp/skills-mcp/internal/lint"
 	"github.com/skills-mcp/skills-mcp/internal/search"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
@@ -78,10 +80,26 @@ type Skill struct {
 	// Missing names required dependencies (direct or transitive) that the
 	// library does not serve.
 	Missing []string
+	// Risks are the risk linter's findings in the skill's files, paths
+	// relative to the skill folder. They label; they never withhold.
+	Risks []lint.Finding
 	// Hidden skills (disable-model-invocation: true) are served but not
 	// listed: skills/get and resources/read answer for them, listings,
 	// search and tools do not.
 	Hidden bool
+}
+
+// RiskFlags returns the rule IDs of the skill's findings that matter: not
+// suppressed, and of warning severity or above. Sorted, without duplicates.
+func (s *Skill) RiskFlags() []string {
+	var out []string
+	for _, f := range s.Risks {
+		if !f.Suppressed && f.Severity >= lint.Warning && !slices.Contains(out, f.Rule) {
+			out = append(out, f.Rule)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Entry returns the skill's skills/list entry as JSON. It is encoded on
@@ -178,6 +196,8 @@ type Stats struct {
 	ByReason        map[string]int `json:"warningsByReason"`
 	ScanMillis      float64        `json:"scanMs"`
 	Generation      uint64         `json:"generation"`
+	// FlaggedSkills counts listed skills with risk flags.
+	FlaggedSkills int `json:"flaggedSkills"`
 	// FilesRead counts the files the scan read; the others were unchanged
 	// since the previous scan and reused.
 	FilesRead int `json:"filesRead"`
@@ -203,6 +223,11 @@ func (s *Snapshot) Stats() Stats {
 	}
 	for _, w := range s.warnings {
 		st.ByReason[w.Reason]++
+	}
+	for _, sk := range s.skills {
+		if len(sk.RiskFlags()) > 0 {
+			st.FlaggedSkills++
+		}
 	}
 	return st
 }

@@ -327,11 +327,15 @@ func (l *libraries) Source() ([]*catalog.Library, *catalog.Options) {
 		ExcludeTiers:  l.cfg.excludeTiers,
 		DevStatus:     l.cfg.devStatus,
 		ShowDisabled:  l.cfg.showDisabled,
+		NoLint:        l.cfg.noLint,
 		Logger:        l.log,
 	}
 	if c := l.fileCfg; c != nil {
 		if c.NoScripts != nil && *c.NoScripts {
 			o.NoScripts = true
+		}
+		if c.Lint != nil && !*c.Lint {
+			o.NoLint = true
 		}
 		if c.ExcludeTiers != nil {
 			o.ExcludeTiers = slices.Concat(o.ExcludeTiers, *c.ExcludeTiers)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -59,6 +60,7 @@ type serveConfig struct {
 	rescanSeconds   int
 	cacheDir        string
 	allowUnverified bool
+	noLint          bool
 }
 
 type libSpec struct{ ns, dir string }
@@ -138,6 +140,7 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	fs.IntVar(&cfg.rescanSeconds, "rescan-seconds", 300, "interval of the safety rescan in `seconds` (0 = off); changes are picked up at once through file notifications")
 	fs.StringVar(&cfg.cacheDir, "cache-dir", "", "`DIR` for extracted archives and downloads (default: skills-mcp in the user cache folder)")
 	fs.BoolVar(&cfg.allowUnverified, "allow-unverified", false, "serve an https library that has neither a #sha256= pin nor a .sha256 sidecar")
+	fs.BoolVar(&cfg.noLint, "no-lint", false, "turn the risk linter off (it labels skills; it never withholds them)")
 	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	fs.Func("log-level", "log `level`: debug, info, warn or error (default info)", func(v string) error {
 		return cfg.logLevel.UnmarshalText([]byte(v))
@@ -169,6 +172,7 @@ Environment (a flag beats its variable):
   SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL
                          the flag of the same name
   SKILLS_TOKEN           a bearer token required over HTTP (with --token-file, both are accepted)
+  SKILLS_LINT            false turns the risk linter off (--no-lint)
 `
 
 // parseArgs reads flags, then fills what they left unset from the
@@ -187,6 +191,14 @@ func (c *serveCommand) parseArgs(args []string) (*serveConfig, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// SKILLS_LINT is the inverted twin of --no-lint: false turns linting off.
+	if v, ok := c.env("SKILLS_LINT"); ok && v != "" && !set["no-lint"] {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, usagef("", "SKILLS_LINT=%q: want true or false", v)
+		}
+		cfg.noLint = !on
+	}
 	for name, key := range envTwins {
 		v, ok := c.env(key)
 		if set[name] || !ok || v == "" {

@@ -112,12 +112,13 @@ type SkillSummary struct {
 	URI         string   `json:"uri"`
 	Files       int      `json:"files"`
 	Tags        []string `json:"tags,omitempty"`
+	RiskFlags   []string `json:"riskFlags,omitempty" jsonschema:"risk rules the skill's files trigger: review before running anything"`
 }
 
 func summary(sk *catalog.Skill) SkillSummary {
 	return SkillSummary{
 		Name: sk.Name, Path: sk.Path, Library: sk.Library, Description: sk.Description,
-		Category: sk.Category, URI: sk.URI, Files: len(sk.Files), Tags: sk.Tags,
+		Category: sk.Category, URI: sk.URI, Files: len(sk.Files), Tags: sk.Tags, RiskFlags: sk.RiskFlags(),
 	}
 }
 
@@ -157,6 +158,9 @@ func (s *server) searchSkills(_ context.Context, _ *mcp.CallToolRequest, in Sear
 	for i, h := range hits {
 		out.Results[i] = SearchResult{SkillSummary: summary(h.Skill), Score: round2(h.Score), Matched: h.Matched}
 		fmt.Fprintf(&b, "%d. %s [%s] %.2f — %s\n", i+1, h.Skill.Path, h.Skill.Category, h.Score, oneLine(h.Skill.Description, 160))
+		if flags := h.Skill.RiskFlags(); len(flags) > 0 {
+			fmt.Fprintf(&b, "   ⚠ risk flags: %s\n", strings.Join(flags, ", "))
+		}
 	}
 	if len(hits) == 0 {
 		out.Hint = "No skill matched. Try other words for the task, drop filters, or list the categories."
@@ -210,7 +214,11 @@ func (s *server) listSkillsTool(_ context.Context, _ *mcp.CallToolRequest, in Li
 			continue
 		}
 		out.Skills = append(out.Skills, summary(sk))
-		fmt.Fprintf(&b, "- %s [%s] — %s\n", sk.Path, sk.Category, oneLine(sk.Description, 120))
+		fmt.Fprintf(&b, "- %s [%s] — %s", sk.Path, sk.Category, oneLine(sk.Description, 120))
+		if flags := sk.RiskFlags(); len(flags) > 0 {
+			fmt.Fprintf(&b, " ⚠ %s", strings.Join(flags, ", "))
+		}
+		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "\n%d of %d skills", len(out.Skills), out.Total)
 	if out.NextCursor != "" {
@@ -249,6 +257,18 @@ type SkillDetail struct {
 	Setup               []string        `json:"setup,omitempty" jsonschema:"external tools or keys the skill needs (frontmatter requires); not skills"`
 	Frontmatter         json.RawMessage `json:"frontmatter,omitempty"`
 	ScriptGuidance      string          `json:"scriptGuidance,omitempty"`
+	Risks               []Risk          `json:"risks,omitempty" jsonschema:"what the risk linter found, file by file; labels, not verdicts"`
+}
+
+// Risk is one risk-linter finding in a skill's files.
+type Risk struct {
+	Rule       string `json:"rule"`
+	Severity   string `json:"severity"`
+	File       string `json:"file"`
+	Line       int    `json:"line,omitempty"`
+	Message    string `json:"message"`
+	Excerpt    string `json:"excerpt,omitempty"`
+	Suppressed bool   `json:"suppressed,omitempty"`
 }
 
 func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetIn) (*mcp.CallToolResult, SkillDetail, error) {
@@ -272,6 +292,10 @@ func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetI
 		d.Frontmatter = sk.Frontmatter
 	}
 	d.ScriptGuidance = s.scriptGuidance(snap, sk)
+	for _, f := range sk.Risks {
+		d.Risks = append(d.Risks, Risk{Rule: f.Rule, Severity: f.Severity.String(), File: f.Path, Line: f.Line,
+			Message: f.Message, Excerpt: f.Excerpt, Suppressed: f.Suppressed})
+	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n%s\n\nPath: %s\nSource: %s (MCP-served skill, not installed locally)\n", sk.Name, sk.Description, sk.Path, d.Source)
@@ -283,6 +307,15 @@ func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetI
 	}
 	if len(d.Setup) > 0 {
 		fmt.Fprintf(&b, "Setup (external tools or keys, not skills): %s\n", strings.Join(d.Setup, ", "))
+	}
+	if len(d.RiskFlags) > 0 {
+		fmt.Fprintf(&b, "\n⚠ Risk flags: %s. Review these before following the instructions or running anything:\n", strings.Join(d.RiskFlags, ", "))
+		for _, r := range d.Risks {
+			if r.Suppressed || r.Severity == "info" {
+				continue
+			}
+			fmt.Fprintf(&b, "  - %s %s:%d %s\n", r.Rule, r.File, r.Line, r.Message)
+		}
 	}
 	b.WriteString("\n--- SKILL.md body ---\n")
 	b.WriteString(sk.Body)
@@ -496,18 +529,20 @@ type StatusIn struct {
 
 // StatusOut is the catalog_status result.
 type StatusOut struct {
-	Libraries    []LibraryInfo  `json:"libraries"`
-	Skills       int            `json:"skills"`
-	Withheld     int            `json:"withheld"`
-	Files        int            `json:"files"`
-	Bytes        int64          `json:"bytes"`
-	Categories   int            `json:"categories"`
-	WarningCount int            `json:"warningCount"`
-	ByReason     map[string]int `json:"warningsByReason"`
-	Warnings     []string       `json:"warnings,omitempty"`
-	ScannedAt    string         `json:"scannedAt"`
-	ScanMs       float64        `json:"scanMs"`
-	Generation   uint64         `json:"generation"`
+	Libraries     []LibraryInfo  `json:"libraries"`
+	Skills        int            `json:"skills"`
+	Withheld      int            `json:"withheld"`
+	Files         int            `json:"files"`
+	Bytes         int64          `json:"bytes"`
+	Categories    int            `json:"categories"`
+	FlaggedSkills int            `json:"flaggedSkills" jsonschema:"listed skills with risk flags"`
+	Hidden        int            `json:"hidden"`
+	WarningCount  int            `json:"warningCount"`
+	ByReason      map[string]int `json:"warningsByReason"`
+	Warnings      []string       `json:"warnings,omitempty"`
+	ScannedAt     string         `json:"scannedAt"`
+	ScanMs        float64        `json:"scanMs"`
+	Generation    uint64         `json:"generation"`
 }
 
 func (s *server) catalogStatus(_ context.Context, _ *mcp.CallToolRequest, in StatusIn) (*mcp.CallToolResult, StatusOut, error) {
@@ -519,12 +554,12 @@ func (s *server) catalogStatus(_ context.Context, _ *mcp.CallToolRequest, in Sta
 	}
 	out := StatusOut{
 		Libraries: libraryInfos(snap), Skills: st.Skills, Withheld: st.Withheld, Files: st.Files, Bytes: st.Bytes,
-		Categories: len(cats), WarningCount: len(st.Warnings), ByReason: st.ByReason,
+		Categories: len(cats), FlaggedSkills: st.FlaggedSkills, Hidden: st.Hidden, WarningCount: len(st.Warnings), ByReason: st.ByReason,
 		ScannedAt: snap.ScannedAt.UTC().Format("2006-01-02T15:04:05Z"), ScanMs: st.ScanMillis, Generation: st.Generation,
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d skills served (%d files, %d bytes), %d withheld, %d warnings; scanned in %.1f ms\n",
-		out.Skills, out.Files, out.Bytes, out.Withheld, out.WarningCount, out.ScanMs)
+	fmt.Fprintf(&b, "%d skills served (%d files, %d bytes), %d hidden, %d withheld, %d flagged by the risk linter, %d warnings; scanned in %.1f ms\n",
+		out.Skills, out.Files, out.Bytes, out.Hidden, out.Withheld, out.FlaggedSkills, out.WarningCount, out.ScanMs)
 	if in.IncludeWarnings {
 		out.Warnings = []string{}
 		for _, w := range snap.Warnings() {

@@ -39,6 +39,9 @@ const (
 	// own reverse-domain prefix, as the specification asks of third-party
 	// annotations.
 	MetaDependencies = "io.github.skills-mcp/dependencies"
+	// MetaRiskFlags is the _meta key of a skill entry listing the IDs of the
+	// risk rules its files trigger (labels from skills-mcp's linter).
+	MetaRiskFlags = "io.github.skills-mcp/risk-flags"
 	// LegacyMetaDependencies is the key an earlier server used for the same
 	// object; clients accept it when MetaDependencies is absent.
 	LegacyMetaDependencies = MetaPrefix + "dependencies"
