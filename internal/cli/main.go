@@ -68,6 +68,8 @@ func run(ctx context.Context, args []string, st streams) int {
 		cmd = &serveCommand{streams: st}
 	case "pull":
 		cmd = &pullCommand{streams: st}
+	case "lint":
+		cmd = &lintCommand{streams: st}
 	case "version":
 		fmt.Fprintln(st.stdout, "skills-mcp", version())
 		return exitOK
@@ -113,6 +115,7 @@ Model Context Protocol, with the MCP Skills extension (SEP-2640).
 Usage:
   skills-mcp [serve] [flags]    serve skill libraries over stdio or HTTP (default)
   skills-mcp pull [SKILL...]    copy skills from any SEP-2640 server to disk, verified
+  skills-mcp lint [PATH...]     check skills for the Agent Skills rules and risky content
   skills-mcp version            print the version
   skills-mcp help               print this help
 
