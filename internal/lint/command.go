@@ -25,20 +25,6 @@ func (s *fileScan) emitCommand(u *unit, rule string, start, end int, msg string)
 	s.emit(u, rule, sev, start, end, msg)
 }
 
-// Cues that make a clause cautionary. A negation counts only when it
-// governs a verb of running or using ("never run", "do not pipe"), so "do
-// not forget to run" and "if it is not installed, run" do not.
-var (
-	reCueBefore = ci(`\b(?:(?:never|not|don'?t|dont|doesn'?t|shouldn'?t|mustn'?t|can'?t|cannot|nobody\s+should|no\s+one\s+should)\s+(?:(?:ever|just|simply|blindly|directly|actually|really|even)\s+)?(?:run|runs|running|pipe|pipes|piping|use|uses|using|execute|executes|executing|exec|paste|pasting|copy|type|call|invoke|eval|source|trust|do|chain|feed|\x60)|avoid|avoids|avoiding|instead\s+of|rather\s+than|unsafe|insecure|dangerous|risky|beware|warning|caution|careful|discouraged|forbid|forbids|forbidden|prohibit|prohibits|prohibited|refuse|refuses|reject|rejects|block|blocks|blocked|flag|flags|flagged|detect|detects|detected|catch|catches|malicious|attack|attacks|attacker|attackers|anti-?pattern|bad\s+practice|red\s+flag)\b`)
-	reCueAfter  = ci(`\b(?:is|are|was|were|be|looks?|seems?)\s+(?:(?:considered|always|very|really|quite|extremely|a)\s+)*(?:dangerous|unsafe|insecure|risky|discouraged|forbidden|prohibited|harmful|bad\s+idea|bad\s+practice|not\s+(?:safe|recommended|allowed|acceptable)|red\s+flag)\b|\bconsidered\s+harmful\b`)
-)
-
-// reNegationEnd is a negation right before the match: "never `chmod 777`".
-var reNegationEnd = ci(`\b(?:never|not|don'?t|do\s+not|avoid|no)$`)
-
-// cueReach is how far before a match a cue may start, in bytes.
-const cueReach = 80
-
 // cautionary reports whether the prose clause around line offsets
 // [ls, le) holds a cautionary cue near the match.
 func (s *fileScan) cautionary(u *unit, ls, le int) bool {
@@ -57,13 +43,9 @@ func (s *fileScan) cautionary(u *unit, ls, le int) bool {
 	if lineStart {
 		before = append(s.prevClauseTail(), before...)
 	}
-	if reNegationEnd.match(s, bytes.TrimRight(before, " \t`'\"(")) {
-		return true // "never `curl … | sh`"
-	}
-	for _, loc := range reCueBefore.findAll(s, before) {
-		if len(before)-loc[0] <= cueReach+40 && len(before)-loc[1] <= cueReach {
-			return true
-		}
+	s.scratch = foldInto(s.scratch[:0], before)
+	if cueBefore(s.scratch) {
+		return true
 	}
 	// Clause end: the next clause break after the match.
 	end := min(len(line), le+cueReach)
@@ -73,7 +55,8 @@ func (s *fileScan) cautionary(u *unit, ls, le int) bool {
 			break
 		}
 	}
-	return reCueAfter.match(s, line[min(le, end):end])
+	s.scratch = foldInto(s.scratch[:0], line[min(le, end):end])
+	return cueAfter(s.scratch)
 }
 
 // isClauseBreak reports whether line[i] ends a clause: . ; : ! ? followed

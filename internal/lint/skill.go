@@ -142,10 +142,10 @@ var archiveMagic = [][]byte{
 	[]byte("MSCF"),                     // cab
 }
 
-// Archive returns a skill-archive finding when the file at path (relative
-// to the skill root) is an archive, by name or by content; head is the
-// start of the file (at least 512 bytes when the file is that long, for the
-// tar signature). It returns nil otherwise.
+// Archive returns a skill-archive finding when the file at p (relative to
+// the skill root) is an archive, by name or by content; head is the start
+// of the file (at least 512 bytes when the file is that long, for the tar
+// signature). It returns nil otherwise.
 func Archive(p string, head []byte) *Finding {
 	lower := strings.ToLower(p)
 	why := ""
