@@ -367,7 +367,11 @@ var rmAPIs = []gated{
 func (s *fileScan) destructiveRm(u *unit, m family) {
 	t := u.t
 	if m&bRm != 0 {
+		parsed := 0 // arguments already read by an earlier delete command
 		deleters.each(t, func(start, end int) bool {
+			if start < parsed {
+				return true // an argument of the previous command
+			}
 			if end < len(t) && t[end] == '.' && containsFold(t[end:min(len(t), end+5)], ".exe") {
 				end += 4
 			}
@@ -375,9 +379,11 @@ func (s *fileScan) destructiveRm(u *unit, m family) {
 				return true
 			}
 			cmd := strings.ToLower(strings.TrimSuffix(string(t[start:end]), ".exe"))
-			if e, ok := rmArgsDangerous(cmd, t, end); ok {
+			e, ok := rmArgsDangerous(cmd, t, end)
+			if ok {
 				s.emitCommand(u, RuleDestructiveRm, start, e, "")
 			}
+			parsed = e
 			return s.col.budget(RuleDestructiveRm) > 0
 		})
 	}
@@ -393,8 +399,8 @@ func rmArgsDangerous(cmd string, t []byte, i int) (int, bool) {
 	recursive, danger, noPreserve, endOpts := false, false, false, false
 	windows := cmd == "rd" || cmd == "rmdir" || cmd == "del" || cmd == "erase"
 	ps := cmd == "ri" || cmd == "remove-item"
-	end := i
-	for n := 0; n < 32 && i < len(t); n++ {
+	end, first := i, i
+	for n := 0; n < 32 && i < len(t) && i-first < 512; n++ {
 		for i < len(t) && (t[i] == ' ' || t[i] == '\t') {
 			i++
 		}

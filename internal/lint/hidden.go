@@ -42,6 +42,11 @@ func (s *fileScan) unicodeChars(u *unit) *unit {
 	var clean []byte
 	var pos []int
 	removed := false
+	defer func() {
+		if removed {
+			s.cleanBuf, s.posBuf = clean[:0], pos[:0] // reuse for the next line
+		}
+	}()
 	prev := rune(-1)
 	for i := 0; i < len(t); {
 		c := t[i]
@@ -88,8 +93,8 @@ func (s *fileScan) unicodeChars(u *unit) *unit {
 		s.reportRun(u, cls, r, i, j, count, prev, next, tags)
 		if !removed {
 			removed = true
-			clean = append(make([]byte, 0, len(t)), t[:i]...)
-			pos = make([]int, 0, len(t))
+			clean = append(s.cleanBuf[:0], t[:i]...)
+			pos = s.posBuf[:0]
 			for k := range i {
 				pos = append(pos, u.lineOffset(k))
 			}
@@ -107,6 +112,16 @@ func (s *fileScan) unicodeChars(u *unit) *unit {
 // a script that needs it, a tag sequence of a flag emoji, or a single
 // variation selector.
 func (s *fileScan) reportRun(u *unit, cls charClass, first rune, i, j, count int, prev, next rune, tags []byte) {
+	rule := RuleInvisibleChar
+	switch cls {
+	case clsBidi:
+		rule = RuleBidiControl
+	case clsTag:
+		rule = RuleUnicodeTag
+	}
+	if s.col.budget(rule) <= 0 {
+		return
+	}
 	switch cls {
 	case clsInvisible:
 		switch {

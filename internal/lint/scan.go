@@ -499,6 +499,9 @@ type fileScan struct {
 	colPos, colRunes int
 	// Buffers for folded text: the current unit, and any other slice.
 	unitLow, scratch []byte
+	// Buffers for a line without its invisible characters.
+	cleanBuf []byte
+	posBuf   []int
 }
 
 // lineRef is a line of the file.
