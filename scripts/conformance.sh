@@ -49,6 +49,8 @@ export NO_PROXY='*' no_proxy='*'
 unset HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy
 
 WORK=$(mktemp -d)
+# The server keeps its caches (digests, extractions) here, not in the user's cache folder.
+export SKILLS_CACHE_DIR="$WORK/cache"
 SERVER_PID=""
 SERVER_LOG=""
 URL=""

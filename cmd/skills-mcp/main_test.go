@@ -44,6 +44,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// testEnv is the environment of a server under test: its caches live in
+// the test's temporary folder, never in the user's.
+func testEnv(t *testing.T) []string {
+	return append(os.Environ(), "SKILLS_CACHE_DIR="+t.TempDir())
+}
+
 // testLibrary is the repository's test library, relative to this package.
 const testLibrary = "../../testdata/library"
 
@@ -84,7 +90,7 @@ func TestStdio(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cmd := exec.Command(binary, "--root", testLibrary, "--page-size", "2")
-			cmd.Env = append(os.Environ(), "SKILLS_ROOT=/must/not/be/read")
+			cmd.Env = append(testEnv(t), "SKILLS_ROOT=/must/not/be/read")
 			cs, err := newClient(t).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: v})
 			if err != nil {
 				t.Fatal(err)
@@ -110,7 +116,7 @@ func TestStdio(t *testing.T) {
 func startHTTP(t *testing.T, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"--http", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(testEnv(t), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +237,7 @@ func TestHTTPToken(t *testing.T) {
 func run(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(testEnv(t), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -351,6 +357,7 @@ func TestLiveUpdates(t *testing.T) {
 	mcp.AddSendingCustomMethod[*skillsext.ListSkillsParams, *skillsext.ListSkillsResult](c, skillsext.MethodList)
 	mcp.AddSendingCustomMethod[*skillsext.GetSkillParams, *skillsext.GetSkillResult](c, skillsext.MethodGet)
 	cmd := exec.Command(binary, "--config", cfgPath, "--rescan-seconds", "0")
+	cmd.Env = testEnv(t)
 	stderr := newLogBuffer()
 	cmd.Stderr = stderr
 	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

@@ -139,6 +139,9 @@ type Options struct {
 	// dev-status is listed (case-insensitive); skills without the field
 	// are served.
 	DevStatus []string
+	// DigestCache, if set, persists digests and lint findings across
+	// restarts, so that a warm start reads only the SKILL.md files.
+	DigestCache *DigestCache
 	// NoLint turns the risk linter off.
 	NoLint bool
 	// ShowDisabled lists skills with disable-model-invocation: true, which

@@ -2,8 +2,11 @@ package catalog
 
 import (
 	"io/fs"
+	"path"
 	"syscall"
 	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
 // fileStat identifies a version of a file without reading it.
@@ -32,25 +35,34 @@ func statOf(info fs.FileInfo) fileStat {
 // systems, 2 s on FAT) would otherwise hide the edit.
 const racyWindow = 2 * time.Second
 
-// reuse copies what the previous scan learned about f when the file is
+// reuse copies what an earlier scan learned about f when the file is
 // provably unchanged: same device, inode, size, mtime and ctime, and not
-// modified within racyWindow of the previous scan. Anything else is read
-// again.
+// modified within racyWindow of the moment it was hashed. The earlier scan
+// is the previous snapshot, or at start the persistent digest cache.
+// Anything else is read again.
 func (sc *scanner) reuse(lib *Library, f *found) {
-	if sc.prev == nil || !f.stat.ok {
+	if !f.stat.ok {
 		return
 	}
-	old, ok := sc.prev.reuse[libKey(lib)][f.name]
-	if !ok || old.err != nil || old.stat != f.stat || old.linted != !sc.opts.NoLint {
+	var old *found
+	if sc.prev != nil {
+		old = sc.prev.reuse[libKey(lib)][f.name]
+	} else if sc.cached != nil {
+		old = sc.cached[libKey(lib)][f.name]
+	}
+	if old == nil || old.err != nil || old.stat != f.stat || old.linted != !sc.opts.NoLint {
 		return
+	}
+	if old.md == nil && path.Base(f.name) == skillsext.SkillFile {
+		return // the digest cache keeps no parsed SKILL.md: read it
 	}
 	// A write updates mtime; ctime equality above catches an mtime set back
 	// by hand.
-	if f.stat.mtimeNs >= sc.prev.ScannedAt.Add(-racyWindow).UnixNano() {
+	if f.stat.mtimeNs >= old.hashedAt-int64(racyWindow) {
 		return
 	}
 	f.digest, f.text, f.archive, f.script = old.digest, old.text, old.archive, old.script
-	f.md, f.findings, f.linted = old.md, old.findings, old.linted
+	f.md, f.findings, f.linted, f.hashedAt = old.md, old.findings, old.linted, old.hashedAt
 	f.reused = true
 }
 

@@ -66,6 +66,9 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 	for _, e := range o.Exclude {
 		sc.exclude[e] = true
 	}
+	if sc.prev == nil && o.DigestCache != nil {
+		sc.cached = o.DigestCache.load(libs)
+	}
 	// Readers start first and take files as the walk finds them, so that
 	// walking (one core) and reading (the others) overlap.
 	done := sc.startReaders(ctx)
@@ -78,6 +81,11 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 		return nil, err
 	}
 	snap := sc.build()
+	if o.DigestCache != nil && snap.reads > 0 {
+		if err := o.DigestCache.save(libs, snap); err != nil {
+			o.Logger.Warn("digest cache not saved; the next start reads every file", "err", err)
+		}
+	}
 	snap.Generation = gen
 	snap.ScannedAt = start
 	snap.ScanDuration = time.Since(start)
@@ -93,6 +101,8 @@ type scanner struct {
 	walks   []*walk
 	start   time.Time
 	prev    *Snapshot
+	// cached is what the persistent digest cache knew at start, per library.
+	cached map[string]map[string]*found
 	// read hands a file to the readers; set by startReaders. Only the
 	// walking goroutine calls it.
 	read      func(*found, tree)
@@ -112,6 +122,7 @@ type found struct {
 	script   *skill.Script
 	findings []lint.Finding // paths relative to the library root
 	linted   bool
+	hashedAt int64    // UnixNano of the scan that read the file
 	md       *skillMD // SKILL.md only
 	err      error
 	reused   bool
@@ -225,7 +236,7 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 				inner.skip("over SKILLS_MAX_FILE_BYTES", rel())
 				continue
 			}
-			f := &found{name: p, size: e.size, stat: e.stat}
+			f := &found{name: p, size: e.size, stat: e.stat, hashedAt: w.sc.start.UnixNano()}
 			w.sc.reuse(w.lib, f)
 			w.files = append(w.files, f)
 			if !f.reused {

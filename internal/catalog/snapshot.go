@@ -89,12 +89,15 @@ type Skill struct {
 	Hidden bool
 }
 
-// RiskFlags returns the rule IDs of the skill's findings that matter: not
-// suppressed, and of warning severity or above. Sorted, without duplicates.
+// RiskFlags returns the rule IDs of the skill's findings of warning
+// severity or above, sorted, without duplicates. Findings an author marked
+// lint-ignore count too: the marker is the word of the party being
+// labelled, so serving keeps the label (and shows the reason in
+// get_skill); the lint command honours the marker for authors' own CI.
 func (s *Skill) RiskFlags() []string {
 	var out []string
 	for _, f := range s.Risks {
-		if !f.Suppressed && f.Severity >= lint.Warning && !slices.Contains(out, f.Rule) {
+		if f.Severity >= lint.Warning && !slices.Contains(out, f.Rule) {
 			out = append(out, f.Rule)
 		}
 	}

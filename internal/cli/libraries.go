@@ -56,9 +56,10 @@ type opened struct {
 // command line and environment, and those of the config file, which a
 // reload may change. It is the catalog.Source of the reloader.
 type libraries struct {
-	cfg   *serveConfig
-	log   *slog.Logger
-	cache *library.Cache
+	cfg     *serveConfig
+	log     *slog.Logger
+	cache   *library.Cache
+	digests *catalog.DigestCache
 
 	mu       sync.Mutex
 	fixed    []*opened
@@ -72,6 +73,7 @@ type libraries struct {
 // served half-configured.
 func openLibraries(ctx context.Context, cfg *serveConfig, env env, log *slog.Logger) (*libraries, error) {
 	l := &libraries{cfg: cfg, log: log, cache: newCache(cfg, env, log)}
+	l.digests = catalog.NewDigestCache(l.cache.Dir)
 	specs := cfg.libs
 	if cfg.root != "" {
 		specs = []libSpec{{ns: "", dir: cfg.root}}
@@ -328,6 +330,7 @@ func (l *libraries) Source() ([]*catalog.Library, *catalog.Options) {
 		DevStatus:     l.cfg.devStatus,
 		ShowDisabled:  l.cfg.showDisabled,
 		NoLint:        l.cfg.noLint,
+		DigestCache:   l.digests,
 		Logger:        l.log,
 	}
 	if c := l.fileCfg; c != nil {

@@ -311,10 +311,14 @@ func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetI
 	if len(d.RiskFlags) > 0 {
 		fmt.Fprintf(&b, "\n⚠ Risk flags: %s. Review these before following the instructions or running anything:\n", strings.Join(d.RiskFlags, ", "))
 		for _, r := range d.Risks {
-			if r.Suppressed || r.Severity == "info" {
+			if r.Severity == "info" {
 				continue
 			}
-			fmt.Fprintf(&b, "  - %s %s:%d %s\n", r.Rule, r.File, r.Line, r.Message)
+			note := ""
+			if r.Suppressed {
+				note = " (marked lint-ignore by the author)"
+			}
+			fmt.Fprintf(&b, "  - %s %s:%d %s%s\n", r.Rule, r.File, r.Line, r.Message, note)
 		}
 	}
 	b.WriteString("\n--- SKILL.md body ---\n")

@@ -1,0 +1,183 @@
+package catalog
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/skills-mcp/skills-mcp/internal/lint"
+	"github.com/skills-mcp/skills-mcp/internal/skill"
+)
+
+// DigestCache persists, per directory library, what scans learned about
+// each file: its identity (device, inode, size, mtime, ctime), digest, text
+// or binary, archive and script sniffing, and lint findings. A warm start
+// then reads only the SKILL.md files (their parsed form is not cached).
+//
+// Each library's record is one file, written whole to a temporary file and
+// renamed into place, so concurrent server processes sharing the folder
+// never see a torn record; the last writer wins, and a reader of a stale
+// record merely reads more files. Records are bounded (MaxDigestCacheFiles
+// entries, MaxDigestCacheBytes on disk) and a damaged one is ignored.
+//
+// The cache folder is trusted like the rest of the user's cache: entries
+// are reused only for files whose identity and timestamps match, and every
+// byte served is still checked against its digest at read time.
+type DigestCache struct {
+	dir string
+}
+
+// Bounds of one library's record.
+const (
+	MaxDigestCacheFiles = 2_000_000
+	MaxDigestCacheBytes = 512 << 20
+)
+
+// digestCacheVersion changes whenever the record format or what a scan
+// computes per file changes (for example new lint rules), which
+// invalidates every record.
+const digestCacheVersion = "skills-mcp digest cache v1"
+
+// NewDigestCache returns a cache keeping its records in dir, created on
+// first save.
+func NewDigestCache(dir string) *DigestCache { return &DigestCache{dir: dir} }
+
+type cacheRecord struct {
+	Version string
+	Lint    string // the lint rule set, so that a new rule invalidates findings
+	Files   []cacheFile
+}
+
+type cacheFile struct {
+	Name             string
+	Dev, Ino         uint64
+	Size             int64
+	MtimeNs, CtimeNs int64
+	HashedAt         int64
+	Digest           string
+	Text, Archive    bool
+	Script           *skill.Script
+	Findings         []lint.Finding
+	Linted           bool
+}
+
+// lintFingerprint names the rule set findings were computed with.
+func lintFingerprint() string {
+	h := sha256.New()
+	for _, r := range lint.Rules() {
+		fmt.Fprintf(h, "%s\x00%s\x00%d\n", r.ID, r.Title, r.Severity)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+func (c *DigestCache) path(lib *Library) string {
+	sum := sha256.Sum256([]byte(libKey(lib)))
+	return filepath.Join(c.dir, "digests", hex.EncodeToString(sum[:12])+".gob")
+}
+
+// load reads the records of the directory libraries among libs. A missing
+// or damaged record gives an empty map for that library.
+func (c *DigestCache) load(libs []*Library) map[string]map[string]*found {
+	out := map[string]map[string]*found{}
+	fp := lintFingerprint()
+	for _, lib := range libs {
+		if lib.Dir == "" {
+			continue
+		}
+		rec, err := c.read(c.path(lib))
+		if err != nil || rec.Version != digestCacheVersion || rec.Lint != fp {
+			continue
+		}
+		m := make(map[string]*found, len(rec.Files))
+		for _, cf := range rec.Files {
+			m[cf.Name] = &found{
+				name: cf.Name, size: cf.Size,
+				stat:   fileStat{ok: true, dev: cf.Dev, ino: cf.Ino, size: cf.Size, mtimeNs: cf.MtimeNs, ctimeNs: cf.CtimeNs},
+				digest: cf.Digest, text: cf.Text, archive: cf.Archive, script: cf.Script,
+				findings: cf.Findings, linted: cf.Linted, hashedAt: cf.HashedAt,
+			}
+		}
+		out[libKey(lib)] = m
+	}
+	return out
+}
+
+func (c *DigestCache) read(p string) (*cacheRecord, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rec cacheRecord
+	if err := gob.NewDecoder(bufio.NewReader(io.LimitReader(f, MaxDigestCacheBytes))).Decode(&rec); err != nil {
+		return nil, err
+	}
+	if len(rec.Files) > MaxDigestCacheFiles {
+		return nil, errors.New("digest cache record too large")
+	}
+	return &rec, nil
+}
+
+// save writes the records of snap's directory libraries.
+func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
+	fp := lintFingerprint()
+	var errs []error
+	for _, lib := range libs {
+		if lib.Dir == "" {
+			continue
+		}
+		files := snap.reuse[libKey(lib)]
+		if len(files) > MaxDigestCacheFiles {
+			continue
+		}
+		rec := cacheRecord{Version: digestCacheVersion, Lint: fp, Files: make([]cacheFile, 0, len(files))}
+		for _, f := range files {
+			if !f.stat.ok || f.err != nil {
+				continue
+			}
+			rec.Files = append(rec.Files, cacheFile{
+				Name: f.name, Dev: f.stat.dev, Ino: f.stat.ino, Size: f.size,
+				MtimeNs: f.stat.mtimeNs, CtimeNs: f.stat.ctimeNs, HashedAt: f.hashedAt,
+				Digest: f.digest, Text: f.text, Archive: f.archive, Script: f.script,
+				Findings: f.findings, Linted: f.linted,
+			})
+		}
+		errs = append(errs, c.write(c.path(lib), &rec))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *DigestCache) write(p string, rec *cacheRecord) (err error) {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".digests-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriter(tmp)
+	if err = gob.NewEncoder(w).Encode(rec); err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
