@@ -55,3 +55,18 @@ func BenchmarkRescanUnchanged(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScanWarmCache scans with a persistent digest cache written by an
+// earlier process: only the SKILL.md files are read.
+func BenchmarkScanWarmCache(b *testing.B) {
+	lib := benchLibrary(b, 5000)
+	cache := catalog.NewDigestCache(b.TempDir())
+	if _, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, &catalog.Options{DigestCache: cache}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, &catalog.Options{DigestCache: cache}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -139,8 +139,8 @@ type Options struct {
 	// dev-status is listed (case-insensitive); skills without the field
 	// are served.
 	DevStatus []string
-	// DigestCache, if set, persists digests and lint findings across
-	// restarts, so that a warm start reads only the SKILL.md files.
+	// DigestCache, if set, persists what scans learned across restarts, so
+	// that a warm start of an unchanged library reads no file content.
 	DigestCache *DigestCache
 	// NoLint turns the risk linter off.
 	NoLint bool

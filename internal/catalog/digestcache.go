@@ -17,8 +17,9 @@ import (
 
 // DigestCache persists, per directory library, what scans learned about
 // each file: its identity (device, inode, size, mtime, ctime), digest, text
-// or binary, archive and script sniffing, and lint findings. A warm start
-// then reads only the SKILL.md files (their parsed form is not cached).
+// or binary, archive and script sniffing, lint findings and, for SKILL.md,
+// its parsed summary and body. A warm start of an unchanged library then
+// reads no file content at all.
 //
 // Each library's record is one file, written whole to a temporary file and
 // renamed into place, so concurrent server processes sharing the folder
@@ -42,7 +43,7 @@ const (
 // digestCacheVersion changes whenever the record format or what a scan
 // computes per file changes (for example new lint rules), which
 // invalidates every record.
-const digestCacheVersion = "skills-mcp digest cache v1"
+const digestCacheVersion = "skills-mcp digest cache v2"
 
 // NewDigestCache returns a cache keeping its records in dir, created on
 // first save.
@@ -65,6 +66,21 @@ type cacheFile struct {
 	Script           *skill.Script
 	Findings         []lint.Finding
 	Linted           bool
+	MD               *cachedMD // SKILL.md only
+}
+
+// cachedMD is a parsed SKILL.md as the cache keeps it.
+type cachedMD struct {
+	Frontmatter       []byte
+	Problems          []skill.Problem
+	Body              string
+	Name, Description string
+	Category          string
+	Tags, Setup       []string
+	Tier, DevStatus   string
+	HasTier, HasDev   bool
+	Disabled          bool
+	Deps              skill.Dependencies
 }
 
 // lintFingerprint names the rule set findings were computed with.
@@ -102,6 +118,14 @@ func (c *DigestCache) load(libs []*Library) map[string]map[string]*found {
 				digest: cf.Digest, text: cf.Text, archive: cf.Archive, script: cf.Script,
 				findings: cf.Findings, linted: cf.Linted, hashedAt: cf.HashedAt,
 			}
+			if c := cf.MD; c != nil {
+				m[cf.Name].md = &skillMD{
+					frontmatter: c.Frontmatter, problems: c.Problems, body: c.Body,
+					name: c.Name, description: c.Description, category: c.Category,
+					tags: c.Tags, setup: c.Setup, tier: c.Tier, devStatus: c.DevStatus,
+					hasTier: c.HasTier, hasDev: c.HasDev, disabled: c.Disabled, deps: c.Deps,
+				}
+			}
 		}
 		out[libKey(lib)] = m
 	}
@@ -138,10 +162,20 @@ func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
 		}
 		rec := cacheRecord{Version: digestCacheVersion, Lint: fp, Files: make([]cacheFile, 0, len(files))}
 		for _, f := range files {
-			if !f.stat.ok || f.err != nil {
-				continue
+			if !f.stat.ok || f.err != nil || (f.md != nil && f.md.err != nil) {
+				continue // a SKILL.md that does not parse is read again, to report it
+			}
+			var md *cachedMD
+			if m := f.md; m != nil {
+				md = &cachedMD{
+					Frontmatter: m.frontmatter, Problems: m.problems, Body: m.body,
+					Name: m.name, Description: m.description, Category: m.category,
+					Tags: m.tags, Setup: m.setup, Tier: m.tier, DevStatus: m.devStatus,
+					HasTier: m.hasTier, HasDev: m.hasDev, Disabled: m.disabled, Deps: m.deps,
+				}
 			}
 			rec.Files = append(rec.Files, cacheFile{
+				MD:   md,
 				Name: f.name, Dev: f.stat.dev, Ino: f.stat.ino, Size: f.size,
 				MtimeNs: f.stat.mtimeNs, CtimeNs: f.stat.ctimeNs, HashedAt: f.hashedAt,
 				Digest: f.digest, Text: f.text, Archive: f.archive, Script: f.script,

@@ -54,7 +54,7 @@ func (sc *scanner) reuse(lib *Library, f *found) {
 		return
 	}
 	if old.md == nil && path.Base(f.name) == skillsext.SkillFile {
-		return // the digest cache keeps no parsed SKILL.md: read it
+		return // no parsed form to reuse: read it
 	}
 	// A write updates mtime; ctime equality above catches an mtime set back
 	// by hand.
