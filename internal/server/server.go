@@ -53,6 +53,9 @@ type Options struct {
 	// Notifier, if non-nil, is bound to the new server so that the caller
 	// can announce catalog changes to connected clients.
 	Notifier *Notifier
+	// LegacyIndex also serves skill://index.json and per-skill .tar.gz and .zip
+	// archives in the shape of the superseded SEP draft, for older hosts.
+	LegacyIndex bool
 }
 
 // Notifier announces catalog changes to the clients of one server.
@@ -144,6 +147,9 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 	})
 	s.addSkillMethods(ms)
 	s.addResources(ms)
+	if s.opts.LegacyIndex {
+		s.addLegacyIndex(ms)
+	}
 	if n := s.opts.Notifier; n != nil {
 		n.mu.Lock()
 		n.notify = func() { s.addTemplate(ms) }
