@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/adversarial"
+	"github.com/skills-mcp/skills-mcp/internal/check"
+)
+
+// checkCommand checks any SEP-2640 server from the client side.
+type checkCommand struct {
+	streams
+}
+
+// checkConfig is everything check needs, after flags.
+type checkConfig struct {
+	url           string
+	command       []string
+	json          bool
+	adversarial   bool
+	pageSizeProbe bool
+	timeout       time.Duration
+	maxPages      int
+}
+
+// adversarialMaxPages bounds the listing in --adversarial mode: every
+// fixture is on the first pages, and one fixture's listing never ends.
+const adversarialMaxPages = 100
+
+const checkUsage = `Usage: skills-mcp check (--url URL | --command CMD ARGS…) [flags]
+
+Checks, from the client side, that a server of the MCP Skills extension
+(SEP-2640) keeps every server rule a client can observe: the capability, the
+methods, every entry's shape, URIs, names and limits, frontmatter against the
+served SKILL.md, the manifest against a directory walk, digests and sizes of
+every file read back, pagination, -32602 for unknown URIs, and the cache fields
+of each protocol revision. It connects twice, at 2026-07-28 and at 2025-11-25.
+A server that also serves the superseded skill://index.json is checked against
+that draft, archives included.
+
+Prints one line per check: PASS, FAIL, WARN or SKIP, the check id, the clause
+of the specification, and a message. Every request has a timeout and every
+listing, directory and read is bounded, so a server that hangs, loops or sends
+too much fails instead of hanging check.
+
+--adversarial prints instead, for each adversarial fixture the server offers
+(skills-mcp serve --profile adversarial), what a conformant host must do and
+why, and whether check saw the violation on the wire.
+
+--command takes the rest of the command line as the server to run over stdio,
+so it comes last.
+
+Exit status: 0 no check failed (warnings allowed); 1 a check failed, or with
+--adversarial no fixture is offered or one is not served as documented; 2 a
+usage error.
+
+Flags:
+`
+
+func (c *checkCommand) flags(cfg *checkConfig) *flag.FlagSet {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.StringVar(&cfg.url, "url", "", "check the Streamable HTTP server at `URL`")
+	fs.BoolVar(&cfg.json, "json", false, "print a JSON report on stdout instead of lines")
+	fs.BoolVar(&cfg.adversarial, "adversarial", false, "print the oracle of each adversarial fixture the server offers: what a conformant host must do, and why")
+	fs.BoolVar(&cfg.pageSizeProbe, "page-size-probe", false, "also probe pagination: an invalid cursor, a second listing, and listings resumed from the first cursors")
+	fs.DurationVar(&cfg.timeout, "timeout", check.DefaultTimeout, "longest wait for one answer from the server")
+	fs.IntVar(&cfg.maxPages, "max-pages", 0, fmt.Sprintf("most `pages` of one listing before it fails to terminate (default %d; %d with --adversarial)", check.DefaultMaxPages, adversarialMaxPages))
+	fs.Usage = func() {
+		fmt.Fprint(c.stderr, checkUsage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseArgs reads the command line. Everything after --command is the
+// server command line.
+func (c *checkCommand) parseArgs(args []string) (*checkConfig, error) {
+	cfg := &checkConfig{}
+	hasCommand := false
+	for i, a := range args {
+		if a == "--command" || a == "-command" {
+			cfg.command, hasCommand = args[i+1:], true
+			args = args[:i]
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--command="); ok {
+			cfg.command, hasCommand = append([]string{v}, args[i+1:]...), true
+			args = args[:i]
+			break
+		}
+	}
+	fs := c.flags(cfg)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, &usageError{err: err, hint: "skills-mcp check -h"}
+	}
+	const hint = "skills-mcp check -h"
+	switch {
+	case fs.NArg() > 0:
+		return nil, usagef(hint, "unexpected argument %q", fs.Arg(0))
+	case hasCommand && len(cfg.command) == 0:
+		return nil, usagef(hint, "--command needs the server command line after it")
+	case hasCommand && cfg.url != "":
+		return nil, usagef(hint, "give --url or --command, not both")
+	case !hasCommand && cfg.url == "":
+		return nil, usagef(hint, "say where the server is: --url URL or --command CMD ARGS…")
+	case cfg.timeout <= 0:
+		return nil, usagef(hint, "--timeout must be positive")
+	case cfg.maxPages < 0:
+		return nil, usagef(hint, "--max-pages must be positive")
+	}
+	return cfg, nil
+}
+
+// Run implements command.
+func (c *checkCommand) Run(ctx context.Context, args []string) error {
+	cfg, err := c.parseArgs(args)
+	if err != nil {
+		return err
+	}
+	var dial check.Dialer
+	if cfg.url != "" {
+		if dial, err = check.HTTP(cfg.url, 0); err != nil {
+			return usagef("skills-mcp check -h", "--url: %v", err)
+		}
+	} else {
+		dial = check.Command(cfg.command, c.stderr, 0)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	opts := &check.Options{Timeout: cfg.timeout, PageSizeProbe: cfg.pageSizeProbe, MaxPages: cfg.maxPages}
+	if cfg.adversarial && cfg.maxPages == 0 {
+		opts.MaxPages = adversarialMaxPages
+	}
+	rep := check.Run(ctx, dial, opts)
+	switch {
+	case cfg.json:
+		err = rep.WriteJSON(c.stdout)
+	case cfg.adversarial:
+		err = rep.WriteOracle(c.stdout)
+	default:
+		err = rep.WriteText(c.stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if cfg.adversarial {
+		if len(rep.Fixtures) == 0 {
+			if rep.Failed() && len(rep.Versions) == 0 {
+				return errors.New("cannot reach the server; run without --adversarial to see why")
+			}
+			return fmt.Errorf("the server offers no adversarial fixtures: no skills/list entry carries _meta[%q]", adversarial.MetaKey)
+		}
+		n := 0
+		for _, o := range rep.Fixtures {
+			if o.Verdict == check.NotDetected {
+				n++
+			}
+		}
+		if n > 0 {
+			return fmt.Errorf("%d of %d fixtures are not served as their oracle documents", n, len(rep.Fixtures))
+		}
+		return nil
+	}
+	if rep.Failed() {
+		return fmt.Errorf("%d checks failed", rep.Count(check.Fail))
+	}
+	return nil
+}
