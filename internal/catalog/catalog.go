@@ -179,6 +179,7 @@ type Store struct {
 // NewStore returns a store serving s.
 func NewStore(s *Snapshot) *Store {
 	st := new(Store)
+	s.startSearch()
 	st.cur.Store(s)
 	return st
 }
@@ -187,4 +188,7 @@ func NewStore(s *Snapshot) *Store {
 func (st *Store) Snapshot() *Snapshot { return st.cur.Load() }
 
 // Swap installs s and returns the snapshot it replaced.
-func (st *Store) Swap(s *Snapshot) *Snapshot { return st.cur.Swap(s) }
+func (st *Store) Swap(s *Snapshot) *Snapshot {
+	s.startSearch()
+	return st.cur.Swap(s)
+}

@@ -13,3 +13,6 @@ func (w *Watcher) WatchedFolders() []string {
 	slices.Sort(out)
 	return out
 }
+
+// WaitSynced waits until w's first watches are in place.
+func (w *Watcher) WaitSynced() { <-w.synced }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -74,7 +75,7 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 	done := sc.startReaders(ctx)
 	for li, lib := range libs {
 		w := &walk{sc: sc, lib: lib, tree: treeOf(lib), libIndex: li}
-		w.visit(".", 0, nil)
+		w.visitRoot()
 		sc.walks = append(sc.walks, w)
 	}
 	if err := done(); err != nil {
@@ -106,7 +107,7 @@ type scanner struct {
 	// read hands a file to the readers; set by startReaders. Only the
 	// walking goroutine calls it.
 	read      func(*found, tree)
-	cancelled bool
+	cancelled atomic.Bool
 }
 
 // found is a file discovered inside at least one skill folder.
@@ -146,6 +147,42 @@ type walk struct {
 	warnings []Warning
 	dirs     []string // every folder walked, for watchers
 	stats    struct{ scriptsWithheld int }
+	// fanout, while the root is walked, takes its subfolders to walk them
+	// concurrently.
+	fanout func(dir string)
+}
+
+// visitRoot walks the library. The subfolders of a root that is not itself
+// a skill are walked concurrently, each into a walk of its own, and merged
+// in order: listing folders and statting files is most of a scan once
+// digests are cached.
+func (w *walk) visitRoot() {
+	var subs []*walk
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	w.fanout = func(dir string) {
+		sub := &walk{sc: w.sc, lib: w.lib, tree: w.tree, libIndex: w.libIndex}
+		subs = append(subs, sub)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			sub.visit(dir, 1, nil)
+		})
+	}
+	w.visit(".", 0, nil)
+	w.fanout = nil
+	wg.Wait()
+	for _, sub := range subs {
+		offset := len(w.files)
+		w.files = append(w.files, sub.files...)
+		for _, rs := range sub.skills {
+			rs.start += offset
+			rs.end += offset
+			w.skills = append(w.skills, rs)
+		}
+		w.warnings = append(w.warnings, sub.warnings...)
+		w.dirs = append(w.dirs, sub.dirs...)
+	}
 }
 
 func (w *walk) warn(p, reason, format string, args ...any) {
@@ -214,6 +251,10 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 			}
 			if depth+1 > maxWalkDepth {
 				w.warn(p, "depth", "folder is nested deeper than %d levels; not walked", maxWalkDepth)
+				continue
+			}
+			if w.fanout != nil && inner == nil {
+				w.fanout(p)
 				continue
 			}
 			w.visit(p, depth+1, enclosing)
@@ -293,13 +334,13 @@ func (sc *scanner) startReaders(ctx context.Context) (wait func() error) {
 		})
 	}
 	sc.read = func(f *found, t tree) {
-		if sc.cancelled {
+		if sc.cancelled.Load() {
 			return
 		}
 		select {
 		case jobs <- readJob{f, t}:
 		case <-ctx.Done():
-			sc.cancelled = true
+			sc.cancelled.Store(true)
 		}
 	}
 	return func() error {
@@ -467,7 +508,7 @@ func (sc *scanner) build() *Snapshot {
 		}
 	}
 	snap.indexNames()
-	snap.buildSearch()
+	snap.searchReady = make(chan struct{})
 	snap.warnings = append(snap.warnings, snap.resolveDependencies()...)
 	return snap
 }

@@ -14,15 +14,18 @@ type Hit struct {
 	Matched []string
 }
 
-// buildSearch indexes the listed skills once per snapshot, in the
-// background: a snapshot serves listings at once, and the first search waits
-// for the index if it is not ready yet.
-func (snap *Snapshot) buildSearch() {
-	snap.searchReady = make(chan struct{})
-	go func() {
-		defer close(snap.searchReady)
-		snap.indexSkills()
-	}()
+// startSearch starts indexing the listed skills in the background, once
+// per snapshot: a snapshot serves listings at once, and the first search
+// waits for the index if it is not ready yet. Stores start it when a
+// snapshot is installed, so that a rescan that changed nothing and is
+// dropped never pays for an index.
+func (snap *Snapshot) startSearch() {
+	snap.searchOnce.Do(func() {
+		go func() {
+			defer close(snap.searchReady)
+			snap.indexSkills()
+		}()
+	})
 }
 
 func (snap *Snapshot) indexSkills() {
@@ -43,6 +46,7 @@ func (snap *Snapshot) indexSkills() {
 // Search ranks the skills for a query in plain words, optionally within one
 // library and category, and returns at most limit hits.
 func (snap *Snapshot) Search(query, library, category string, limit int) []Hit {
+	snap.startSearch()
 	<-snap.searchReady
 	hits := snap.search.Search(search.Query{Text: query, Library: library, Category: category, Limit: limit})
 	out := make([]Hit, len(hits))

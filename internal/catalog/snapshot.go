@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/lint"
@@ -33,6 +34,7 @@ type Snapshot struct {
 	walked      map[*Library][]string        // folders walked per library, for watchers
 	reads       int                          // files read by the scan (the rest were reused)
 	search      *search.Index
+	searchOnce  sync.Once
 	searchReady chan struct{} // closed once search is built
 	files       map[string]*File
 	dirs        map[string][]Entry

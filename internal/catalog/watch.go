@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,8 +20,9 @@ type Reloader struct {
 	source Source
 	onSwap func(old, cur *Snapshot)
 
-	mu  sync.Mutex // serialises rescans
-	gen uint64
+	mu     sync.Mutex // serialises rescans
+	gen    uint64
+	latest *Snapshot // the last scan, swapped in or not
 }
 
 // Source returns what to scan: the libraries and the scan options. Both may
@@ -37,7 +39,8 @@ func NewReloader(store *Store, source Source, onSwap func(old, cur *Snapshot)) *
 	return r
 }
 
-// Rescan scans the libraries again and swaps the result in. Requests in
+// Rescan scans the libraries again and swaps the result in when it serves
+// something different; it returns the new scan either way. Requests in
 // flight finish on the snapshot they started with.
 func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
 	r.mu.Lock()
@@ -47,17 +50,34 @@ func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
 	if o != nil {
 		opts = *o
 	}
-	opts.Previous = r.store.Snapshot()
+	opts.Previous = r.latest
+	if opts.Previous == nil {
+		opts.Previous = r.store.Snapshot()
+	}
 	r.gen++
 	snap, err := Scan(ctx, libs, r.gen, &opts)
 	if err != nil {
 		return nil, err
 	}
-	old := r.store.Swap(snap)
+	r.latest = snap
+	old := r.store.Snapshot()
+	if !Changed(old, snap) && sameWarnings(old, snap) {
+		// Nothing a client or operator can see changed: keep serving the
+		// old snapshot. The new one still seeds the next rescan and tells
+		// the watcher which folders exist.
+		return snap, nil
+	}
+	r.store.Swap(snap)
 	if r.onSwap != nil {
 		r.onSwap(old, snap)
 	}
 	return snap, nil
+}
+
+// sameWarnings reports whether two snapshots carry the same warnings, so
+// that a rescan which only changed what the operator sees still swaps.
+func sameWarnings(a, b *Snapshot) bool {
+	return slices.Equal(a.warnings, b.warnings)
 }
 
 // Changed reports whether two snapshots serve different content: a skill
@@ -90,6 +110,7 @@ type Watcher struct {
 	safety time.Duration
 	kick   chan struct{}
 	stop   chan struct{}
+	synced chan struct{} // closed once the first watches are in place
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
@@ -99,7 +120,7 @@ type Watcher struct {
 }
 
 // NewWatcher starts watching the folders of the current snapshot's
-// directory libraries. safety is the interval of the full safety rescan (0
+// directory libraries, in the background. safety is the interval of the full safety rescan (0
 // turns it off). Close stops it.
 func NewWatcher(r *Reloader, safety time.Duration, log *slog.Logger) (*Watcher, error) {
 	fsw, err := fsnotify.NewWatcher()
@@ -109,11 +130,19 @@ func NewWatcher(r *Reloader, safety time.Duration, log *slog.Logger) (*Watcher, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{fsw: fsw, r: r, log: log, safety: safety, kick: make(chan struct{}, 1),
+	w := &Watcher{fsw: fsw, r: r, log: log, safety: safety, kick: make(chan struct{}, 1), synced: make(chan struct{}),
 		stop: make(chan struct{}), watched: map[string]bool{}, files: map[string]func(){}, fileDue: map[string]bool{}}
-	w.Sync(r.store.Snapshot())
 	w.wg.Go(w.events)
-	w.wg.Go(w.loop)
+	w.wg.Go(func() {
+		// Adding the first watches costs a system call per folder; do it
+		// here rather than delay serving. A rescan right after catches any
+		// edit made before the watches were in place; it reuses every
+		// unchanged file, so it costs stats.
+		w.Sync(r.store.Snapshot())
+		close(w.synced)
+		w.rescan()
+		w.loop()
+	})
 	return w, nil
 }
 
