@@ -267,6 +267,8 @@ func TestCommandLine(t *testing.T) {
 		{"unknown command", nil, []string{"frobnicate"}, 2, "unknown command"},
 		{"public bind", nil, []string{"--root", testLibrary, "--http", "0.0.0.0:0"}, 2, "SKILLS_ALLOWED_HOSTS"},
 		{"help", nil, []string{"serve", "-h"}, 0, "SKILLS_MCP_ROOT"},
+		{"profile with a library", nil, []string{"--profile", "adversarial", "--lib", "a=" + testLibrary}, 2, "cannot be combined"},
+		{"unknown profile", nil, []string{"--profile", "friendly"}, 2, "only profile"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -532,5 +534,19 @@ func TestZipLibrary(t *testing.T) {
 	}
 	if code, _, stderr = run(t, env, "--lib", "u=http://example.invalid/x.zip", "--stats"); code != 2 || !strings.Contains(stderr, "https") {
 		t.Errorf("http URL: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestCheckBothWays runs the checker, as a user would, against the server on
+// the test library (every check passes) and against the research profile
+// (every fixture is accounted for).
+func TestCheckBothWays(t *testing.T) {
+	code, stdout, stderr := run(t, nil, "check", "--command", binary, "--root", testLibrary)
+	if code != 0 || !strings.Contains(stdout, " 0 failed") {
+		t.Errorf("check of the test library: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, nil, "check", "--adversarial", "--command", binary, "--profile", "adversarial")
+	if code != 0 || !strings.Contains(stdout, "0 not detected") {
+		t.Errorf("check --adversarial: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -70,6 +70,8 @@ func run(ctx context.Context, args []string, st streams) int {
 		cmd = &pullCommand{streams: st}
 	case "lint":
 		cmd = &lintCommand{streams: st}
+	case "check":
+		cmd = &checkCommand{streams: st}
 	case "version":
 		fmt.Fprintln(st.stdout, "skills-mcp", version())
 		return exitOK
@@ -116,6 +118,7 @@ Usage:
   skills-mcp [serve] [flags]    serve skill libraries over stdio or HTTP (default)
   skills-mcp pull [SKILL...]    copy skills from any SEP-2640 server to disk, verified
   skills-mcp lint [PATH...]     check skills for the Agent Skills rules and risky content
+  skills-mcp check --url URL    check any SEP-2640 server from the client side (or --command CMD ARGS...)
   skills-mcp version            print the version
   skills-mcp help               print this help
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skills-mcp/skills-mcp/internal/adversarial"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/server"
@@ -61,6 +62,8 @@ type serveConfig struct {
 	cacheDir        string
 	allowUnverified bool
 	noLint          bool
+	profile         string
+	legacyIndex     bool
 }
 
 type libSpec struct{ ns, dir string }
@@ -96,6 +99,8 @@ var envTwins = map[string]string{
 	"rescan-seconds":   "SKILLS_RESCAN_SECONDS",
 	"cache-dir":        "SKILLS_CACHE_DIR",
 	"allow-unverified": "SKILLS_ALLOW_UNVERIFIED",
+	"profile":          "SKILLS_PROFILE",
+	"legacy-index":     "SKILLS_LEGACY_INDEX",
 }
 
 func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
@@ -140,6 +145,8 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	fs.IntVar(&cfg.rescanSeconds, "rescan-seconds", 300, "interval of the safety rescan in `seconds` (0 = off); changes are picked up at once through file notifications")
 	fs.StringVar(&cfg.cacheDir, "cache-dir", "", "`DIR` for extracted archives and downloads (default: skills-mcp in the user cache folder)")
 	fs.BoolVar(&cfg.allowUnverified, "allow-unverified", false, "serve an https library that has neither a #sha256= pin nor a .sha256 sidecar")
+	fs.StringVar(&cfg.profile, "profile", "", "serve `PROFILE` instead of libraries: \"adversarial\" serves only hostile SEP-2640 research fixtures (benign payloads), to test hosts")
+	fs.BoolVar(&cfg.legacyIndex, "legacy-index", false, "also serve skill://index.json and per-skill .tar.gz and .zip archives (superseded SEP-2640 draft) for older hosts")
 	fs.BoolVar(&cfg.noLint, "no-lint", false, "turn the risk linter off (it labels skills; it never withholds them)")
 	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	fs.Func("log-level", "log `level`: debug, info, warn or error (default info)", func(v string) error {
@@ -259,6 +266,15 @@ func (cfg *serveConfig) validate() error {
 	case cfg.rescanSeconds < 0:
 		return usagef("", "--rescan-seconds must be 0 (off) or more, got %d", cfg.rescanSeconds)
 	}
+	switch cfg.profile {
+	case "":
+	case "adversarial":
+		if cfg.root != "" || len(cfg.libs) > 0 || cfg.configPath != "" {
+			return usagef("serve the research profile on a server of its own", "--profile adversarial cannot be combined with --root, --lib or --config: a host may drop a whole server's list when one entry is invalid")
+		}
+	default:
+		return usagef("", "--profile %q: the only profile is adversarial", cfg.profile)
+	}
 	if cfg.configPath != "" {
 		abs, err := filepath.Abs(cfg.configPath)
 		if err != nil {
@@ -322,6 +338,19 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if cfg.profile == "adversarial" {
+		log.Warn("serving the adversarial research profile: hostile SEP-2640 fixtures with benign payloads; never point a production host at it")
+		ms := adversarial.New(&adversarial.Options{Name: cfg.name, Version: version(), Logger: sdkLog})
+		if cfg.http == "" {
+			err := ms.Run(ctx, &mcp.StdioTransport{})
+			if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
+				return nil
+			}
+			return err
+		}
+		return c.serveHTTP(ctx, cfg, ms, func() any { return map[string]any{"status": "ok", "profile": "adversarial"} }, log, sdkLog)
+	}
+
 	libs, err := openLibraries(ctx, cfg, c.env, log)
 	if err != nil {
 		return err
@@ -348,14 +377,15 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	store := catalog.NewStore(snap)
 	notifier := &server.Notifier{}
 	ms := server.New(store, &server.Options{
-		Name:     cfg.name,
-		Title:    cfg.title,
-		Prefix:   cfg.prefix,
-		Version:  version(),
-		PageSize: cfg.pageSize,
-		TTL:      ttlOption(cfg.ttl),
-		Logger:   sdkLog,
-		Notifier: notifier,
+		Name:        cfg.name,
+		Title:       cfg.title,
+		Prefix:      cfg.prefix,
+		Version:     version(),
+		PageSize:    cfg.pageSize,
+		TTL:         ttlOption(cfg.ttl),
+		Logger:      sdkLog,
+		Notifier:    notifier,
+		LegacyIndex: cfg.legacyIndex,
 	})
 
 	reloader := catalog.NewReloader(store, libs.Source, func(old, cur *catalog.Snapshot) {
@@ -405,7 +435,9 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	return c.serveHTTP(ctx, cfg, ms, store, log, sdkLog)
+	return c.serveHTTP(ctx, cfg, ms, func() any {
+		return map[string]any{"status": "ok", "skills": store.Snapshot().Len()}
+	}, log, sdkLog)
 }
 
 // scanGCPercent is the GOGC in force during the first scan.
@@ -445,7 +477,7 @@ func ttlOption(d time.Duration) time.Duration {
 	return d
 }
 
-func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, store *catalog.Store, log, sdkLog *slog.Logger) error {
+func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, health func() any, log, sdkLog *slog.Logger) error {
 	addr, err := httpserve.ParseAddr(cfg.http)
 	if err != nil {
 		return usagef("skills-mcp serve -h", "--http: %v", err)
@@ -458,9 +490,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		AllowedHosts: cfg.allowedHosts,
 		Tokens:       tokens,
 		Logger:       log,
-		Health: func() any {
-			return map[string]any{"status": "ok", "skills": store.Snapshot().Len()}
-		},
+		Health:       health,
 	}
 	if err := httpserve.CheckBind(addr, opts); err != nil {
 		return &usageError{err: err}
