@@ -1,0 +1,96 @@
+// This test holds the layering of skills-mcp as a statement of policy: which
+// internal packages each package may import. Lower layers never import
+// higher ones; a new edge fails the build until this table says it is
+// intended.
+package deps_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/skills-mcp/skills-mcp/"
+
+// allowed lists, for each package, the internal packages it may import.
+// Test files are exempt, so tests may start a real server.
+var allowed = map[string][]string{
+	// Level 0: formats, wire types and leaf machinery.
+	"internal/skill":     nil,
+	"internal/skillsext": nil,
+	"internal/search":    nil,
+	"internal/config":    nil,
+	"internal/httpserve": nil,
+	"internal/library":   nil,
+	"internal/bench":     nil,
+	// Level 1.
+	"internal/lint": {"internal/skill"},
+	// Level 2: the catalog.
+	"internal/catalog": {"internal/lint", "internal/search", "internal/skill", "internal/skillsext"},
+	// Level 3: the protocol surface, and the clients, which know only the wire.
+	"internal/server":      {"internal/catalog", "internal/skillsext"},
+	"internal/pull":        {"internal/skill", "internal/skillsext"},
+	"internal/adversarial": {"internal/skill", "internal/skillsext"},
+	"internal/check":       {"internal/adversarial", "internal/skill", "internal/skillsext"},
+	// Top: the command line wires everything; nothing imports it.
+	"internal/cli":           {"*"},
+	"cmd/skills-mcp":         {"internal/cli"},
+	"cmd/skills-bench":       {"internal/bench"},
+	"cmd/skills-searcheval":  {"internal/search", "internal/search/eval"},
+	"internal/search/eval":   {"internal/search"},
+	"internal/pull/pulltest": {"internal/skillsext"},
+	"examples":               nil,
+}
+
+func TestImports(t *testing.T) {
+	seen := map[string]bool{}
+	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && p != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		pkg := filepath.ToSlash(filepath.Dir(p))
+		if pkg == "." {
+			return nil
+		}
+		seen[pkg] = true
+		rules, ok := allowed[pkg]
+		if !ok {
+			t.Errorf("package %s is not in the layering table of deps_test.go", pkg)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			dep, ok := strings.CutPrefix(path, module)
+			if !ok || slices.Contains(rules, "*") {
+				continue
+			}
+			if !slices.Contains(rules, dep) {
+				t.Errorf("%s imports %s, which the layering does not allow", p, dep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg := range allowed {
+		if !seen[pkg] {
+			t.Errorf("deps_test.go lists %s, which no longer exists", pkg)
+		}
+	}
+}
