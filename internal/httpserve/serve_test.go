@@ -113,8 +113,8 @@ func TestServeDrainsInFlight(t *testing.T) {
 
 // TestServeForcesCloseAfterGrace uses a handler that only returns when its
 // request context ends, like an idle event stream. Once the grace period is
-// over, Serve must cancel that context, close the connection and still
-// return nil. The outcome does not depend on how long the grace is.
+// over, Serve must cancel that context, end the request and still return
+// nil. The outcome does not depend on how long the grace is.
 func TestServeForcesCloseAfterGrace(t *testing.T) {
 	ln := listen(t)
 	started := make(chan struct{})
@@ -142,9 +142,10 @@ func TestServeForcesCloseAfterGrace(t *testing.T) {
 	if err := <-handlerDone; !errors.Is(err, context.Canceled) {
 		t.Errorf("handler's request context ended with %v, want context.Canceled", err)
 	}
-	if r := <-result; r.err == nil {
-		t.Errorf("stream read ended cleanly (%+v), want an error from the closed connection", r)
-	}
+	// The client's read ends: with an error when the connection is closed
+	// first, or cleanly when the handler, cancelled, returns first. Either
+	// way it does not hang.
+	<-result
 }
 
 // TestServeContextValues checks that handlers see ctx's values.
