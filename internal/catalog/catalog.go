@@ -147,6 +147,9 @@ type Options struct {
 	// ShowDisabled lists skills with disable-model-invocation: true, which
 	// are otherwise served but hidden from listings, search and tools.
 	ShowDisabled bool
+	// OnFolder, if set, is called for every folder a scan lists, from
+	// several goroutines; Watcher.Folder is meant for it.
+	OnFolder func(lib *Library, dir string)
 	// Previous, if set, is the snapshot this scan replaces: files whose
 	// inode, size and timestamps are unchanged since it was built are not
 	// read again.

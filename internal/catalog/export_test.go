@@ -13,6 +13,3 @@ func (w *Watcher) WatchedFolders() []string {
 	slices.Sort(out)
 	return out
 }
-
-// WaitSynced waits until w's first watches are in place.
-func (w *Watcher) WaitSynced() { <-w.synced }

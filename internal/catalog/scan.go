@@ -203,6 +203,9 @@ func (s *rawSkill) skip(cause, name string) {
 func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 	entries, err := w.tree.readDir(dir)
 	w.dirs = append(w.dirs, dir)
+	if err == nil && w.sc.opts.OnFolder != nil {
+		w.sc.opts.OnFolder(w.lib, dir)
+	}
 	if err != nil {
 		w.warn(dir, "unreadable", "cannot read folder: %v", unwrapPath(err))
 		return

@@ -110,19 +110,21 @@ type Watcher struct {
 	safety time.Duration
 	kick   chan struct{}
 	stop   chan struct{}
-	synced chan struct{} // closed once the first watches are in place
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
 	watched map[string]bool
 	files   map[string]func() // watched single files → their handlers
 	fileDue map[string]bool   // files whose handler runs at the next debounce
+	// limitWarned records that a folder could not be watched.
+	limitWarned bool
 }
 
-// NewWatcher starts watching the folders of the current snapshot's
-// directory libraries, in the background. safety is the interval of the full safety rescan (0
-// turns it off). Close stops it.
-func NewWatcher(r *Reloader, safety time.Duration, log *slog.Logger) (*Watcher, error) {
+// NewWatcher returns a watcher that is not yet running. Give Folder to the
+// scans (Options.OnFolder) so that each folder is watched as it is listed,
+// then Start it. safety is the interval of the full safety rescan (0 turns
+// it off). Close stops it.
+func NewWatcher(safety time.Duration, log *slog.Logger) (*Watcher, error) {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
@@ -130,20 +132,42 @@ func NewWatcher(r *Reloader, safety time.Duration, log *slog.Logger) (*Watcher, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{fsw: fsw, r: r, log: log, safety: safety, kick: make(chan struct{}, 1), synced: make(chan struct{}),
-		stop: make(chan struct{}), watched: map[string]bool{}, files: map[string]func(){}, fileDue: map[string]bool{}}
+	return &Watcher{fsw: fsw, log: log, safety: safety, kick: make(chan struct{}, 1),
+		stop: make(chan struct{}), watched: map[string]bool{}, files: map[string]func(){}, fileDue: map[string]bool{}}, nil
+}
+
+// Start runs the watcher: file events and the safety interval rescan r.
+// Watching each folder as a scan lists it (Folder) leaves no window in
+// which an edit goes unseen: an edit after the listing raises an event, one
+// before it is in what the scan reads.
+func (w *Watcher) Start(r *Reloader) {
+	w.r = r
 	w.wg.Go(w.events)
-	w.wg.Go(func() {
-		// Adding the first watches costs a system call per folder; do it
-		// here rather than delay serving. A rescan right after catches any
-		// edit made before the watches were in place; it reuses every
-		// unchanged file, so it costs stats.
-		w.Sync(r.store.Snapshot())
-		close(w.synced)
-		w.rescan()
-		w.loop()
-	})
-	return w, nil
+	w.wg.Go(w.loop)
+}
+
+// Folder watches dir (slash-separated, below lib's root) if lib is a
+// directory on disk. Scans call it for every folder they list; it is safe
+// for concurrent use. A folder that cannot be watched (the inotify limit)
+// is left to the safety rescan, with one warning per process.
+func (w *Watcher) Folder(lib *Library, dir string) {
+	if lib.Dir == "" {
+		return
+	}
+	p := filepath.Join(lib.Dir, filepath.FromSlash(dir))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watched[p] {
+		return
+	}
+	if err := w.fsw.Add(p); err != nil {
+		if !w.limitWarned {
+			w.limitWarned = true
+			w.log.Warn("some folders cannot be watched; their changes are picked up by the safety rescan", "folder", p, "err", err)
+		}
+		return
+	}
+	w.watched[p] = true
 }
 
 // WatchFile calls fn, debounced like rescans and before the rescan they
@@ -173,9 +197,9 @@ func (w *Watcher) Kick() {
 	}
 }
 
-// Sync makes the watch set the folders of snap's directory libraries:
-// new folders are added, vanished ones dropped. The reloader's swap calls
-// it after every rescan.
+// Sync makes the watch set the folders snap walked: vanished folders are
+// dropped and any not yet watched are added. The watcher calls it after
+// every rescan.
 func (w *Watcher) Sync(snap *Snapshot) {
 	want := map[string]bool{}
 	for lib, dirs := range snap.walked {
@@ -185,22 +209,12 @@ func (w *Watcher) Sync(snap *Snapshot) {
 		for _, d := range dirs {
 			want[filepath.Join(lib.Dir, filepath.FromSlash(d))] = true
 		}
+		for _, d := range dirs {
+			w.Folder(lib, d)
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var failed int
-	var firstErr error
-	for d := range want {
-		if w.watched[d] {
-			continue
-		}
-		if err := w.fsw.Add(d); err != nil {
-			failed++
-			firstErr = cmpOr(firstErr, err)
-			continue
-		}
-		w.watched[d] = true
-	}
 	for path := range w.files {
 		want[filepath.Dir(path)] = true
 	}
@@ -210,17 +224,6 @@ func (w *Watcher) Sync(snap *Snapshot) {
 			delete(w.watched, d)
 		}
 	}
-	if failed > 0 {
-		w.log.Warn("some folders cannot be watched; their changes are picked up by the safety rescan",
-			"folders", failed, "err", firstErr)
-	}
-}
-
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // events turns raw notifications into kicks.

@@ -96,19 +96,21 @@ func TestRacyFileIsRehashed(t *testing.T) {
 
 func TestWatcherPicksUpEdits(t *testing.T) {
 	lib, dir := tree(t, map[string]string{"a/SKILL.md": strings.Replace(skillMD, "%s", "a", 1)})
-	libs := func() ([]*catalog.Library, *catalog.Options) { return []*catalog.Library{lib}, nil }
-	first, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
-	must(t, err)
-	store := catalog.NewStore(first)
-	swapped := make(chan *catalog.Snapshot, 16)
-	r := catalog.NewReloader(store, libs, func(_, cur *catalog.Snapshot) { swapped <- cur })
-	w, err := catalog.NewWatcher(r, 0, nil)
+	w, err := catalog.NewWatcher(0, nil)
 	must(t, err)
 	defer w.Close()
-	w.WaitSynced()
+	opts := &catalog.Options{OnFolder: w.Folder}
+	libs := func() ([]*catalog.Library, *catalog.Options) { return []*catalog.Library{lib}, opts }
+	first, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, opts)
+	must(t, err)
+	// The scan watched every folder it listed.
 	if got := w.WatchedFolders(); len(got) != 2 {
 		t.Fatalf("watching %v, want the root and a/", got)
 	}
+	store := catalog.NewStore(first)
+	swapped := make(chan *catalog.Snapshot, 16)
+	r := catalog.NewReloader(store, libs, func(_, cur *catalog.Snapshot) { swapped <- cur })
+	w.Start(r)
 	// A new skill in a new folder appears, and its folder gets watched.
 	must(t, os.MkdirAll(filepath.Join(dir, "b"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "b/SKILL.md"), []byte(strings.Replace(skillMD, "%s", "b", 1)), 0o644))
@@ -122,17 +124,11 @@ func TestWatcherPicksUpEdits(t *testing.T) {
 		_, ok := s.File("skill://b/notes.md")
 		return ok
 	})
-	// Kick forces a rescan even without an event; with nothing changed it
-	// keeps the snapshot being served.
-	before := store.Snapshot()
-	w.Kick()
-	must(t, os.WriteFile(filepath.Join(dir, "b/more.md"), []byte("m\n"), 0o644))
-	waitFor(t, swapped, func(s *catalog.Snapshot) bool {
-		_, ok := s.File("skill://b/more.md")
-		return ok
-	})
-	if store.Snapshot() == before {
-		t.Error("the store still serves the snapshot from before the edit")
+	// A removed folder is no longer watched.
+	must(t, os.RemoveAll(filepath.Join(dir, "b")))
+	waitFor(t, swapped, func(s *catalog.Snapshot) bool { return s.Len() == 1 })
+	if got := w.WatchedFolders(); len(got) != 2 {
+		t.Errorf("after removing b/, watching %v", got)
 	}
 }
 

@@ -56,6 +56,9 @@ type opened struct {
 // command line and environment, and those of the config file, which a
 // reload may change. It is the catalog.Source of the reloader.
 type libraries struct {
+	// onFolder is given to every scan (catalog.Options.OnFolder).
+	onFolder func(*catalog.Library, string)
+
 	cfg     *serveConfig
 	log     *slog.Logger
 	cache   *library.Cache
@@ -331,6 +334,7 @@ func (l *libraries) Source() ([]*catalog.Library, *catalog.Options) {
 		ShowDisabled:  l.cfg.showDisabled,
 		NoLint:        l.cfg.noLint,
 		DigestCache:   l.digests,
+		OnFolder:      l.onFolder,
 		Logger:        l.log,
 	}
 	if c := l.fileCfg; c != nil {

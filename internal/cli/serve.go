@@ -357,6 +357,18 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer libs.Close()
 
+	// The watcher exists before the first scan, which watches each folder
+	// as it lists it: no edit can fall between the scan and the watches.
+	watcher, err := catalog.NewWatcher(time.Duration(cfg.rescanSeconds)*time.Second, log)
+	if err != nil {
+		return fmt.Errorf("watching libraries: %w", err)
+	}
+	defer watcher.Close()
+	libs.onFolder = watcher.Folder
+	if cfg.stats {
+		libs.onFolder = nil
+	}
+
 	list, opts := libs.Source()
 	// The first scan makes most of the process's garbage (parsed YAML, read
 	// buffers); collecting more often while it runs keeps the peak resident
@@ -396,11 +408,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 			log.Debug("rescan found no change", "scanMs", cur.Stats().ScanMillis, "filesRead", cur.Stats().FilesRead)
 		}
 	})
-	watcher, err := catalog.NewWatcher(reloader, time.Duration(cfg.rescanSeconds)*time.Second, log)
-	if err != nil {
-		return fmt.Errorf("watching libraries: %w", err)
-	}
-	defer watcher.Close()
+	watcher.Start(reloader)
 	reload := func() {}
 	if cfg.configPath != "" {
 		reload = func() {
