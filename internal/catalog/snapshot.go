@@ -312,8 +312,3 @@ func skillPathJoin(parts ...string) string {
 	}
 	return b.String()
 }
-
-// Folders returns the folders below lib's root that the scan walked,
-// slash-separated and relative to the root ("." is the root). A watcher
-// watches these.
-func (s *Snapshot) Folders(lib *Library) []string { return s.walked[lib] }
