@@ -65,8 +65,19 @@ for target in "${targets[@]}"; do
   pkg=${target% *}
   name=${target#* }
   echo "--- fuzz $pkg $name"
-  go test -run='^$' -fuzz="^${name}\$" -fuzztime="$FUZZTIME" "$pkg" ||
+  dir=$(go list -f '{{.Dir}}' "$pkg")/testdata/fuzz/$name
+  before=$(ls "$dir" 2>/dev/null | sort)
+  if ! go test -run='^$' -fuzz="^${name}\$" -fuzztime="$FUZZTIME" "$pkg" 2>&1 | tee "$tmp/fuzz-out"; then
+    after=$(ls "$dir" 2>/dev/null | sort)
+    # The go command can end a fuzz run that found nothing with "context
+    # deadline exceeded" when the time runs out while a worker is busy with
+    # one input. With no new failing input written, nothing was found.
+    if [[ $before == "$after" ]] && grep -q "context deadline exceeded" "$tmp/fuzz-out"; then
+      echo "fuzz target $name: the run ended at its deadline without a failing input; not a failure"
+      continue
+    fi
     fail "fuzz target $name in $pkg failed (a failing input was written under that package's testdata/fuzz/$name)"
+  fi
 done
 
 step "go build ./cmd/skills-mcp"
