@@ -198,6 +198,19 @@ func TestSearchAndListTools(t *testing.T) {
 	}
 }
 
+func TestInstructionsNameLibraries(t *testing.T) {
+	cs := twoLibraries(t)
+	got := cs.InitializeResult().Instructions
+	for _, want := range []string{"team-skills serves 5 Agent Skills", "team_skills_search_skills", "Libraries: a (test, 4 skills); b (test, 1 skills);", "finance (2, e.g. invoices, ledger)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("instructions lack %q:\n%s", want, got)
+		}
+	}
+	if len(got) > 2048+512 {
+		t.Errorf("instructions are %d bytes", len(got))
+	}
+}
+
 func TestUseSkillPrompt(t *testing.T) {
 	cs := twoLibraries(t)
 	res, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "use-skill", Arguments: map[string]string{"skill": "deploy", "task": "ship v2"}})
