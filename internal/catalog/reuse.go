@@ -1,9 +1,7 @@
 package catalog
 
 import (
-	"io/fs"
 	"path"
-	"syscall"
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
@@ -15,17 +13,6 @@ type fileStat struct {
 	dev, ino         uint64
 	size             int64
 	mtimeNs, ctimeNs int64
-}
-
-func statOf(info fs.FileInfo) fileStat {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileStat{}
-	}
-	return fileStat{
-		ok: true, dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
-		mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano(),
-	}
 }
 
 // racyWindow is how close to a scan a file may have changed and still have

@@ -135,6 +135,7 @@ type rawSkill struct {
 	depth      int
 	start, end int // range of walk.files: the folder's subtree in DFS order
 	skipped    map[string][]string
+	findings   []lint.Finding // about the folder itself (symlinks), paths relative to it
 }
 
 type walk struct {
@@ -239,6 +240,13 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 		case t&fs.ModeSymlink != 0:
 			if inner != nil {
 				inner.skip("symlink", rel())
+				if !w.sc.opts.NoLint {
+					if target, err := w.tree.readLink(p); err == nil {
+						if f := lint.Symlink(rel(), target); f != nil {
+							inner.findings = append(inner.findings, *f)
+						}
+					}
+				}
 			}
 			w.warn(p, "symlink", "symlink not followed and not served")
 		case t.IsDir():
@@ -597,6 +605,7 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 	var scriptsWithheld int
 	sk.URI = skillsext.SkillURI(sk.Path)
 
+	sk.Risks = append(sk.Risks, rs.findings...)
 	var archives []string
 	for _, f := range files {
 		rel := relTo(rs.folder, f.name)

@@ -363,6 +363,10 @@ func TestOpenDirectoryConfined(t *testing.T) {
 	if !ok || len(sk.Files) != 2 {
 		t.Fatalf("skill = %v, warnings %v", sk, snap.Warnings())
 	}
+	// The symlink is never served, and it is labelled for pointing out.
+	if !slices.Contains(sk.RiskFlags(), "symlink-escape") {
+		t.Errorf("risk flags = %v, want symlink-escape", sk.RiskFlags())
+	}
 	f, _ := snap.File("skill://ns/s/refs/a.md")
 	must(t, os.Rename(filepath.Join(dir, "s/refs"), filepath.Join(dir, "s/refs.old")))
 	must(t, os.Symlink(outside, filepath.Join(dir, "s/refs")))

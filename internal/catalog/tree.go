@@ -23,6 +23,9 @@ type entry struct {
 type tree interface {
 	readDir(dir string) ([]entry, error)
 	open(name string) (io.ReadCloser, error)
+	// readLink returns a symlink's target, only to label it: it is never
+	// followed.
+	readLink(name string) (string, error)
 }
 
 // fsTree reads through an fs.FS (an os.Root's, or an embed.FS).
@@ -50,6 +53,8 @@ func (t fsTree) readDir(dir string) ([]entry, error) {
 }
 
 func (t fsTree) open(name string) (io.ReadCloser, error) { return t.fsys.Open(name) }
+
+func (t fsTree) readLink(name string) (string, error) { return fs.ReadLink(t.fsys, name) }
 
 // treeOf returns how to read lib.
 func treeOf(lib *Library) tree {

@@ -5,8 +5,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -115,4 +117,33 @@ func (t *beneathTree) open(name string) (io.ReadCloser, error) {
 	return os.NewFile(uintptr(fd), name), nil
 }
 
+func (t *beneathTree) readLink(name string) (string, error) {
+	if !cleanName(name) {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	fd, err := t.openat(path.Dir(name), unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(fd, path.Base(name), buf)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	return string(buf[:n]), nil
+}
+
 func (t *beneathTree) close() error { return unix.Close(t.root) }
+
+// statOf reads a file's identity from the FileInfo of an fs.FS listing.
+func statOf(info fs.FileInfo) fileStat {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileStat{}
+	}
+	return fileStat{
+		ok: true, dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
+		mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano(),
+	}
+}
