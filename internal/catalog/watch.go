@@ -83,11 +83,12 @@ func sameWarnings(a, b *Snapshot) bool {
 // Changed reports whether two snapshots serve different content: a skill
 // added, removed, or with a different entry (frontmatter, files, digests).
 func Changed(old, cur *Snapshot) bool {
-	if old == nil || cur == nil || len(old.skills) != len(cur.skills) {
+	if old == nil || cur == nil || len(old.all) != len(cur.all) || len(old.skills) != len(cur.skills) {
 		return true
 	}
-	for i, sk := range cur.skills {
-		if o := old.skills[i]; o.URI != sk.URI || !bytes.Equal(o.Entry(), sk.Entry()) {
+	// Hidden skills count: skills/get and resources/read answer for them.
+	for i, sk := range cur.all {
+		if o := old.all[i]; o.URI != sk.URI || o.Hidden != sk.Hidden || !bytes.Equal(o.Entry(), sk.Entry()) {
 			return true
 		}
 	}

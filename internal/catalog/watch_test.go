@@ -196,3 +196,23 @@ func TestDigestCacheWarmStart(t *testing.T) {
 		t.Errorf("with a damaged record, read %d files, want all 5", got)
 	}
 }
+
+// TestRescanSeesHiddenEdits: a hidden skill still answers skills/get, so
+// an edit to it must reach the served snapshot.
+func TestRescanSeesHiddenEdits(t *testing.T) {
+	lib, dir := tree(t, map[string]string{
+		"q/SKILL.md": "---\nname: q\ndescription: Hidden.\ndisable-model-invocation: true\n---\nOld.\n",
+	})
+	libs := func() ([]*catalog.Library, *catalog.Options) { return []*catalog.Library{lib}, nil }
+	first, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
+	must(t, err)
+	store := catalog.NewStore(first)
+	r := catalog.NewReloader(store, libs, nil)
+	must(t, os.WriteFile(filepath.Join(dir, "q/SKILL.md"), []byte("---\nname: q\ndescription: Hidden.\ndisable-model-invocation: true\n---\nNew body.\n"), 0o644))
+	_, err = r.Rescan(context.Background())
+	must(t, err)
+	f, _ := store.Snapshot().File("skill://q/SKILL.md")
+	if data, err := f.ReadFile(); err != nil || !strings.Contains(string(data), "New body") {
+		t.Errorf("hidden skill after an edit reads %q, %v", data, err)
+	}
+}
