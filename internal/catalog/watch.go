@@ -61,7 +61,7 @@ func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
 	}
 	r.latest = snap
 	old := r.store.Snapshot()
-	if !Changed(old, snap) && sameWarnings(old, snap) {
+	if !Changed(old, snap) && sameWarnings(old, snap) && sameLibraries(old, snap) {
 		// Nothing a client or operator can see changed: keep serving the
 		// old snapshot. The new one still seeds the next rescan and tells
 		// the watcher which folders exist.
@@ -78,6 +78,21 @@ func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
 // that a rescan which only changed what the operator sees still swaps.
 func sameWarnings(a, b *Snapshot) bool {
 	return slices.Equal(a.warnings, b.warnings)
+}
+
+// sameLibraries reports whether two snapshots read through the same
+// Library values. A reload that re-opened a library must swap even when the
+// content is identical: the replaced library is closed after a grace period.
+func sameLibraries(a, b *Snapshot) bool {
+	if len(a.walked) != len(b.walked) {
+		return false
+	}
+	for lib := range a.walked {
+		if _, ok := b.walked[lib]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Changed reports whether two snapshots serve different content: a skill
