@@ -13,3 +13,7 @@ func (w *Watcher) WatchedFolders() []string {
 	slices.Sort(out)
 	return out
 }
+
+// NotifySynced makes w send on ch after each post-rescan Sync. Call it
+// before Start.
+func (w *Watcher) NotifySynced(ch chan<- struct{}) { w.synced = ch }

@@ -134,6 +134,8 @@ type Watcher struct {
 	fileDue map[string]bool   // files whose handler runs at the next debounce
 	// limitWarned records that a folder could not be watched.
 	limitWarned bool
+	// synced, if set (by tests), hears of each Sync after a rescan.
+	synced chan<- struct{}
 }
 
 // NewWatcher returns a watcher that is not yet running. Give Folder to the
@@ -335,6 +337,12 @@ func (w *Watcher) rescan() {
 		return
 	}
 	w.Sync(snap)
+	if w.synced != nil {
+		select {
+		case w.synced <- struct{}{}:
+		default: // a test that stopped listening must not stall the watcher
+		}
+	}
 }
 
 // Close stops the watcher and waits for a rescan in progress to end.

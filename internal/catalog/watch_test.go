@@ -109,14 +109,21 @@ func TestWatcherPicksUpEdits(t *testing.T) {
 	}
 	store := catalog.NewStore(first)
 	swapped := make(chan *catalog.Snapshot, 16)
+	synced := make(chan struct{}, 16)
 	r := catalog.NewReloader(store, libs, func(_, cur *catalog.Snapshot) { swapped <- cur })
+	w.NotifySynced(synced)
 	w.Start(r)
 	// A new skill in a new folder appears, and its folder gets watched.
 	must(t, os.MkdirAll(filepath.Join(dir, "b"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "b/SKILL.md"), []byte(strings.Replace(skillMD, "%s", "b", 1)), 0o644))
 	waitFor(t, swapped, func(s *catalog.Snapshot) bool { return s.Len() == 2 })
-	if got := w.WatchedFolders(); len(got) != 3 {
-		t.Errorf("after the new folder, watching %v", got)
+	deadline := time.After(30 * time.Second)
+	for len(w.WatchedFolders()) != 3 {
+		select {
+		case <-synced: // each rescan ends with a Sync
+		case <-deadline:
+			t.Fatalf("after the new folder, watching %v", w.WatchedFolders())
+		}
 	}
 	// An edit inside the new folder is seen through its new watch.
 	must(t, os.WriteFile(filepath.Join(dir, "b/notes.md"), []byte("n\n"), 0o644))
@@ -127,8 +134,14 @@ func TestWatcherPicksUpEdits(t *testing.T) {
 	// A removed folder is no longer watched.
 	must(t, os.RemoveAll(filepath.Join(dir, "b")))
 	waitFor(t, swapped, func(s *catalog.Snapshot) bool { return s.Len() == 1 })
-	if got := w.WatchedFolders(); len(got) != 2 {
-		t.Errorf("after removing b/, watching %v", got)
+	// Each rescan ends with a Sync; the one after the removal drops b/.
+	deadline = time.After(30 * time.Second)
+	for len(w.WatchedFolders()) != 2 {
+		select {
+		case <-synced:
+		case <-deadline:
+			t.Fatalf("after removing b/, still watching %v", w.WatchedFolders())
+		}
 	}
 }
 
