@@ -424,8 +424,8 @@ func badCases() []badCase {
 					return nil, nil
 				}
 			},
-			copts: &pull.Options{RequestTimeout: 300 * time.Millisecond},
-			want:  "reading " + guideURI + ": no answer within 300ms",
+			copts: &pull.Options{RequestTimeout: 2 * time.Second},
+			want:  "reading " + guideURI + ": no answer within 2s",
 		},
 		{
 			name: "content for another URI",
@@ -472,8 +472,8 @@ func badCases() []badCase {
 					return `{"resultType":"complete","skills":[]}`
 				}
 			},
-			copts: &pull.Options{RequestTimeout: 300 * time.Millisecond},
-			want:  "listing skills (page 1): no answer within 300ms",
+			copts: &pull.Options{RequestTimeout: 2 * time.Second},
+			want:  "listing skills (page 1): no answer within 2s",
 			reads: []string{},
 		},
 		{
