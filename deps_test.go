@@ -28,15 +28,16 @@ var allowed = map[string][]string{
 	"internal/httpserve": nil,
 	"internal/library":   nil,
 	"internal/bench":     nil,
+	"internal/mcpclient": nil,
 	// Level 1.
 	"internal/lint": {"internal/skill"},
 	// Level 2: the catalog.
 	"internal/catalog": {"internal/lint", "internal/search", "internal/skill", "internal/skillsext"},
 	// Level 3: the protocol surface, and the clients, which know only the wire.
 	"internal/server":      {"internal/catalog", "internal/skillsext"},
-	"internal/pull":        {"internal/skill", "internal/skillsext"},
+	"internal/pull":        {"internal/mcpclient", "internal/skill", "internal/skillsext"},
 	"internal/adversarial": {"internal/skill", "internal/skillsext"},
-	"internal/check":       {"internal/adversarial", "internal/skill", "internal/skillsext"},
+	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/skill", "internal/skillsext"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":           {"*"},
 	"cmd/skills-mcp":         {"internal/cli"},

@@ -35,11 +35,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skills-mcp/skills-mcp/internal/mcpclient"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
@@ -124,8 +126,8 @@ var ErrNoExtension = errors.New("pull: the server does not declare the MCP Skill
 type Client struct {
 	cs      *mcp.ClientSession
 	opts    Options
-	meter   *meter       // nil for a transport passed to Connect
-	reads   atomic.Int64 // resources/read calls made
+	meter   *mcpclient.Meter // nil for a transport passed to Connect
+	reads   atomic.Int64     // resources/read calls made
 	dirRead bool
 }
 
@@ -133,19 +135,22 @@ type Client struct {
 // that the server declares the skills extension.
 func Dial(ctx context.Context, ep Endpoint, opts *Options) (*Client, error) {
 	o := opts.withDefaults()
-	m := new(meter)
+	m := new(mcpclient.Meter)
 	var t mcp.Transport
 	switch {
 	case ep.URL != "" && len(ep.Command) > 0:
 		return nil, errors.New("pull: give a URL or a command, not both")
 	case ep.URL != "":
-		ht, err := newHTTPTransport(ep.URL, ep.Header, int64(o.MaxMessageBytes), m)
+		if u, err := url.Parse(ep.URL); err == nil && u.User != nil {
+			return nil, errors.New("server URL: credentials in the URL are not supported; use a header")
+		}
+		ht, err := mcpclient.NewHTTPTransport(ep.URL, ep.Header, int64(o.MaxMessageBytes), m)
 		if err != nil {
 			return nil, err
 		}
 		t = ht
 	case len(ep.Command) > 0:
-		t = &commandTransport{argv: ep.Command, stderr: ep.Stderr, maxLine: o.MaxMessageBytes, meter: m}
+		t = &mcpclient.CommandTransport{Argv: ep.Command, Stderr: ep.Stderr, MaxMessageBytes: o.MaxMessageBytes, Meter: m}
 	default:
 		return nil, errors.New("pull: no server given: set a URL or a command")
 	}
@@ -239,7 +244,7 @@ func (c *Client) WireBytes() int64 {
 	if c.meter == nil {
 		return -1
 	}
-	return c.meter.wire.Load()
+	return c.meter.Received()
 }
 
 // Reads returns the number of resources/read requests sent so far.
@@ -352,8 +357,8 @@ func (c *Client) Get(ctx context.Context, uri string) (*Entry, error) {
 // short, if it did.
 func (c *Client) explain(err error) error {
 	if c.meter != nil {
-		if msg := c.meter.overflow.Load(); msg != nil {
-			return fmt.Errorf("%w (%s)", err, *msg)
+		if msg := c.meter.Cause(); msg != "" {
+			return fmt.Errorf("%w (%s)", err, msg)
 		}
 	}
 	return err

@@ -1,0 +1,272 @@
+// Package mcpclient holds the client transports that skills-mcp's clients
+// (pull and check) use to reach servers they do not control: Streamable
+// HTTP and a spawned command over stdio, each bounding what one message may
+// weigh, counting the bytes received and remembering why it cut a
+// connection, which the SDK reports only as a missing answer.
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Meter counts the bytes a transport receives and keeps the first reason it
+// cut a connection. It is safe for concurrent use.
+type Meter struct {
+	received atomic.Int64
+	cause    atomic.Pointer[string]
+}
+
+// Received returns the bytes received so far.
+func (m *Meter) Received() int64 { return m.received.Load() }
+
+// Cause returns why a transport cut a connection, or "".
+func (m *Meter) Cause() string {
+	if p := m.cause.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (m *Meter) cut(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	m.cause.CompareAndSwap(nil, &msg)
+	return errors.New(msg)
+}
+
+// NewHTTPTransport returns a Streamable HTTP transport to endpoint. It adds
+// header to requests for the endpoint's own origin only (never to a host a
+// redirect points at), fails a response body over maxBytes, and counts what
+// it receives in m. It asks for no server-initiated stream and does not
+// retry: a dropped connection is reported, not hidden.
+func NewHTTPTransport(endpoint string, header http.Header, maxBytes int64, m *Meter) (*mcp.StreamableClientTransport, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("server URL: %v", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("server URL %q: want http://host[:port]/path or https://…", endpoint)
+	}
+	var base http.RoundTripper = http.DefaultTransport
+	if t, ok := base.(*http.Transport); ok {
+		base = t.Clone()
+	}
+	return &mcp.StreamableClientTransport{
+		Endpoint: endpoint,
+		HTTPClient: &http.Client{Transport: &roundTripper{
+			base: base, scheme: u.Scheme, host: u.Host, header: header.Clone(), max: maxBytes, meter: m,
+		}},
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+		MaxEventSize:         int(maxBytes),
+	}, nil
+}
+
+// roundTripper adds the configured headers and bounds responses.
+type roundTripper struct {
+	base         http.RoundTripper
+	scheme, host string
+	header       http.Header
+	max          int64
+	meter        *Meter
+}
+
+func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	// The headers carry credentials: they go to the configured origin only.
+	if len(t.header) > 0 && req.URL.Scheme == t.scheme && req.URL.Host == t.host {
+		req = req.Clone(req.Context())
+		for k, vs := range t.header {
+			req.Header.Del(k)
+			for _, v := range vs {
+				req.Header.Add(k, v)
+			}
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > t.max {
+		resp.Body.Close()
+		return nil, t.meter.cut("the server sent a response of %d bytes, over the %d-byte limit of one message", resp.ContentLength, t.max)
+	}
+	resp.Body = &limitedBody{rc: resp.Body, left: t.max, max: t.max, meter: t.meter}
+	return resp, nil
+}
+
+// limitedBody fails a read past max bytes and counts what it passes on.
+type limitedBody struct {
+	rc        io.ReadCloser
+	left, max int64
+	meter     *Meter
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells an over-long body from one that ends here.
+		var one [1]byte
+		if n, _ := b.rc.Read(one[:]); n > 0 {
+			return 0, b.meter.cut("the server sent a response over the %d-byte limit of one message", b.max)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	b.meter.received.Add(int64(n))
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// DefaultStopAfter is how long closing a CommandTransport connection waits
+// for the server to exit after its stdin closes, and again after SIGTERM,
+// before killing it.
+const DefaultStopAfter = 5 * time.Second
+
+// CommandTransport runs a server command and speaks to it over its stdin
+// and stdout. Closing the connection follows the stdio shutdown sequence of
+// the MCP specification: close stdin, wait, SIGTERM, wait, SIGKILL.
+type CommandTransport struct {
+	Argv   []string
+	Stderr io.Writer // the server's stderr
+	// MaxMessageBytes bounds one message (one line); a longer one cuts the
+	// connection, and Meter says why.
+	MaxMessageBytes int
+	Meter           *Meter
+	// StopAfter is each wait of the shutdown; zero means DefaultStopAfter.
+	StopAfter time.Duration
+}
+
+// Connect implements mcp.Transport.
+func (t *CommandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	if len(t.Argv) == 0 {
+		return nil, errors.New("no server command")
+	}
+	cmd := exec.Command(t.Argv[0], t.Argv[1:]...)
+	cmd.Stderr = t.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the server command: %w", err)
+	}
+	stop := t.StopAfter
+	if stop <= 0 {
+		stop = DefaultStopAfter
+	}
+	p := &process{cmd: cmd, stdin: stdin, stop: stop, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return (&mcp.IOTransport{
+		Reader:        &lineReader{r: stdout, max: t.MaxMessageBytes, meter: t.Meter},
+		Writer:        p,
+		MaxLineLength: t.MaxMessageBytes,
+	}).Connect(ctx)
+}
+
+// lineReader counts what the server sends and notes a line over max: the
+// SDK then drops the connection without saying why.
+type lineReader struct {
+	r     io.Reader
+	max   int
+	run   int // bytes since the last newline
+	meter *Meter
+	once  sync.Once
+}
+
+func (g *lineReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	g.meter.received.Add(int64(n))
+	for chunk := p[:n]; len(chunk) > 0; {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			g.run += len(chunk)
+			break
+		}
+		g.run += i
+		g.over()
+		g.run = 0
+		chunk = chunk[i+1:]
+	}
+	g.over()
+	return n, err
+}
+
+func (g *lineReader) over() {
+	if g.max > 0 && g.run >= g.max {
+		g.once.Do(func() { g.meter.cut("the server sent a message over the %d-byte limit of one message", g.max) })
+	}
+}
+
+// Close is a no-op: the connection ends by closing stdin (process.Close),
+// and cmd.Wait closes stdout once the child has exited.
+func (g *lineReader) Close() error { return nil }
+
+// process is the write side of a child server.
+type process struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	stop  time.Duration
+	done  chan struct{}
+	err   error
+	once  sync.Once
+}
+
+func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+
+func (p *process) Close() error {
+	var err error
+	p.once.Do(func() {
+		p.stdin.Close()
+		wait := func() bool {
+			select {
+			case <-p.done:
+				return true
+			case <-time.After(p.stop):
+				return false
+			}
+		}
+		if wait() {
+			err = exitErr(p.err)
+			return
+		}
+		if p.cmd.Process.Signal(syscall.SIGTERM) == nil && wait() {
+			return
+		}
+		p.cmd.Process.Kill()
+		<-p.done
+	})
+	return err
+}
+
+// exitErr drops the errors a server that exits on closed stdin may give.
+func exitErr(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
