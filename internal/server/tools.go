@@ -279,7 +279,7 @@ func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetI
 	}
 	d := SkillDetail{
 		SkillSummary:        summary(sk),
-		Source:              s.source(sk),
+		Source:              s.source(snap, sk),
 		Instructions:        sk.Body,
 		Files:               fileInfos(sk),
 		Dependencies:        orEmpty(sk.Dependencies.Required),
@@ -343,12 +343,12 @@ func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetI
 // source names where a skill comes from, never where it is on disk: the
 // server, the library, and the library's title, source and version when
 // the configuration gives them.
-func (s *server) source(sk *catalog.Skill) string {
+func (s *server) source(snap *catalog.Snapshot, sk *catalog.Skill) string {
 	src := s.opts.Name
 	if sk.Library != "" {
 		src += " / library " + sk.Library
 	}
-	info := s.store.Snapshot().LibraryInfo(sk.Library)
+	info := snap.LibraryInfo(sk.Library)
 	var extra []string
 	for _, v := range []string{info.Title, info.Source, info.Version} {
 		if v != "" {
@@ -403,20 +403,16 @@ func (s *server) readSkillFile(_ context.Context, _ *mcp.CallToolRequest, in Rea
 		}
 	}
 	uri := skillsext.FileURI(sk.Path, rel)
-	var info FileInfo
-	var file *catalog.File
-	for i, fi := range fileInfos(sk) {
-		if fi.URI == uri {
-			info, file = fi, sk.Files[i]
-		}
-	}
-	if file == nil {
-		var avail []string
-		for _, fi := range fileInfos(sk) {
-			avail = append(avail, fi.Path)
+	infos := fileInfos(sk)
+	i := slices.IndexFunc(infos, func(fi FileInfo) bool { return fi.URI == uri })
+	if i < 0 {
+		avail := make([]string, len(infos))
+		for j, fi := range infos {
+			avail[j] = fi.Path
 		}
 		return nil, ReadOut{}, toolErrorf("%s has no file %q; its files are: %s", sk.Path, rel, strings.Join(avail, ", "))
 	}
+	info, file := infos[i], sk.Files[i]
 	data, err := file.ReadFile()
 	if err != nil {
 		s.log.Warn("reading skill file", "uri", uri, "err", err)
