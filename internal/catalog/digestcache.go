@@ -201,11 +201,11 @@ func (c *DigestCache) write(p string, rec *cacheRecord) (err error) {
 		}
 	}()
 	w := bufio.NewWriter(tmp)
+	// No fsync: the record is a cache. After a crash a torn record fails
+	// to decode and is ignored, which costs one full read, while syncing
+	// would cost a disk flush after every edit of a watched library.
 	if err = gob.NewEncoder(w).Encode(rec); err == nil {
 		err = w.Flush()
-	}
-	if err == nil {
-		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
