@@ -18,7 +18,7 @@ import (
 type Reloader struct {
 	store  *Store
 	source Source
-	onSwap func(old, cur *Snapshot)
+	onSwap func(old, cur *Snapshot, changed bool)
 
 	mu     sync.Mutex // serialises rescans
 	gen    uint64
@@ -30,8 +30,9 @@ type Reloader struct {
 type Source func() ([]*Library, *Options)
 
 // NewReloader returns a reloader for store. onSwap, if non-nil, is called
-// after every swap with the snapshots before and after it.
-func NewReloader(store *Store, source Source, onSwap func(old, cur *Snapshot)) *Reloader {
+// after every swap with the snapshots before and after it, and whether
+// what clients see changed (Changed) or only what operators see.
+func NewReloader(store *Store, source Source, onSwap func(old, cur *Snapshot, changed bool)) *Reloader {
 	r := &Reloader{store: store, source: source, onSwap: onSwap}
 	if cur := store.Snapshot(); cur != nil {
 		r.gen = cur.Generation
@@ -61,7 +62,8 @@ func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
 	}
 	r.latest = snap
 	old := r.store.Snapshot()
-	if !Changed(old, snap) && sameWarnings(old, snap) && sameLibraries(old, snap) {
+	changed := Changed(old, snap)
+	if !changed && sameWarnings(old, snap) && sameLibraries(old, snap) {
 		// Nothing a client or operator can see changed: keep serving the
 		// old snapshot. The new one still seeds the next rescan and tells
 		// the watcher which folders exist.
@@ -69,7 +71,7 @@ func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
 	}
 	r.store.Swap(snap)
 	if r.onSwap != nil {
-		r.onSwap(old, snap)
+		r.onSwap(old, snap, changed)
 	}
 	return snap, nil
 }

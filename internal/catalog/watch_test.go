@@ -47,7 +47,7 @@ func TestRescanReusesUnchangedFiles(t *testing.T) {
 	}
 	store := catalog.NewStore(first)
 	var swaps []bool
-	r := catalog.NewReloader(store, libs, func(old, cur *catalog.Snapshot) { swaps = append(swaps, catalog.Changed(old, cur)) })
+	r := catalog.NewReloader(store, libs, func(_, _ *catalog.Snapshot, changed bool) { swaps = append(swaps, changed) })
 	second, err := r.Rescan(context.Background())
 	must(t, err)
 	if got := second.Stats().FilesRead; got != 0 {
@@ -110,7 +110,7 @@ func TestWatcherPicksUpEdits(t *testing.T) {
 	store := catalog.NewStore(first)
 	swapped := make(chan *catalog.Snapshot, 16)
 	synced := make(chan struct{}, 16)
-	r := catalog.NewReloader(store, libs, func(_, cur *catalog.Snapshot) { swapped <- cur })
+	r := catalog.NewReloader(store, libs, func(_, cur *catalog.Snapshot, _ bool) { swapped <- cur })
 	w.NotifySynced(synced)
 	w.Start(r)
 	// A new skill in a new folder appears, and its folder gets watched.

@@ -400,12 +400,10 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		LegacyIndex: cfg.legacyIndex,
 	})
 
-	reloader := catalog.NewReloader(store, libs.Source, func(old, cur *catalog.Snapshot) {
-		if catalog.Changed(old, cur) {
-			logCatalog(log, cur)
+	reloader := catalog.NewReloader(store, libs.Source, func(_, cur *catalog.Snapshot, changed bool) {
+		logCatalog(log, cur)
+		if changed {
 			notifier.CatalogChanged()
-		} else {
-			log.Debug("rescan found no change", "scanMs", cur.Stats().ScanMillis, "filesRead", cur.Stats().FilesRead)
 		}
 	})
 	watcher.Start(reloader)
