@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"encoding/json"
 	"path"
 	"strconv"
@@ -13,54 +12,104 @@ import (
 // encodeEntry encodes a skill's skills/list entry. The frontmatter is
 // spliced in as rendered from the YAML tree, in source key order.
 func encodeEntry(sk *Skill) []byte {
-	var b bytes.Buffer
-	b.Grow(128 + len(sk.Files)*120)
-	b.WriteString(`{"uri":`)
-	writeJSONString(&b, sk.URI)
-	b.WriteString(`,"frontmatter":`)
-	b.Write(sk.Frontmatter)
-	b.WriteString(`,"resources":[`)
+	return sk.AppendEntry(make([]byte, 0, entrySize(sk)))
+}
+
+// entrySize estimates the length of a skill's entry, so that encodeEntry
+// allocates once for almost every skill.
+func entrySize(sk *Skill) int {
+	n := 64 + len(sk.URI) + len(sk.Frontmatter)
+	for _, f := range sk.Files {
+		n += 48 + len(f.URI) + len(f.Digest)
+	}
+	return n
+}
+
+// AppendEntry appends the skill's skills/list entry, the JSON object that
+// Entry returns, to dst.
+func (sk *Skill) AppendEntry(dst []byte) []byte {
+	// Every file URI starts with the skill's root, so the root is checked
+	// for characters to escape once and each file only past it.
+	root := strings.TrimSuffix(sk.URI, skillsext.SkillFile)
+	plainRoot := isPlainJSON(root)
+	b := append(dst, `{"uri":`...)
+	b = appendJSONString(b, sk.URI)
+	b = append(b, `,"frontmatter":`...)
+	b = append(b, sk.Frontmatter...)
+	b = append(b, `,"resources":[`...)
 	for i, f := range sk.Files {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(`{"uri":`)
-		writeJSONString(&b, f.URI)
-		b.WriteString(`,"digest":"`)
-		b.WriteString(f.Digest)
-		b.WriteString(`","size":`)
-		b.WriteString(strconv.FormatInt(f.Size, 10))
-		b.WriteByte('}')
+		b = append(b, `{"uri":`...)
+		if rest, ok := strings.CutPrefix(f.URI, root); ok && plainRoot && isPlainJSON(rest) {
+			b = append(append(append(b, '"'), f.URI...), '"')
+		} else {
+			b = appendJSONString(b, f.URI)
+		}
+		b = append(b, `,"digest":`...)
+		b = appendJSONString(b, f.Digest)
+		b = append(b, `,"size":`...)
+		b = strconv.AppendInt(b, f.Size, 10)
+		b = append(b, '}')
 	}
-	b.WriteByte(']')
+	b = append(b, ']')
 	d, flags := sk.Dependencies, sk.RiskFlags()
 	if len(d.Required)+len(d.Optional) > 0 || len(flags) > 0 {
-		b.WriteString(`,"_meta":{`)
+		b = append(b, `,"_meta":{`...)
 		sep := ""
 		if len(d.Required)+len(d.Optional) > 0 {
-			writeJSONString(&b, skillsext.MetaDependencies)
-			b.WriteByte(':')
+			b = appendJSONString(b, skillsext.MetaDependencies)
+			b = append(b, ':')
 			deps, _ := json.Marshal(d) // a struct of string slices always marshals
-			b.Write(deps)
+			b = append(b, deps...)
 			sep = ","
 		}
 		if len(flags) > 0 {
-			b.WriteString(sep)
-			writeJSONString(&b, skillsext.MetaRiskFlags)
-			b.WriteByte(':')
+			b = append(b, sep...)
+			b = appendJSONString(b, skillsext.MetaRiskFlags)
+			b = append(b, ':')
 			fl, _ := json.Marshal(flags)
-			b.Write(fl)
+			b = append(b, fl...)
 		}
-		b.WriteByte('}')
+		b = append(b, '}')
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }
 
-func writeJSONString(b *bytes.Buffer, s string) {
-	enc, _ := json.Marshal(s) // a string always marshals
-	b.Write(enc)
+// appendJSONString appends s as a JSON string, exactly as json.Marshal
+// writes it. URIs and digests are almost always printable ASCII that needs
+// no escape, and are copied as they are; anything else goes through
+// json.Marshal, so that the bytes never depend on which path was taken.
+func appendJSONString(b []byte, s string) []byte {
+	if !isPlainJSON(s) {
+		enc, _ := json.Marshal(s) // a string always marshals
+		return append(b, enc...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
+
+// isPlainJSON reports whether json.Marshal copies s into a string unchanged.
+func isPlainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !plainJSON[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// plainJSON marks the bytes json.Marshal copies into a string unchanged:
+// printable ASCII except the quote, the backslash and the three characters
+// it escapes for HTML.
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = !strings.ContainsRune(`"\<>&`, rune(c))
+	}
+	return t
+}()
 
 // mimeTypes maps lowercase extensions to MIME types. Text types are only
 // used for files that are valid UTF-8; binary types only for files that are

@@ -11,13 +11,13 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
-// listSkillsResult is skills/list as the server writes it: entries are
-// pre-serialised by the catalog.
+// listSkillsResult is skills/list as the server writes it: the skills array
+// comes encoded from the page cache.
 type listSkillsResult struct {
 	mcp.ResultBase
-	ResultType string            `json:"resultType"`
-	Skills     []json.RawMessage `json:"skills"`
-	NextCursor string            `json:"nextCursor,omitempty"`
+	ResultType string          `json:"resultType"`
+	Skills     json.RawMessage `json:"skills"`
+	NextCursor string          `json:"nextCursor,omitempty"`
 	skillsext.CacheFields
 }
 
@@ -29,7 +29,11 @@ type getSkillResult struct {
 }
 
 func (s *server) addSkillMethods(ms *mcp.Server) {
-	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodList, s.listSkills))
+	pages := newPageCache(s.opts.PageSize)
+	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodList,
+		func(ctx context.Context, ss *mcp.ServerSession, p *skillsext.ListSkillsParams) (*listSkillsResult, error) {
+			return s.listSkills(ctx, ss, p, pages)
+		}))
 	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodGet, s.getSkill))
 	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodReadDirectory, s.readDirectory))
 }
@@ -42,7 +46,7 @@ func mustAdd(err error) {
 	}
 }
 
-func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillsext.ListSkillsParams) (*listSkillsResult, error) {
+func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillsext.ListSkillsParams, pages *pageCache) (*listSkillsResult, error) {
 	var cursor string
 	var meta mcp.Meta
 	if p != nil {
@@ -52,19 +56,13 @@ func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillse
 	if err != nil {
 		return nil, skillsext.InvalidParams("", "%v", err)
 	}
-	page, more := s.store.Snapshot().SkillsAfter(key, s.opts.PageSize)
-	res := &listSkillsResult{
+	page := pages.page(s.store.Snapshot(), key)
+	return &listSkillsResult{
 		ResultType:  skillsext.ResultComplete,
-		Skills:      make([]json.RawMessage, len(page)),
+		Skills:      page.skills,
+		NextCursor:  page.next,
 		CacheFields: s.cacheFields(skillsext.ProtocolVersion(meta, ss)),
-	}
-	for i, sk := range page {
-		res.Skills[i] = sk.Entry()
-	}
-	if more {
-		res.NextCursor = skillsext.EncodeCursor(page[len(page)-1].URI)
-	}
-	return res, nil
+	}, nil
 }
 
 func (s *server) getSkill(_ context.Context, ss *mcp.ServerSession, p *skillsext.GetSkillParams) (*getSkillResult, error) {
