@@ -230,13 +230,21 @@ func runHTTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "allow a URL whose host is not a loopback address")
 	fs.Uint64Var(&o.Seed, "seed", DefaultSeed, "`seed` for the requested URIs")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", "", "MCP `revision` to ask for (default: the SDK's latest)")
+	fs.StringVar(&o.Client, "client", ClientRaw, "load `client`: "+ClientRaw+" replays the SDK client's request over plain net/http and checks each answer cheaply; "+
+		ClientSDK+" sends every request through a go-sdk session (the client then costs about as much CPU as the server)")
+	fs.Func("methods", "comma-separated `methods` to load (default skills/get,resources/read)", func(v string) error {
+		o.Methods = strings.Split(v, ",")
+		return nil
+	})
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: skills-bench http --url URL [flags]\n\n"+
 			"Lists the server's skills once, then measures requests/s and p50/p99 latency of\n"+
 			"skills/get and of resources/read under concurrent load, one after the other.\n"+
-			"Start the server with --http first. Only loopback hosts unless --allow-remote.\n\nFlags:\n")
+			"Start the server with --http first. Only loopback hosts unless --allow-remote.\n"+
+			"Client and server share the machine's cores: compare figures taken with the same\n"+
+			"--client, and read them as a lower bound on the server's throughput.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {

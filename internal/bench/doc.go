@@ -10,6 +10,10 @@
 //     second server.
 //   - [LoadHTTP] measures throughput and latency of skills/get and
 //     resources/read under concurrent load against a Streamable HTTP server.
+//     By default it replays requests the SDK client built over plain
+//     net/http ([ClientRaw]), so that on a machine shared with the server
+//     the client's own CPU does not set the ceiling; [ClientSDK] sends each
+//     request through an SDK session instead.
 //
 // The client speaks only the wire protocol (SEP-2640 over the official
 // go-sdk); it knows nothing about how a server is built, so it measures

@@ -55,11 +55,17 @@ type HTTPOptions struct {
 	// ProtocolVersion is the MCP revision the client asks for. If empty, the
 	// SDK's latest.
 	ProtocolVersion string
+	// Client is ClientRaw or ClientSDK. If empty, ClientRaw.
+	Client string
+	// Methods are the phases to run, in the order skills/get, resources/read.
+	// If empty, both.
+	Methods []string
 }
 
 // HTTPReport is the outcome of LoadHTTP.
 type HTTPReport struct {
 	URL         string       `json:"url"`
+	Client      string       `json:"client"`
 	Concurrency int          `json:"concurrency"`
 	Skills      int          `json:"skills"`
 	Files       int          `json:"files"`
@@ -113,18 +119,7 @@ func LoadHTTP(ctx context.Context, opts HTTPOptions) (*HTTPReport, error) {
 		rt = bearer{token: o.Token, next: transport}
 	}
 	hc := &http.Client{Transport: rt}
-	connect := func(ctx context.Context) (*mcp.ClientSession, error) {
-		client, err := newClient()
-		if err != nil {
-			return nil, err
-		}
-		ctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
-		defer cancel()
-		return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: o.URL, HTTPClient: hc, DisableStandaloneSSE: true},
-			&mcp.ClientSessionOptions{ProtocolVersion: o.ProtocolVersion})
-	}
-
-	first, err := connect(ctx)
+	first, err := connectHTTP(ctx, o, hc)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", o.URL, err)
 	}
@@ -142,46 +137,25 @@ func LoadHTTP(ctx context.Context, opts HTTPOptions) (*HTTPReport, error) {
 	if len(skillURIs) == 0 {
 		return nil, errors.New("bench: the server lists no skills; nothing to request")
 	}
-	rep := &HTTPReport{URL: o.URL, Concurrency: o.Concurrency, Skills: len(skillURIs), Files: len(fileURIs)}
+	rep := &HTTPReport{URL: o.URL, Client: o.Client, Concurrency: o.Concurrency, Skills: len(skillURIs), Files: len(fileURIs)}
 
-	sessions := make([]*mcp.ClientSession, o.Concurrency)
-	defer func() {
-		for _, cs := range sessions {
-			if cs != nil {
-				_ = cs.Close()
-			}
-		}
-	}()
-	for i := range sessions {
-		if sessions[i], err = connect(ctx); err != nil {
-			return nil, fmt.Errorf("connecting client %d: %w", i+1, err)
-		}
-	}
-
-	getSkill := func(ctx context.Context, cs *mcp.ClientSession, uri string) error {
-		res, err := mcp.CallCustomMethod[*getSkillParams, *getSkillResult](ctx, cs, methodGetSkill, &getSkillParams{URI: uri})
-		if err == nil && (len(res.Skill) == 0 || string(res.Skill) == "null") {
-			err = errors.New("the result has no skill")
-		}
-		return err
-	}
-	readResource := func(ctx context.Context, cs *mcp.ClientSession, uri string) error {
-		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-		if err == nil && len(res.Contents) == 0 {
-			err = errors.New("no contents")
-		}
-		return err
-	}
 	var failed []string
 	for _, ph := range []struct {
 		method string
 		uris   []string
-		call   func(context.Context, *mcp.ClientSession, string) error
 	}{
-		{"skills/get", skillURIs, getSkill},
-		{"resources/read", fileURIs, readResource},
+		{methodGetSkill, skillURIs},
+		{methodReadResource, fileURIs},
 	} {
-		res := loadPhase(ctx, o, sessions, ph.uris, ph.call)
+		if !slices.Contains(o.Methods, ph.method) {
+			continue
+		}
+		callers, closeAll, err := newCallers(ctx, o, ph.method, ph.uris[0], hc, transport)
+		if err != nil {
+			return rep, err
+		}
+		res := loadPhase(ctx, o, callers, ph.uris)
+		closeAll()
 		res.Method = ph.method
 		rep.Phases = append(rep.Phases, res)
 		if res.Errors > 0 {
@@ -195,6 +169,104 @@ func LoadHTTP(ctx context.Context, opts HTTPOptions) (*HTTPReport, error) {
 		return rep, fmt.Errorf("%w: %s", ErrRequestsFailed, strings.Join(failed, "; "))
 	}
 	return rep, nil
+}
+
+// caller sends one request for uri (and its JSON string q) and checks the
+// answer.
+type caller func(ctx context.Context, uri string, q []byte) error
+
+// newCallers returns one caller per worker for method, and a function that
+// closes what they hold. With ClientSDK each worker has its own client
+// session; with ClientRaw one SDK session sends a request for uri, which is
+// recorded and then replayed by every worker with their own URIs.
+func newCallers(ctx context.Context, o HTTPOptions, method, uri string, hc *http.Client, transport http.RoundTripper) ([]caller, func(), error) {
+	callers := make([]caller, o.Concurrency)
+	if o.Client == ClientSDK {
+		sessions := make([]*mcp.ClientSession, o.Concurrency)
+		closeAll := func() {
+			for _, cs := range sessions {
+				if cs != nil {
+					_ = cs.Close()
+				}
+			}
+		}
+		for i := range sessions {
+			cs, err := connectHTTP(ctx, o, hc)
+			if err != nil {
+				closeAll()
+				return nil, nil, fmt.Errorf("connecting client %d: %w", i+1, err)
+			}
+			sessions[i] = cs
+			callers[i] = func(ctx context.Context, uri string, _ []byte) error { return callSDK(ctx, cs, method, uri) }
+		}
+		return callers, closeAll, nil
+	}
+
+	// The session that made the recorded request stays open while it is
+	// replayed, in case the server ties requests to it.
+	rec := &recorder{next: transport}
+	var rt http.RoundTripper = rec
+	if o.Token != "" {
+		rt = bearer{token: o.Token, next: rec}
+	}
+	cs, err := connectHTTP(ctx, o, &http.Client{Transport: rt})
+	if err != nil {
+		return nil, nil, fmt.Errorf("connecting the recording client: %w", err)
+	}
+	closeAll := func() { _ = cs.Close() }
+	rctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
+	err = callSDK(rctx, cs, method, uri)
+	cancel()
+	if err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("%s %s through the SDK client: %w", method, uri, err)
+	}
+	r, ok := rec.request(method)
+	if !ok {
+		closeAll()
+		return nil, nil, fmt.Errorf("bench: the SDK client sent no %s request over HTTP to record", method)
+	}
+	tmpl, err := newRawTemplate(o.URL, r, uri)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	// The raw requests go straight to the pool: the recorded headers
+	// already carry the token, if any.
+	raw := &http.Client{Transport: transport}
+	for i := range callers {
+		c := &rawCaller{hc: raw, tmpl: tmpl, method: method}
+		callers[i] = c.call
+	}
+	return callers, closeAll, nil
+}
+
+// connectHTTP opens a client session over Streamable HTTP.
+func connectHTTP(ctx context.Context, o HTTPOptions, hc *http.Client) (*mcp.ClientSession, error) {
+	client, err := newClient()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
+	defer cancel()
+	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: o.URL, HTTPClient: hc, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: o.ProtocolVersion})
+}
+
+// callSDK sends method for uri through cs and checks the answer.
+func callSDK(ctx context.Context, cs *mcp.ClientSession, method, uri string) error {
+	if method == methodGetSkill {
+		res, err := mcp.CallCustomMethod[*getSkillParams, *getSkillResult](ctx, cs, methodGetSkill, &getSkillParams{URI: uri})
+		if err == nil && (len(res.Skill) == 0 || string(res.Skill) == "null") {
+			err = errors.New("the result has no skill")
+		}
+		return err
+	}
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err == nil && len(res.Contents) == 0 {
+		err = errors.New("no contents")
+	}
+	return err
 }
 
 func (o HTTPOptions) withDefaults() (HTTPOptions, error) {
@@ -213,7 +285,20 @@ func (o HTTPOptions) withDefaults() (HTTPOptions, error) {
 	if o.Seed == 0 {
 		o.Seed = DefaultSeed
 	}
+	if o.Client == "" {
+		o.Client = ClientRaw
+	}
+	if len(o.Methods) == 0 {
+		o.Methods = []string{methodGetSkill, methodReadResource}
+	}
+	for _, m := range o.Methods {
+		if m != methodGetSkill && m != methodReadResource {
+			return o, fmt.Errorf("bench: --methods: %q is neither %s nor %s", m, methodGetSkill, methodReadResource)
+		}
+	}
 	switch {
+	case o.Client != ClientRaw && o.Client != ClientSDK:
+		return o, fmt.Errorf("bench: --client must be %s or %s", ClientRaw, ClientSDK)
 	case o.Concurrency < 1 || o.Concurrency > MaxConcurrency:
 		return o, fmt.Errorf("bench: --concurrency must be between 1 and %d", MaxConcurrency)
 	case o.Duration < 0 || o.Duration > MaxDuration:
@@ -272,26 +357,32 @@ func uriSets(entries []json.RawMessage) (skills, files []string, err error) {
 }
 
 // loadPhase runs one method under load and summarises it.
-func loadPhase(ctx context.Context, o HTTPOptions, sessions []*mcp.ClientSession, uris []string,
-	call func(context.Context, *mcp.ClientSession, string) error) HTTPResult {
+func loadPhase(ctx context.Context, o HTTPOptions, callers []caller, uris []string) HTTPResult {
+	// The URIs' JSON strings are made before the clock starts, so that the
+	// raw client's requests cost a copy each.
+	quoted := make([][]byte, len(uris))
+	for i, u := range uris {
+		quoted[i], _ = json.Marshal(u) // a string always marshals
+	}
 	var (
 		issued   atomic.Int64
 		errCount atomic.Int64
 		firstErr sync.Once
 		res      HTTPResult
-		lat      = make([][]float64, len(sessions))
+		lat      = make([][]float64, len(callers))
 		wg       sync.WaitGroup
 	)
 	start := time.Now()
 	deadline := start.Add(o.Duration)
-	for w, cs := range sessions {
+	for w, call := range callers {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(o.Seed, uint64(w)+1))
 			for time.Now().Before(deadline) && ctx.Err() == nil && issued.Add(1) <= int64(o.MaxRequests) {
-				uri := uris[r.IntN(len(uris))]
+				i := r.IntN(len(uris))
+				uri := uris[i]
 				rctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
 				t := time.Now()
-				err := call(rctx, cs, uri)
+				err := call(rctx, uri, quoted[i])
 				d := time.Since(t)
 				cancel()
 				if err != nil {
@@ -322,7 +413,7 @@ func loadPhase(ctx context.Context, o HTTPOptions, sessions []*mcp.ClientSession
 // WriteText writes the report as a table.
 func (r *HTTPReport) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d clients, %d skills, %d files\n", r.URL, r.Concurrency, r.Skills, r.Files)
+	fmt.Fprintf(&b, "%s: %d %s clients, %d skills, %d files\n", r.URL, r.Concurrency, r.Client, r.Skills, r.Files)
 	rows := [][]string{{"method", "requests", "errors", "requests/s", "p50", "p99", "max"}}
 	for _, p := range r.Phases {
 		rows = append(rows, []string{p.Method, fmt.Sprint(p.Requests), fmt.Sprint(p.Errors), fmt.Sprintf("%.0f", p.PerSec),

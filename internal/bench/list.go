@@ -20,6 +20,8 @@ import (
 const (
 	methodListSkills = "skills/list"
 	methodGetSkill   = "skills/get"
+	// methodReadResource is the base protocol's read, load-tested by LoadHTTP.
+	methodReadResource = "resources/read"
 	// searchToolSuffix marks the search tool a server may offer
 	// (skills_search_skills, thirdbrain_search_skills, ...).
 	searchToolSuffix = "_search_skills"
