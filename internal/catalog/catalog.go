@@ -52,6 +52,13 @@ type Library struct {
 	NoScripts bool
 	// Info describes the library to clients instead of its location.
 	Info Info
+	// Vault, if set, is the root of the library's vault, where playbooks
+	// and value chains are read: the library itself, or a folder opened
+	// with OpenDirectory that holds (or stands beside) its skills.
+	Vault *Library
+	// VaultSkills is the library's skills folder relative to Vault's root
+	// when it lies inside it; the search for a value-chain file skips it.
+	VaultSkills string
 
 	tree  tree         // set by OpenDirectory on Linux
 	close func() error // set by OpenDirectory
@@ -150,6 +157,9 @@ type Options struct {
 	// OnFolder, if set, is called for every folder a scan lists, from
 	// several goroutines; Watcher.Folder is meant for it.
 	OnFolder func(lib *Library, dir string)
+	// NoPlaybooks and NoValueChains turn off the two kinds of vault
+	// content (see Library.Vault).
+	NoPlaybooks, NoValueChains bool
 	// Previous, if set, is the snapshot this scan replaces: files whose
 	// inode, size and timestamps are unchanged since it was built are not
 	// read again.

@@ -82,6 +82,7 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 		return nil, err
 	}
 	snap := sc.build()
+	snap.buildVaults(libs, o)
 	if o.DigestCache != nil && snap.reads > 0 {
 		if err := o.DigestCache.save(libs, snap); err != nil {
 			o.Logger.Warn("digest cache not saved; the next start reads every file", "err", err)

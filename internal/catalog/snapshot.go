@@ -40,6 +40,8 @@ type Snapshot struct {
 	dirs        map[string][]Entry
 	warnings    []Warning
 	libraries   []LibraryStats
+	vaults      []*Vault
+	vaultURIs   map[string]VaultResource // playbook:// and value-chain:// URI → what it names
 }
 
 // Skill is one served skill.
@@ -186,6 +188,16 @@ type LibraryStats struct {
 	Bytes    int64  `json:"bytes"`
 	// ScriptsWithheld counts script files not served (--no-scripts).
 	ScriptsWithheld int `json:"scriptsWithheld"`
+	// Vault reports whether the library has a vault; the fields after it
+	// count what the vault serves and hides.
+	Vault             bool   `json:"vault"`
+	Playbooks         int    `json:"playbooks"`
+	PlaybooksHidden   int    `json:"playbooksHidden"`
+	PlaybooksPrivate  int    `json:"playbooksPrivate"`
+	PlaybookRunner    string `json:"playbookRunner,omitempty"`
+	ValueChains       int    `json:"valueChains"`
+	ValueChainBuckets int    `json:"valueChainBuckets"`
+	ValueChainSource  string `json:"valueChainSource,omitempty"`
 }
 
 // Stats summarises a snapshot for --stats and logs.
@@ -206,6 +218,9 @@ type Stats struct {
 	// FilesRead counts the files the scan read; the others were unchanged
 	// since the previous scan and reused.
 	FilesRead int `json:"filesRead"`
+	// Playbooks and ValueChains count what the libraries' vaults serve.
+	Playbooks   int `json:"playbooks"`
+	ValueChains int `json:"valueChains"`
 }
 
 // Stats returns the snapshot's statistics.
@@ -225,6 +240,8 @@ func (s *Snapshot) Stats() Stats {
 		st.ScriptsWithheld += l.ScriptsWithheld
 		st.Files += l.Files
 		st.Bytes += l.Bytes
+		st.Playbooks += l.Playbooks
+		st.ValueChains += l.ValueChains
 	}
 	for _, w := range s.warnings {
 		st.ByReason[w.Reason]++
@@ -240,6 +257,10 @@ func (s *Snapshot) Stats() Stats {
 // Skills returns the listed skills sorted by URI: every served skill but
 // the hidden ones. The slice must not be modified.
 func (s *Snapshot) Skills() []*Skill { return s.skills }
+
+// All returns every served skill sorted by URI, hidden ones included. The
+// slice must not be modified.
+func (s *Snapshot) All() []*Skill { return s.all }
 
 // Len returns the number of listed skills.
 func (s *Snapshot) Len() int { return len(s.skills) }
@@ -277,6 +298,10 @@ func (s *Snapshot) SkillsAfter(key string, n int) ([]*Skill, bool) {
 // ErrChanged is returned by ReadFile when a file no longer matches the size
 // or digest the snapshot published for it.
 var ErrChanged = errors.New("catalog: file changed on disk since the catalog was built")
+
+// Name returns the file's path below its library root, slash-separated.
+// It is for tools that copy a library, never for MCP output.
+func (f *File) Name() string { return f.name }
 
 // ReadFile returns the content of f. It verifies the bytes against the size
 // and digest the snapshot published, so a client never receives bytes that

@@ -98,9 +98,10 @@ func sameLibraries(a, b *Snapshot) bool {
 }
 
 // Changed reports whether two snapshots serve different content: a skill
-// added, removed, or with a different entry (frontmatter, files, digests).
+// added, removed, or with a different entry (frontmatter, files, digests),
+// or different playbooks or value chains.
 func Changed(old, cur *Snapshot) bool {
-	if old == nil || cur == nil || len(old.all) != len(cur.all) || len(old.skills) != len(cur.skills) {
+	if old == nil || cur == nil || len(old.all) != len(cur.all) || len(old.skills) != len(cur.skills) || !sameVaults(old, cur) {
 		return true
 	}
 	// Hidden skills count: skills/get and resources/read answer for them.
