@@ -57,8 +57,11 @@ func (s *server) useSkill(_ context.Context, req *mcp.GetPromptRequest) (*mcp.Ge
 
 // fenceFor returns a delimiter line that does not occur in body, so that a
 // body cannot close its block early and smuggle text outside it.
-func fenceFor(body string) string {
-	fence := "~~~~~~~~ skill"
+func fenceFor(body string) string { return fenceLabelled(body, "skill") }
+
+// fenceLabelled is fenceFor with another label, for blocks of other kinds.
+func fenceLabelled(body, label string) string {
+	fence := "~~~~~~~~ " + label
 	for strings.Contains(body, fence) {
 		fence = "~" + fence
 	}

@@ -82,6 +82,9 @@ type server struct {
 	log   *slog.Logger
 	// instr caches the instructions of the latest snapshot seen.
 	instr atomic.Pointer[cachedInstructions]
+
+	vaultMu sync.Mutex
+	vault   vaultSurface // the vault features registered
 }
 
 type cachedInstructions struct {
@@ -126,13 +129,13 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 	}
 
 	// Declare every feature up front: clients on 2026-07-28 subscribe only
-	// to what discover advertised. The tools and prompts are fixed for the
-	// life of the process, so they do not announce changes; the resource
-	// list changes with the catalog.
+	// to what discover advertised. The resource list changes with the
+	// catalog; tools and prompts change when playbooks or value chains
+	// appear or go.
 	caps := &mcp.ServerCapabilities{
 		Resources: &mcp.ResourceCapabilities{ListChanged: true},
-		Tools:     &mcp.ToolCapabilities{},
-		Prompts:   &mcp.PromptCapabilities{},
+		Tools:     &mcp.ToolCapabilities{ListChanged: true},
+		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 	}
 	caps.AddExtension(skillsext.ExtensionID, map[string]any{"directoryRead": true})
 	ms := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version}, &mcp.ServerOptions{
@@ -152,11 +155,15 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 	}
 	if n := s.opts.Notifier; n != nil {
 		n.mu.Lock()
-		n.notify = func() { s.addTemplate(ms) }
+		n.notify = func() {
+			s.addTemplate(ms)
+			s.syncVault(ms)
+		}
 		n.mu.Unlock()
 	}
 	s.addTools(ms)
 	s.addPrompts(ms)
+	s.syncVault(ms)
 	ms.AddReceivingMiddleware(s.instructionsMiddleware)
 	return ms
 }

@@ -450,6 +450,16 @@ type LibraryInfo struct {
 	Hidden          int               `json:"hidden"`
 	Withheld        int               `json:"withheld"`
 	ScriptsWithheld int               `json:"scriptsWithheld"`
+	// Vault reports whether the library has a vault; the fields after it
+	// count what the vault serves.
+	Vault             bool   `json:"vault"`
+	Playbooks         int    `json:"playbooks"`
+	PlaybooksHidden   int    `json:"playbooksHidden" jsonschema:"playbooks not served: not active, or no playbook-runner skill"`
+	PlaybooksPrivate  int    `json:"playbooksPrivate" jsonschema:"notes in the vault's private playbook folders, never served"`
+	PlaybookRunner    string `json:"playbookRunner,omitempty"`
+	ValueChains       int    `json:"valueChains"`
+	ValueChainBuckets int    `json:"valueChainBuckets"`
+	ValueChainSource  string `json:"valueChainSource,omitempty" jsonschema:"definition, index or derived"`
 }
 
 // LibrariesOut is the list_libraries result.
@@ -470,7 +480,14 @@ func (s *server) listLibraries(_ context.Context, _ *mcp.CallToolRequest, _ stru
 		for _, k := range slices.Sorted(maps.Keys(l.Metadata)) {
 			fmt.Fprintf(&b, " %s: %s;", k, l.Metadata[k])
 		}
-		fmt.Fprintf(&b, " %d skills, %d hidden, %d withheld\n", l.Skills, l.Hidden, l.Withheld)
+		fmt.Fprintf(&b, " %d skills, %d hidden, %d withheld", l.Skills, l.Hidden, l.Withheld)
+		if l.Vault {
+			fmt.Fprintf(&b, "; vault: %d playbooks (%d hidden, %d private), %d value chains", l.Playbooks, l.PlaybooksHidden, l.PlaybooksPrivate, l.ValueChains)
+			if l.ValueChainSource != "" {
+				fmt.Fprintf(&b, " (%s)", l.ValueChainSource)
+			}
+		}
+		b.WriteByte('\n')
 	}
 	return textResult(b.String()), out, nil
 }
@@ -483,6 +500,9 @@ func libraryInfos(snap *catalog.Snapshot) []LibraryInfo {
 			Namespace: l.Namespace, Kind: l.Kind, Title: l.Info.Title, Source: l.Info.Source, Version: l.Info.Version,
 			Metadata: l.Info.Metadata, Digest: l.Info.Digest,
 			Skills: l.Skills, Hidden: l.Hidden, Withheld: l.Withheld, ScriptsWithheld: l.ScriptsWithheld,
+			Vault: l.Vault, Playbooks: l.Playbooks, PlaybooksHidden: l.PlaybooksHidden, PlaybooksPrivate: l.PlaybooksPrivate,
+			PlaybookRunner: l.PlaybookRunner, ValueChains: l.ValueChains, ValueChainBuckets: l.ValueChainBuckets,
+			ValueChainSource: l.ValueChainSource,
 		}
 	}
 	return out
@@ -537,6 +557,8 @@ type StatusOut struct {
 	Categories    int            `json:"categories"`
 	FlaggedSkills int            `json:"flaggedSkills" jsonschema:"listed skills with risk flags"`
 	Hidden        int            `json:"hidden"`
+	Playbooks     int            `json:"playbooks"`
+	ValueChains   int            `json:"valueChains"`
 	WarningCount  int            `json:"warningCount"`
 	ByReason      map[string]int `json:"warningsByReason"`
 	Warnings      []string       `json:"warnings,omitempty"`
@@ -554,12 +576,15 @@ func (s *server) catalogStatus(_ context.Context, _ *mcp.CallToolRequest, in Sta
 	}
 	out := StatusOut{
 		Libraries: libraryInfos(snap), Skills: st.Skills, Withheld: st.Withheld, Files: st.Files, Bytes: st.Bytes,
-		Categories: len(cats), FlaggedSkills: st.FlaggedSkills, Hidden: st.Hidden, WarningCount: len(st.Warnings), ByReason: st.ByReason,
+		Categories: len(cats), FlaggedSkills: st.FlaggedSkills, Hidden: st.Hidden, Playbooks: st.Playbooks, ValueChains: st.ValueChains, WarningCount: len(st.Warnings), ByReason: st.ByReason,
 		ScannedAt: snap.ScannedAt.UTC().Format("2006-01-02T15:04:05Z"), ScanMs: st.ScanMillis, Generation: st.Generation,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d skills served (%d files, %d bytes), %d hidden, %d withheld, %d flagged by the risk linter, %d warnings; scanned in %.1f ms\n",
 		out.Skills, out.Files, out.Bytes, out.Hidden, out.Withheld, out.FlaggedSkills, out.WarningCount, out.ScanMs)
+	if out.Playbooks+out.ValueChains > 0 {
+		fmt.Fprintf(&b, "Vaults: %d playbooks, %d value chains\n", out.Playbooks, out.ValueChains)
+	}
 	if in.IncludeWarnings {
 		out.Warnings = []string{}
 		for _, w := range snap.Warnings() {
