@@ -30,11 +30,13 @@ var allowed = map[string][]string{
 	"internal/bench":     nil,
 	"internal/mcpclient": nil,
 	// Level 1.
-	"internal/lint": {"internal/skill"},
+	"internal/lint":  {"internal/skill"},
+	"internal/vault": {"internal/skill"},
 	// Level 2: the catalog.
-	"internal/catalog": {"internal/lint", "internal/search", "internal/skill", "internal/skillsext"},
+	"internal/catalog": {"internal/lint", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
 	// Level 3: the protocol surface, and the clients, which know only the wire.
-	"internal/server":      {"internal/catalog", "internal/skillsext"},
+	"internal/server":      {"internal/catalog", "internal/skillsext", "internal/vault"},
+	"internal/pack":        {"internal/catalog", "internal/vault"},
 	"internal/pull":        {"internal/mcpclient", "internal/skill", "internal/skillsext"},
 	"internal/adversarial": {"internal/skill", "internal/skillsext"},
 	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/skill", "internal/skillsext"},

@@ -21,6 +21,7 @@ func TestHelp(t *testing.T) {
 		"pull":  {"pull", "-h"},
 		"lint":  {"lint", "-h"},
 		"check": {"check", "-h"},
+		"pack":  {"pack", "-h"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer

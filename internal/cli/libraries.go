@@ -17,6 +17,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/config"
 	"github.com/skills-mcp/skills-mcp/internal/library"
+	"github.com/skills-mcp/skills-mcp/internal/vault"
 )
 
 // rootGrace is how long a library replaced by a reload stays open: requests
@@ -31,6 +32,10 @@ type source struct {
 	sha256    string // a URL's pin from the config file
 	noScripts bool
 	info      catalog.Info
+	// vault is an explicit vault root (--vault, config "vault"); noVault
+	// turns the vault extras off for this library (config "vault": false).
+	vault   string
+	noVault bool
 }
 
 func (s source) isURL() bool {
@@ -49,7 +54,16 @@ func (s source) isZip() bool {
 type opened struct {
 	src    source
 	lib    *catalog.Library
-	digest string // of the archive, for archive and URL libraries
+	vault  *catalog.Library // the vault root, when it is not lib itself
+	digest string           // of the archive, for archive and URL libraries
+}
+
+// close releases the library and its vault root.
+func (o *opened) close() {
+	o.lib.Close()
+	if o.vault != nil {
+		o.vault.Close()
+	}
 }
 
 // libraries is what a serve process serves: the fixed libraries of the
@@ -82,7 +96,13 @@ func openLibraries(ctx context.Context, cfg *serveConfig, env env, log *slog.Log
 		specs = []libSpec{{ns: "", dir: cfg.root}}
 	}
 	for _, s := range specs {
-		o, err := l.open(ctx, source{ns: s.ns, value: s.dir})
+		src := source{ns: s.ns, value: s.dir}
+		for _, v := range cfg.vaults {
+			if v.ns == s.ns {
+				src.vault = v.dir
+			}
+		}
+		o, err := l.open(ctx, src)
 		if err != nil {
 			l.Close()
 			return nil, usagef("point --lib/--root at a readable folder of skills, a .zip, or an https URL pinned with #sha256=", "%v", err)
@@ -157,20 +177,101 @@ func (l *libraries) open(ctx context.Context, src source) (*opened, error) {
 		}
 		dir, kind, o.digest = d, "archive", digest
 	}
-	lib, err := catalog.OpenDirectory(src.ns, dir)
-	if err != nil {
+	if err := l.openLayout(o, dir); err != nil {
 		if o.digest != "" {
 			l.cache.Prune(o.digest)
 		}
 		return nil, fmt.Errorf("%s %s cannot be opened: %v", what, src.value, unwrapPathErr(err))
 	}
-	lib.Kind, lib.Origin, lib.NoScripts, lib.Info = kind, origin, src.noScripts, src.info
-	lib.Info.Digest = o.digest
-	if kind != "directory" {
-		lib.Dir = "" // an extraction never changes: nothing to watch
+	for _, lib := range []*catalog.Library{o.lib, o.vault} {
+		if lib == nil {
+			continue
+		}
+		lib.Kind, lib.Origin, lib.NoScripts, lib.Info = kind, origin, src.noScripts, src.info
+		lib.Info.Digest = o.digest
+		if kind != "directory" && (lib == o.lib || src.vault == "") {
+			lib.Dir = "" // an extraction never changes: nothing to watch
+		}
+	}
+	return o, nil
+}
+
+// openLayout opens the skills folder of the library root dir and, when it
+// holds a vault (or one is given), the vault root. Both are recognised
+// from inside dir only, and both must really be below dir: a folder
+// swapped for a symlink between detection and opening is refused.
+func (l *libraries) openLayout(o *opened, dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	layout := vault.DetectLayout(root.FS())
+	root.Close()
+	if err := beneath(dir, layout.Skills); err != nil {
+		return err
+	}
+	lib, err := catalog.OpenDirectory(o.src.ns, filepath.Join(dir, filepath.FromSlash(layout.Skills)))
+	if err != nil {
+		return err
 	}
 	o.lib = lib
-	return o, nil
+	switch {
+	case o.src.noVault:
+		return nil
+	case o.src.vault != "":
+		o.vault, err = catalog.OpenDirectory(o.src.ns, o.src.vault)
+		if err != nil {
+			lib.Close()
+			return fmt.Errorf("vault %s: %w", o.src.vault, err)
+		}
+		lib.Vault = o.vault
+		if rel, err := filepath.Rel(o.src.vault, lib.Dir); err == nil && filepath.IsLocal(rel) {
+			lib.VaultSkills = filepath.ToSlash(rel)
+		}
+	case layout.Vault == "":
+	case layout.Vault == layout.Skills:
+		lib.Vault = lib
+	default:
+		if err := beneath(dir, layout.Vault); err != nil {
+			lib.Close()
+			return err
+		}
+		o.vault, err = catalog.OpenDirectory(o.src.ns, filepath.Join(dir, filepath.FromSlash(layout.Vault)))
+		if err != nil {
+			lib.Close()
+			return err
+		}
+		lib.Vault = o.vault
+		rel, _ := strings.CutPrefix(layout.Skills, layout.Vault+"/")
+		if layout.Vault == "." {
+			rel = layout.Skills
+		}
+		lib.VaultSkills = rel
+	}
+	if lib.Vault != nil {
+		l.log.Info("library holds a vault: serving its playbooks and value chains", "library", o.src.ns, "skills", layout.Skills)
+	}
+	return nil
+}
+
+// beneath checks that the folder rel (slash-separated) of dir resolves to
+// the same place without symlinks.
+func beneath(dir, rel string) error {
+	if rel == "." {
+		return nil
+	}
+	base, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	got, err := filepath.EvalSymlinks(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return err
+	}
+	if got != filepath.Join(base, filepath.FromSlash(rel)) {
+		return fmt.Errorf("%s is reached through a symlink; not served", rel)
+	}
+	return nil
 }
 
 // release closes an opened source after grace and lets the cache prune an
@@ -181,7 +282,7 @@ func (l *libraries) release(olds []*opened, grace time.Duration) {
 	}
 	done := func() {
 		for _, o := range olds {
-			o.lib.Close()
+			o.close()
 			if o.digest != "" {
 				l.cache.Prune(o.digest)
 			}
@@ -284,6 +385,9 @@ func (l *libraries) reloadConfig(ctx context.Context) error {
 	for _, lc := range c.Libraries {
 		src := source{ns: lc.Namespace, value: cmpOr(lc.URL, lc.Root), sha256: lc.SHA256, noScripts: lc.NoScripts,
 			info: catalog.Info{Title: lc.Title, Source: lc.Source, Version: lc.Version, Metadata: lc.Metadata}}
+		if lc.Vault != nil {
+			src.vault, src.noVault = lc.Vault.Path, lc.Vault.Disabled
+		}
 		o, err := l.open(ctx, src)
 		if err != nil {
 			l.release(opened, 0)
@@ -332,6 +436,8 @@ func (l *libraries) Source() ([]*catalog.Library, *catalog.Options) {
 		ExcludeTiers:  l.cfg.excludeTiers,
 		DevStatus:     l.cfg.devStatus,
 		ShowDisabled:  l.cfg.showDisabled,
+		NoPlaybooks:   l.cfg.noPlaybooks,
+		NoValueChains: l.cfg.noValueChains,
 		NoLint:        l.cfg.noLint,
 		DigestCache:   l.digests,
 		OnFolder:      l.onFolder,
@@ -346,6 +452,12 @@ func (l *libraries) Source() ([]*catalog.Library, *catalog.Options) {
 		}
 		if c.ExcludeTiers != nil {
 			o.ExcludeTiers = slices.Concat(o.ExcludeTiers, *c.ExcludeTiers)
+		}
+		if c.Playbooks != nil && !*c.Playbooks {
+			o.NoPlaybooks = true
+		}
+		if c.ValueChains != nil && !*c.ValueChains {
+			o.NoValueChains = true
 		}
 		if c.DevStatus != nil {
 			o.DevStatus = tighten(o.DevStatus, *c.DevStatus)

@@ -72,6 +72,8 @@ func run(ctx context.Context, args []string, st streams) int {
 		cmd = &lintCommand{streams: st}
 	case "check":
 		cmd = &checkCommand{streams: st}
+	case "pack":
+		cmd = &packCommand{streams: st}
 	case "version":
 		fmt.Fprintln(st.stdout, "skills-mcp", version())
 		return exitOK
@@ -119,6 +121,7 @@ Usage:
   skills-mcp pull [SKILL...]    copy skills from any SEP-2640 server to disk, verified
   skills-mcp lint [PATH...]     check skills for the Agent Skills rules and risky content
   skills-mcp check --url URL    check any SEP-2640 server from the client side (or --command CMD ARGS...)
+  skills-mcp pack --vault DIR   build a vault's release zip, pinned by its digest
   skills-mcp version            print the version
   skills-mcp help               print this help
 

@@ -64,6 +64,9 @@ type serveConfig struct {
 	noLint          bool
 	profile         string
 	legacyIndex     bool
+	vaults          []libSpec // --vault NS=DIR
+	noPlaybooks     bool
+	noValueChains   bool
 }
 
 type libSpec struct{ ns, dir string }
@@ -101,6 +104,9 @@ var envTwins = map[string]string{
 	"allow-unverified": "SKILLS_ALLOW_UNVERIFIED",
 	"profile":          "SKILLS_PROFILE",
 	"legacy-index":     "SKILLS_LEGACY_INDEX",
+	"vault":            "SKILLS_VAULTS",
+	"no-playbooks":     "SKILLS_NO_PLAYBOOKS",
+	"no-value-chains":  "SKILLS_NO_VALUE_CHAINS",
 }
 
 func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
@@ -141,12 +147,22 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 		cfg.devStatus = append(cfg.devStatus, splitList(v)...)
 		return nil
 	})
-	fs.BoolVar(&cfg.showDisabled, "show-disabled", false, "list skills marked disable-model-invocation: true (they always answer skills/get)")
+	fs.BoolVar(&cfg.showDisabled, "show-disabled", false, "list skills marked disable-model-invocation: true (they always answer skills/get), and serve vault playbooks of every status")
 	fs.IntVar(&cfg.rescanSeconds, "rescan-seconds", 300, "interval of the safety rescan in `seconds` (0 = off); changes are picked up at once through file notifications")
 	fs.StringVar(&cfg.cacheDir, "cache-dir", "", "`DIR` for extracted archives and downloads (default: skills-mcp in the user cache folder)")
 	fs.BoolVar(&cfg.allowUnverified, "allow-unverified", false, "serve an https library that has neither a #sha256= pin nor a .sha256 sidecar")
 	fs.StringVar(&cfg.profile, "profile", "", "serve `PROFILE` instead of libraries: \"adversarial\" serves only hostile SEP-2640 research fixtures (benign payloads), to test hosts")
 	fs.BoolVar(&cfg.legacyIndex, "legacy-index", false, "also serve skill://index.json and per-skill .tar.gz and .zip archives (superseded SEP-2640 draft) for older hosts")
+	fs.Func("vault", "read playbooks and value chains of library NS from the vault root `NS=DIR` (repeatable; NS may be empty with --root); by default a vault is recognised inside the library root", func(v string) error {
+		ns, dir, ok := strings.Cut(v, "=")
+		if !ok || dir == "" {
+			return fmt.Errorf("%q is not NS=DIR", v)
+		}
+		cfg.vaults = append(cfg.vaults, libSpec{ns: ns, dir: dir})
+		return nil
+	})
+	fs.BoolVar(&cfg.noPlaybooks, "no-playbooks", false, "serve no vault playbooks (and no playbook tools, prompt or resources)")
+	fs.BoolVar(&cfg.noValueChains, "no-value-chains", false, "serve no vault value chains (and no value-chain tools or resources)")
 	fs.BoolVar(&cfg.noLint, "no-lint", false, "turn the risk linter off (it labels skills; it never withholds them)")
 	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	fs.Func("log-level", "log `level`: debug, info, warn or error (default info)", func(v string) error {
@@ -172,10 +188,11 @@ Flags:
 const serveEnvUsage = `
 Environment (a flag beats its variable):
   SKILLS_LIBS            --lib, as "a=/x,b=/y"
+  SKILLS_VAULTS          --vault, as "a=/vault"
   SKILLS_MCP_ROOT        --root (SKILLS_ROOT is never read: skills use it for their scripts)
   SKILLS_DEPTH, SKILLS_EXCLUDE, SKILLS_STRICT, SKILLS_ALLOW_OVERSIZE, SKILLS_MAX_FILE_BYTES,
   SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_TOOL_PREFIX (--prefix),
-  SKILLS_HTTP, SKILLS_TOKEN_FILE,
+  SKILLS_HTTP, SKILLS_TOKEN_FILE, SKILLS_NO_PLAYBOOKS, SKILLS_NO_VALUE_CHAINS,
   SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL
                          the flag of the same name
   SKILLS_TOKEN           a bearer token required over HTTP (with --token-file, both are accepted)
@@ -212,13 +229,11 @@ func (c *serveCommand) parseArgs(args []string) (*serveConfig, error) {
 			continue
 		}
 		var err error
-		if name == "lib" {
+		if name == "lib" || name == "vault" {
 			for _, item := range splitList(v) {
-				var l libSpec
-				if l, err = parseLib(item); err != nil {
+				if err = fs.Set(name, item); err != nil {
 					break
 				}
-				cfg.libs = append(cfg.libs, l)
 			}
 		} else {
 			err = fs.Set(name, v)
@@ -253,6 +268,17 @@ func (cfg *serveConfig) validate() error {
 			return usagef("give each --lib its own namespace", "namespace %q is used twice", l.ns)
 		}
 		seen[l.ns] = true
+	}
+	seenVault := map[string]bool{}
+	for _, v := range cfg.vaults {
+		known := (cfg.root != "" && v.ns == "") || seen[v.ns]
+		if !known {
+			return usagef("give --vault the namespace of a --lib (or an empty one, --vault =DIR, with --root)", "--vault %s=%s: no library %q is served from the command line", v.ns, v.dir, v.ns)
+		}
+		if seenVault[v.ns] {
+			return usagef("", "--vault for library %q is given twice", v.ns)
+		}
+		seenVault[v.ns] = true
 	}
 	switch {
 	case cfg.depth < 0:
