@@ -550,3 +550,57 @@ func TestCheckBothWays(t *testing.T) {
 		t.Errorf("check --adversarial: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestVaultPack packs the fixture vault with the binary, serves the pack
+// over HTTP with a wrapper folder, and runs a playbook's tools and prompt
+// as a host would; the folder itself is served over stdio alike.
+func TestVaultPack(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "bob.zip")
+	code, stdout, stderr := run(t, nil, "pack", "--vault", "../../testdata/vault", "--out", out, "--wrapper", "bob-2026.11", "--namespace", "bob")
+	if code != 0 || !strings.Contains(stdout, "--lib 'bob=") {
+		t.Fatalf("pack: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, tc := range []struct {
+		name string
+		tr   func() mcp.Transport
+	}{
+		{"zip over HTTP", func() mcp.Transport {
+			return &mcp.StreamableClientTransport{Endpoint: startHTTP(t, nil, "--lib", "bob="+out)}
+		}},
+		{"folder over stdio", func() mcp.Transport {
+			cmd := exec.Command(binary, "--lib", "bob=../../testdata/vault")
+			cmd.Env = testEnv(t)
+			return &mcp.CommandTransport{Command: cmd}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cs, err := newClient(t).Connect(ctx, tc.tr(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if !strings.Contains(cs.InitializeResult().Instructions, "playbooks") {
+				t.Errorf("instructions do not mention the playbooks: %s", cs.InitializeResult().Instructions)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bob_get_playbook", Arguments: map[string]any{"name": "CRO improvement loop"}})
+			if err != nil || res.IsError {
+				t.Fatalf("get_playbook: %v %+v", err, res)
+			}
+			text := res.Content[0].(*mcp.TextContent).Text
+			if !strings.Contains(text, "[bob/cro]") || strings.Contains(text, dir) {
+				t.Errorf("get_playbook text:\n%s", text)
+			}
+			att, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "playbook://bob/CRO%20improvement%20loop/cro-loop-sequence.png"})
+			if err != nil || len(att.Contents[0].Blob) == 0 {
+				t.Errorf("attachment: %v", err)
+			}
+			pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "run-playbook", Arguments: map[string]string{"playbook": "Monthly Close"}})
+			if err != nil || !strings.Contains(pr.Messages[0].Content.(*mcp.TextContent).Text, "bob/playbook-runner") {
+				t.Errorf("run-playbook: %v", err)
+			}
+		})
+	}
+}

@@ -229,3 +229,40 @@ func TestRescanSeesHiddenEdits(t *testing.T) {
 		t.Errorf("hidden skill after an edit reads %q, %v", data, err)
 	}
 }
+
+// A vault's playbook folder is watched like skill folders: a new playbook
+// is served, and an edit to the chain file changes the snapshot.
+func TestWatcherPicksUpVaultEdits(t *testing.T) {
+	play := "---\ntype: playbook\nstatus: active\n---\n## Steps\n1. runner → go (AGENT)\n"
+	lib, dir := tree(t, map[string]string{
+		"playbook-runner/SKILL.md": strings.Replace(skillMD, "%s", "playbook-runner", 1),
+		"00-CORE/Playbooks/One.md": play,
+		"VALUE-CHAINS.md":          "## lead-to-cash\n**Stages:** Lead → Close\n",
+	})
+	lib.Vault = lib
+	w, err := catalog.NewWatcher(0, nil)
+	must(t, err)
+	defer w.Close()
+	opts := &catalog.Options{OnFolder: w.Folder}
+	first, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, opts)
+	must(t, err)
+	if st := first.Stats().Libraries[0]; st.Playbooks != 1 || st.ValueChains != 1 {
+		t.Fatalf("first scan: %+v", st)
+	}
+	store := catalog.NewStore(first)
+	swapped := make(chan *catalog.Snapshot, 16)
+	r := catalog.NewReloader(store, func() ([]*catalog.Library, *catalog.Options) { return []*catalog.Library{lib}, opts },
+		func(_, cur *catalog.Snapshot, changed bool) {
+			if changed {
+				swapped <- cur
+			}
+		})
+	w.Start(r)
+	must(t, os.WriteFile(filepath.Join(dir, "00-CORE/Playbooks/Two.md"), []byte(play), 0o644))
+	waitFor(t, swapped, func(s *catalog.Snapshot) bool { return s.Stats().Libraries[0].Playbooks == 2 })
+	must(t, os.WriteFile(filepath.Join(dir, "VALUE-CHAINS.md"), []byte("## lead-to-cash\n**Stages:** Lead → Close\n\n## hire-to-retire\n**Stages:** Hire, Retire\n"), 0o644))
+	waitFor(t, swapped, func(s *catalog.Snapshot) bool { return s.Stats().Libraries[0].ValueChains == 2 })
+	if _, ok := store.Snapshot().VaultResource("playbook://Two"); !ok {
+		t.Error("the new playbook has no resource")
+	}
+}
