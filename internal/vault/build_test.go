@@ -29,7 +29,7 @@ func TestBuildPlaybooks(t *testing.T) {
 	fsys := fstest.MapFS{
 		PlaybooksDir + "/Loop.md": note("type: playbook\ntitle: The loop\ntrigger: Weekly\noutcome: Better\ntotal-steps: 3\nestimated-duration: 2h\n"+
 			"value-chain: lead-to-cash\nchain-coverage: [propose, close]\ntags: [growth]", "## Steps\n1. cro → audit (AGENT)\n2. ghost → write (HUMAN)\n"),
-		PlaybooksDir + "/Draft.md": note("type: playbook\nstatus: Draft", "## Steps\n1. cro → x\n"),
+		PlaybooksDir + "/Draft.md":  note("type: playbook\nstatus: Draft", "## Steps\n1. cro → x\n"),
 		PlaybooksDir + "/Nostat.md": note("type: playbook", "## Steps\n1. cro → x\n"),
 	}
 	l := buildFrom(t, fsys, someSkills, BuildOptions{Runner: "bob/" + RunnerName})
