@@ -129,7 +129,7 @@ func ParseChainFile(text string) (defs []ChainDef, source string) {
 		if listItem(t) {
 			item = stripListMarker(t)
 		}
-		if m := fieldRe.FindStringSubmatch(item); m != nil {
+		if m := matchIfBold(fieldRe, item); m != nil {
 			value := strings.Join(strings.Fields(m[2]), " ")
 			pending = false
 			switch strings.ToLower(m[1]) {
@@ -157,7 +157,7 @@ func ParseChainFile(text string) (defs []ChainDef, source string) {
 		if !index || t == "" {
 			continue
 		}
-		if m := boldOnlyRe.FindStringSubmatch(t); m != nil {
+		if m := matchIfBold(boldOnlyRe, t); m != nil {
 			if cur.Label == "" {
 				cur.Label = strings.Join(strings.Fields(m[1]), " ")
 			}
@@ -192,6 +192,15 @@ var (
 	// tickRe matches inline code.
 	tickRe = regexp.MustCompile("`([^`\n]+)`")
 )
+
+// matchIfBold runs re, whose matches all start with "**", on s; most lines
+// do not start that way and skip the regexp.
+func matchIfBold(re *regexp.Regexp, s string) []string {
+	if !strings.HasPrefix(s, "**") {
+		return nil
+	}
+	return re.FindStringSubmatch(s)
+}
 
 // plainLine reports whether a trimmed, non-blank line of an index file is
 // plain text that can serve as a description: not a list item, quote,
@@ -237,9 +246,13 @@ func slug(s string) string {
 	return b.String()
 }
 
+// stageSeparators turns every stage separator into a NUL; "->" is listed
+// before ">" so that it is replaced whole.
+var stageSeparators = strings.NewReplacer("->", "\x00", "→", "\x00", ">", "\x00", ",", "\x00")
+
 // splitStages splits a Stages value on "→", "->", ">" and ",".
 func splitStages(v string) []string {
-	v = strings.NewReplacer("->", "\x00", "→", "\x00", ">", "\x00", ",", "\x00").Replace(v)
+	v = stageSeparators.Replace(v)
 	var out []string
 	for _, s := range strings.Split(v, "\x00") {
 		if s = cleanStage(s); s != "" {
@@ -350,7 +363,8 @@ type Items struct {
 // definitions, a chain that members reference but the file does not define
 // is added as a derived chain with a warning naming who references it.
 // Stage and chain matching ignore case and the difference between spaces,
-// hyphens and underscores.
+// hyphens and underscores ("Lead to Cash" finds lead-to-cash); a chain
+// reference that is exactly a defined id finds that chain first.
 //
 // A chain is a bucket when its definition says so or when it has no stages
 // (a derived chain whose members declare no stage is one). A member that
@@ -372,16 +386,31 @@ func BuildChains(defs []ChainDef, source string, members []Member) (chains []Cha
 		unstaged  map[string][]string   // kind -> names
 		refs      []string              // "skill x", for the warning
 	}
+	// A reference finds its chain by exact id first, then by key; ids that
+	// differ only in what the key ignores ("a-b", "a--b") stay distinct
+	// chains, and the first of them is the one a loose reference finds.
+	byID := map[string]*acc{}
 	byKey := map[string]*acc{}
+	lookup := func(ref string) (*acc, string) {
+		ref = strings.TrimSpace(ref)
+		if a := byID[ref]; a != nil {
+			return a, ref
+		}
+		k := chainKey(ref)
+		return byKey[k], k
+	}
 	var defined, derived []*acc
 	for _, d := range defs {
 		k := chainKey(d.ID)
-		if k == "" || byKey[k] != nil {
+		if k == "" || byID[d.ID] != nil {
 			continue
 		}
 		a := &acc{def: d, source: source, stageSeen: map[string]bool{}}
 		a.def.Stages = addStages(nil, a.stageSeen, d.Stages...)
-		byKey[k] = a
+		byID[d.ID] = a
+		if byKey[k] == nil {
+			byKey[k] = a
+		}
 		defined = append(defined, a)
 	}
 	valid := func(m Member) bool {
@@ -393,11 +422,10 @@ func BuildChains(defs []ChainDef, source string, members []Member) (chains []Cha
 			continue
 		}
 		for _, c := range m.Chains {
-			k := chainKey(c)
+			a, k := lookup(c)
 			if k == "" {
 				continue
 			}
-			a := byKey[k]
 			if a == nil {
 				a = &acc{def: ChainDef{ID: k}, source: "derived", stageSeen: map[string]bool{}}
 				byKey[k] = a
@@ -430,14 +458,13 @@ func BuildChains(defs []ChainDef, source string, members []Member) (chains []Cha
 		if !valid(m) {
 			continue
 		}
-		done := map[string]bool{}
+		done := map[*acc]bool{}
 		for _, c := range m.Chains {
-			k := chainKey(c)
-			a := byKey[k]
-			if a == nil || done[k] {
+			a, _ := lookup(c)
+			if a == nil || done[a] {
 				continue
 			}
-			done[k] = true
+			done[a] = true
 			placed := false
 			for _, st := range m.Stages {
 				if i, ok := a.stageIdx[stageKey(st)]; ok {

@@ -181,6 +181,20 @@ func TestBuildChainsDerivedOnly(t *testing.T) {
 	}
 }
 
+func TestBuildChainsLooseIDs(t *testing.T) {
+	defs := []ChainDef{{ID: "a--b", Stages: []string{"x"}}, {ID: "a-b", Stages: []string{"y"}}}
+	members := []Member{
+		{Kind: "skill", Name: "exact", Chains: []string{"a-b"}, Stages: []string{"y"}},
+		{Kind: "skill", Name: "loose", Chains: []string{"A_B"}, Stages: []string{"x"}},
+	}
+	chains, warnings := BuildChains(defs, "definition", members)
+	if len(chains) != 2 || len(warnings) != 0 ||
+		chains[0].ID != "a--b" || chains[0].StageTable[0].Skills[0] != "loose" ||
+		chains[1].ID != "a-b" || chains[1].StageTable[0].Skills[0] != "exact" {
+		t.Errorf("got %s, warnings %q", goldenJSON(t, chains), warnings)
+	}
+}
+
 func TestStageKeyAndSlug(t *testing.T) {
 	for in, want := range map[string]string{"Close Books": "close-books", "close_books": "close-books", " close--books ": "close-books", "CLOSE - BOOKS": "close-books", "-": ""} {
 		if got := stageKey(in); got != want {

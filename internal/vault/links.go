@@ -79,15 +79,15 @@ func skillMDFolder(target string) (folder string, ok bool) {
 	return dir[strings.LastIndexByte(dir, '/')+1:], true
 }
 
-// linkedSkills returns the served skills that text refers to, in order of
-// first reference, without duplicates. It recognises [[skill]],
-// [[skill|alias]], [[skill/SKILL.md|alias]], [[path/skill/SKILL.md]],
-// {skills.root}/skill/... and skill/scripts/...; embeds (![[...]]) and
-// links to anything that is not a served skill are ignored. seen carries
-// the names already returned across calls, so a caller can feed a step line
-// by line.
+// linkedSkills appends to out the served skills that text refers to, in
+// order of first reference, skipping the names in seen and adding those it
+// appends. It recognises [[skill]], [[skill|alias]],
+// [[skill/SKILL.md|alias]], [[path/skill/SKILL.md]], {skills.root}/skill/...
+// and skill/scripts/...; embeds (![[...]]) and links to anything that is
+// not a served skill are ignored. A caller can feed a step line by line,
+// with the same seen set.
 func linkedSkills(text string, served func(string) bool, seen map[string]bool, out []string) []string {
-	if !strings.Contains(text, "[[") && !strings.Contains(text, "/scripts/") && !strings.Contains(text, "{skills.root}/") {
+	if !mayLink(text) {
 		return out
 	}
 	for _, m := range refRe.FindAllStringSubmatchIndex(text, -1) {
@@ -119,6 +119,12 @@ func linkedSkills(text string, served func(string) bool, seen map[string]bool, o
 		out = append(out, name)
 	}
 	return out
+}
+
+// mayLink reports whether text can hold a reference linkedSkills looks
+// for; most lines cannot, and this check is cheaper than the regexp.
+func mayLink(text string) bool {
+	return strings.Contains(text, "[[") || strings.Contains(text, "/scripts/") || strings.Contains(text, "{skills.root}/")
 }
 
 // isNameByte reports whether b can be part of a path segment, so that a

@@ -307,12 +307,19 @@ func (d doc) buildStep(n int, first string, from, to int, titleOnly bool, served
 	st.Skill, st.Route, st.Playbook, st.Script = hd.skill, hd.route, hd.playbook, hd.script
 	st.Action, st.Actor = action, actor
 
-	seen := map[string]bool{}
-	if st.Skill != "" {
-		seen[st.Skill] = true
-	}
-	linked := linkedSkills(first, served, seen, nil)
-	for _, l := range lines {
+	var linked []string
+	var seen map[string]bool // made on the first line that may hold a link
+	for i := -1; i < len(lines); i++ {
+		l := first
+		if i >= 0 {
+			l = lines[i]
+		}
+		if seen == nil {
+			if !mayLink(l) {
+				continue
+			}
+			seen = map[string]bool{st.Skill: true}
+		}
 		linked = linkedSkills(l, served, seen, linked)
 	}
 	if st.Skill == "" && len(linked) > 0 {
