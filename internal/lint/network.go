@@ -218,7 +218,7 @@ func (s *fileScan) devTCP(u *unit) {
 			hi = off + k
 		}
 		cmd := t[lo:hi]
-		if bytes.Contains(cmd, []byte(">&")) || bytes.Contains(cmd, []byte("<&")) || bytes.Contains(cmd, []byte("<>")) || reShellI.re.Match(cmd) {
+		if bytes.Contains(cmd, []byte(">&")) || bytes.Contains(cmd, []byte("<&")) || bytes.Contains(cmd, []byte("<>")) || reShellI.re().Match(cmd) {
 			s.emitCommand(u, RuleReverseShell, lo+len(cmd)-len(bytes.TrimLeft(cmd, " \t")), hi, "")
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -959,7 +960,7 @@ func (s *fileScan) findAll(rule string, gs []gated, u *unit, m family, f func(lo
 		if gs[i].re.fold {
 			t = s.lowOf(u)
 		}
-		for _, loc := range gs[i].re.re.FindAllIndex(t, n) {
+		for _, loc := range gs[i].re.re().FindAllIndex(t, n) {
 			f(loc)
 		}
 	}
@@ -1196,17 +1197,22 @@ func containsFold(t []byte, w string) bool {
 	return false
 }
 
-// pattern is a compiled regular expression. A case-insensitive one is
-// compiled lower-cased and run on an ASCII-folded copy of the text: the
-// same offsets, no Unicode case folding in the matcher, and literal
-// prefixes the matcher can skip to.
+// pattern is a regular expression, compiled on first use: the rules are
+// many, and a server answers its first request before its first scan
+// lints anything. A case-insensitive one is compiled lower-cased and run
+// on an ASCII-folded copy of the text: the same offsets, no Unicode case
+// folding in the matcher, and literal prefixes the matcher can skip to.
 type pattern struct {
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp
 	fold bool
 }
 
+func lazy(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 // cs compiles a case-sensitive pattern.
-func cs(expr string) pattern { return pattern{re: regexp.MustCompile(expr)} }
+func cs(expr string) pattern { return pattern{re: lazy(expr)} }
 
 // ci compiles an ASCII case-insensitive pattern. expr must not use (?i);
 // its letters are lower-cased except in escapes (\S, \w, \x60 keep their
@@ -1223,7 +1229,7 @@ func ci(expr string) pattern {
 		}
 		b.WriteByte(fold[c])
 	}
-	return pattern{re: regexp.MustCompile(b.String()), fold: true}
+	return pattern{re: lazy(b.String()), fold: true}
 }
 
 // text returns t, or its folded copy for a case-insensitive pattern. The
@@ -1236,9 +1242,9 @@ func (p pattern) text(s *fileScan, t []byte) []byte {
 	return s.scratch
 }
 
-func (p pattern) findAll(s *fileScan, t []byte) [][]int { return p.re.FindAllIndex(p.text(s, t), -1) }
-func (p pattern) match(s *fileScan, t []byte) bool      { return p.re.Match(p.text(s, t)) }
-func (p pattern) find(s *fileScan, t []byte) []int      { return p.re.FindIndex(p.text(s, t)) }
+func (p pattern) findAll(s *fileScan, t []byte) [][]int { return p.re().FindAllIndex(p.text(s, t), -1) }
+func (p pattern) match(s *fileScan, t []byte) bool      { return p.re().Match(p.text(s, t)) }
+func (p pattern) find(s *fileScan, t []byte) []int      { return p.re().FindIndex(p.text(s, t)) }
 
 // foldInto appends the ASCII-folded t to dst.
 func foldInto(dst, t []byte) []byte {
