@@ -14,7 +14,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
+
+	"github.com/skills-mcp/skills-mcp/internal/vault"
 )
 
 // Defaults for Options fields left zero.
@@ -59,6 +62,13 @@ type Library struct {
 	// VaultSkills is the library's skills folder relative to Vault's root
 	// when it lies inside it; the search for a value-chain file skips it.
 	VaultSkills string
+	// VaultProbe says that nothing at the fixed places of a vault showed
+	// one: Vault is a vault only if vault.Probe finds a value-chains.md,
+	// which the first scan checks (once, in the background).
+	VaultProbe bool
+
+	probeOnce sync.Once
+	probed    bool
 
 	tree  tree         // set by OpenDirectory on Linux
 	close func() error // set by OpenDirectory
@@ -104,6 +114,18 @@ func OpenDirectory(namespace, dir string) (*Library, error) {
 		lib.close = func() error { return errors.Join(bt.close(), root.Close()) }
 	}
 	return lib, nil
+}
+
+// isVault reports whether the library's vault root holds a vault.
+func (l *Library) isVault() bool {
+	if l.Vault == nil {
+		return false
+	}
+	if !l.VaultProbe {
+		return true
+	}
+	l.probeOnce.Do(func() { l.probed = vault.Probe(l.Vault.FS, l.VaultSkills) })
+	return l.probed
 }
 
 // Close releases a library opened with OpenDirectory. Snapshots that still
@@ -192,8 +214,18 @@ type Store struct {
 // NewStore returns a store serving s.
 func NewStore(s *Snapshot) *Store {
 	st := new(Store)
-	s.startSearch()
-	st.cur.Store(s)
+	st.Swap(s)
+	return st
+}
+
+// NewPendingStore returns a store that serves an empty, pending catalog
+// (Snapshot.Pending) until the first Swap, so that a server can answer
+// before its first scan ends.
+func NewPendingStore() *Store {
+	st := new(Store)
+	empty := &Snapshot{pending: true, searchReady: make(chan struct{})}
+	empty.startSearch()
+	st.cur.Store(empty)
 	return st
 }
 

@@ -159,10 +159,10 @@ func (snap *Snapshot) buildVaults(libs []*Library, o Options) {
 	}
 	snap.vaultURIs = map[string]VaultResource{}
 	for _, lib := range libs {
-		root := lib.Vault
-		if root == nil {
+		if !lib.isVault() {
 			continue
 		}
+		root := lib.Vault
 		raw := vault.Load(root.FS, vault.Options{
 			Playbooks:    !o.NoPlaybooks,
 			ValueChains:  !o.NoValueChains,

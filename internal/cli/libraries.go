@@ -229,6 +229,7 @@ func (l *libraries) openLayout(o *opened, dir string) error {
 			lib.VaultSkills = filepath.ToSlash(rel)
 		}
 	case layout.Vault == "":
+		lib.Vault, lib.VaultProbe = lib, true
 	case layout.Vault == layout.Skills:
 		lib.Vault = lib
 	default:
@@ -248,7 +249,7 @@ func (l *libraries) openLayout(o *opened, dir string) error {
 		}
 		lib.VaultSkills = rel
 	}
-	if lib.Vault != nil {
+	if lib.Vault != nil && !lib.VaultProbe {
 		l.log.Info("library holds a vault: serving its playbooks and value chains", "library", o.src.ns, "skills", layout.Skills)
 	}
 	return nil

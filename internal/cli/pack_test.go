@@ -148,6 +148,17 @@ func TestVaultFlags(t *testing.T) {
 		t.Errorf("skills not served with the extras off:\n%s", off)
 	}
 
+	// A value-chains.md deeper down marks a vault too; the first scan finds it.
+	deep := t.TempDir()
+	writeTree(t, deep, map[string]string{
+		"solo/SKILL.md":                 "---\nname: solo\ndescription: Solo.\nvalue-chains: [procure-to-pay]\nchain-stage: pay\n---\nBody\n",
+		"docs/process/value-chains.md":  "## procure-to-pay\n**SME Label:** Procure to pay\n**Stages:** Order → Pay\n",
+		"docs/process/other/readme.txt": "x",
+	})
+	if got := served(t, "--lib", "d="+deep); !strings.Contains(got, "#CHAIN procure-to-pay") {
+		t.Errorf("a vault found by its deep chain file was not served:\n%s", got)
+	}
+
 	// A config file turns the extras off for one library with "vault": false.
 	cfgFile := filepath.Join(t.TempDir(), "skills.json")
 	abs, _ := filepath.Abs(fixtureVault)

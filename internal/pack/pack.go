@@ -108,6 +108,9 @@ func Plan(ctx context.Context, dir string, opts Options) (_ *Pack, err error) {
 	}
 	p.libs = append(p.libs, root)
 	layout := vault.DetectLayout(root.FS)
+	if layout.Vault == "" && vault.Probe(root.FS, "") {
+		layout.Vault = "."
+	}
 	if layout.Vault != "." {
 		if layout.Vault != "" {
 			return nil, fmt.Errorf("%w (its vault is in the folder %s: pack that folder)", ErrNotVault, layout.Vault)

@@ -43,14 +43,16 @@ const (
 )
 
 // DetectLayout recognises a library root from what it holds, looking only
-// inside it (the root is the boundary):
+// inside it (the root is the boundary) and only at fixed places, so that it
+// costs a few listings whatever the library's size:
 //
 //   - the root holds 00-CORE/Agents/skills: a vault, skills from there;
-//   - exactly one visible top-level folder holds it (a release zip's
-//     wrapper folder): a vault one level down;
-//   - the root holds 00-CORE/Playbooks, or a value-chains.md (any case)
-//     within 4 levels: a vault whose skills are discovered from the root;
-//   - otherwise a plain skills folder.
+//   - the root's only visible folder holds it (a release zip's wrapper):
+//     a vault one level down;
+//   - the root holds 00-CORE/Playbooks, 20-COMPANY/03-PROCESSES/value-chains.md
+//     or VALUE-CHAINS.md: a vault whose skills are discovered from the root;
+//   - otherwise a plain skills folder, unless Probe finds a value-chains.md
+//     deeper down.
 //
 // Symlinks never count as folders or files here.
 func DetectLayout(fsys fs.FS) Layout {
@@ -72,10 +74,19 @@ func DetectLayout(fsys fs.FS) Layout {
 	if len(visible) == 1 && isDir(fsys, path.Join(visible[0], SkillsDir)) {
 		return Layout{Skills: path.Join(visible[0], SkillsDir), Vault: visible[0]}
 	}
-	if (core && isDir(fsys, PlaybooksDir)) || isFile(fsys, ChainsFile) || isFile(fsys, RootChainsFile) || findChainsFile(fsys, ".", "") != "" {
+	if (core && isDir(fsys, PlaybooksDir)) || isFile(fsys, ChainsFile) || isFile(fsys, RootChainsFile) {
 		return Layout{Skills: ".", Vault: "."}
 	}
 	return Layout{Skills: ".", Vault: ""}
+}
+
+// Probe reports whether a root DetectLayout found no vault in holds a
+// value-chains.md (any case) within 4 levels, outside skill folders and
+// skillsDir: the last sign of a vault. It lists at most a few hundred
+// folders, so a caller may run it on any library, but it is not free: the
+// server runs it in the background, once per library.
+func Probe(fsys fs.FS, skillsDir string) bool {
+	return findChainsFile(fsys, ".", skillsDir) != ""
 }
 
 // isDir reports whether name is a folder reached through folders only:

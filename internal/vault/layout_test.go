@@ -31,9 +31,12 @@ func TestDetectLayout(t *testing.T) {
 			PlaybooksDir + "/x.md": {Data: []byte("---\ntype: playbook\n---\n")},
 			"solo/SKILL.md":        skillFile("solo"),
 		}, Layout{Skills: ".", Vault: "."}},
-		{"value-chains.md three levels down, any case", fstest.MapFS{
-			"a/b/c/Value-Chains.md": {Data: []byte("## x\n")},
+		{"canonical chain file", fstest.MapFS{
+			ChainsFile: {Data: []byte("## x\n")},
 		}, Layout{Skills: ".", Vault: "."}},
+		{"value-chains.md deeper down is left to Probe", fstest.MapFS{
+			"a/b/c/Value-Chains.md": {Data: []byte("## x\n")},
+		}, Layout{Skills: ".", Vault: ""}},
 		{"value-chains.md too deep", fstest.MapFS{
 			"a/b/c/d/value-chains.md": {Data: []byte("## x\n")},
 		}, Layout{Skills: ".", Vault: ""}},
@@ -58,6 +61,24 @@ func TestDetectLayout(t *testing.T) {
 	}
 }
 
+func TestProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fsys fstest.MapFS
+		want bool
+	}{
+		{"three levels down, any case", fstest.MapFS{"a/b/c/Value-Chains.md": {Data: []byte("## x\n")}}, true},
+		{"too deep", fstest.MapFS{"a/b/c/d/value-chains.md": {Data: []byte("## x\n")}}, false},
+		{"inside a skill it is the skill's", fstest.MapFS{"s/SKILL.md": skillFile("s"), "s/value-chains.md": {Data: []byte("## x\n")}}, false},
+		{"inside the skills folder", fstest.MapFS{"skills/value-chains.md": {Data: []byte("## x\n")}}, false},
+		{"a symlink does not count", fstest.MapFS{"a/value-chains.md": {Mode: fs.ModeSymlink, Data: []byte("/x")}}, false},
+	} {
+		if got := Probe(tc.fsys, "skills"); got != tc.want {
+			t.Errorf("%s: Probe = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // A library of many skill folders is not walked in full to learn it is
 // not a vault: skill folders are not entered and the listing budget holds.
 func TestDetectLayoutBounded(t *testing.T) {
@@ -71,8 +92,15 @@ func TestDetectLayoutBounded(t *testing.T) {
 	if got := DetectLayout(counting); got.Vault != "" {
 		t.Errorf("a skills library was taken for a vault: %+v", got)
 	}
-	if counting.reads > chainSearchDirs+8 {
-		t.Errorf("DetectLayout listed %d folders, budget %d", counting.reads, chainSearchDirs)
+	if counting.reads > 8 {
+		t.Errorf("DetectLayout listed %d folders", counting.reads)
+	}
+	counting.reads = 0
+	if Probe(counting, "") {
+		t.Error("Probe found a vault in a skills library")
+	}
+	if counting.reads > chainSearchDirs {
+		t.Errorf("Probe listed %d folders, budget %d", counting.reads, chainSearchDirs)
 	}
 }
 
