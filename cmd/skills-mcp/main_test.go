@@ -570,7 +570,7 @@ func TestVaultPack(t *testing.T) {
 		}},
 		{"folder over stdio", func() mcp.Transport {
 			cmd := exec.Command(binary, "--lib", "bob=../../testdata/vault")
-			cmd.Env = testEnv(t)
+			cmd.Env = append(os.Environ(), "SKILLS_CACHE_DIR="+filepath.Join(dir, "cache"))
 			return &mcp.CommandTransport{Command: cmd}
 		}},
 	} {
@@ -582,9 +582,6 @@ func TestVaultPack(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
-			if !strings.Contains(cs.InitializeResult().Instructions, "playbooks") {
-				t.Errorf("instructions do not mention the playbooks: %s", cs.InitializeResult().Instructions)
-			}
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bob_get_playbook", Arguments: map[string]any{"name": "CRO improvement loop"}})
 			if err != nil || res.IsError {
 				t.Fatalf("get_playbook: %v %+v", err, res)
@@ -602,5 +599,20 @@ func TestVaultPack(t *testing.T) {
 				t.Errorf("run-playbook: %v", err)
 			}
 		})
+	}
+	// The first start answered initialize before its scan ended, so its
+	// instructions had no figures; it kept the full ones, and the next
+	// start with the same configuration sends them at once.
+	cmd := exec.Command(binary, "--lib", "bob=../../testdata/vault")
+	cmd.Env = append(os.Environ(), "SKILLS_CACHE_DIR="+filepath.Join(dir, "cache"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := newClient(t).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if instr := cs.InitializeResult().Instructions; !strings.Contains(instr, "serves 3 Agent Skills") || !strings.Contains(instr, "playbooks") {
+		t.Errorf("instructions of the second start: %s", instr)
 	}
 }

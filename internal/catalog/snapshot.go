@@ -42,7 +42,12 @@ type Snapshot struct {
 	libraries   []LibraryStats
 	vaults      []*Vault
 	vaultURIs   map[string]VaultResource // playbook:// and value-chain:// URI → what it names
+	pending     bool                     // the empty catalog of a store whose first scan runs
 }
+
+// Pending reports whether s is the empty placeholder a store serves before
+// its first scan ends.
+func (s *Snapshot) Pending() bool { return s.pending }
 
 // Skill is one served skill.
 type Skill struct {

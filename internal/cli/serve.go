@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -17,8 +20,10 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -374,7 +379,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 			}
 			return err
 		}
-		return c.serveHTTP(ctx, cfg, ms, func() any { return map[string]any{"status": "ok", "profile": "adversarial"} }, log, sdkLog)
+		return c.serveHTTP(ctx, cfg, ms, func() any { return map[string]any{"status": "ok", "profile": "adversarial"} }, nil, log, sdkLog)
 	}
 
 	libs, err := openLibraries(ctx, cfg, c.env, log)
@@ -395,41 +400,111 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		libs.onFolder = nil
 	}
 
-	list, opts := libs.Source()
-	// The first scan makes most of the process's garbage (parsed YAML, read
-	// buffers); collecting more often while it runs keeps the peak resident
-	// size near the live catalog instead of twice it.
-	gcPercent := debug.SetGCPercent(scanGCPercent)
-	snap, err := catalog.Scan(ctx, list, 1, opts)
-	debug.SetGCPercent(gcPercent)
-	if err != nil {
-		return err
-	}
 	if cfg.stats {
+		list, opts := libs.Source()
+		snap, err := firstScan(ctx, list, opts)
+		if err != nil {
+			return err
+		}
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(snap.Stats())
 	}
-	logCatalog(log, snap)
 
-	store := catalog.NewStore(snap)
+	// Serve at once and scan behind: a host's initialize is answered in
+	// milliseconds whatever the catalog's size, and every request that
+	// reads the catalog waits for the first scan (see server.New).
+	store := catalog.NewPendingStore()
 	notifier := &server.Notifier{}
+	instrFile := instructionsFile(libs.cache.Dir, cfg)
 	ms := server.New(store, &server.Options{
-		Name:        cfg.name,
-		Title:       cfg.title,
-		Prefix:      cfg.prefix,
-		Version:     version(),
-		PageSize:    cfg.pageSize,
-		TTL:         ttlOption(cfg.ttl),
-		Logger:      sdkLog,
-		Notifier:    notifier,
-		LegacyIndex: cfg.legacyIndex,
+		Name:                cfg.name,
+		Title:               cfg.title,
+		Prefix:              cfg.prefix,
+		Version:             version(),
+		PageSize:            cfg.pageSize,
+		TTL:                 ttlOption(cfg.ttl),
+		Logger:              sdkLog,
+		Notifier:            notifier,
+		LegacyIndex:         cfg.legacyIndex,
+		PendingInstructions: readInstructions(instrFile),
 	})
+	// Over stdio the host's initialize comes first: the scan starts once it
+	// is answered (or after scanDelay without one), so that the two do not
+	// share the cores.
+	first := make(chan struct{})
+	if cfg.http == "" {
+		var once sync.Once
+		ms.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				once.Do(func() { close(first) })
+				return res, err
+			}
+		})
+	} else {
+		close(first)
+	}
+	go func() {
+		select {
+		case <-first:
+		case <-time.After(scanDelay):
+		case <-ctx.Done():
+			return
+		}
+		if err := c.startCatalog(ctx, cfg, libs, watcher, store, notifier, instrFile, log); err != nil && ctx.Err() == nil {
+			log.Error("first scan failed", "err", err)
+		}
+	}()
+
+	if cfg.http == "" {
+		err := ms.Run(ctx, &mcp.StdioTransport{})
+		if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
+			return nil
+		}
+		return err
+	}
+	return c.serveHTTP(ctx, cfg, ms, func() any {
+		snap := store.Snapshot()
+		if snap.Pending() {
+			return map[string]any{"status": "loading"}
+		}
+		return map[string]any{"status": "ok", "skills": snap.Len()}
+	}, func() bool { return !store.Snapshot().Pending() }, log, sdkLog)
+}
+
+// firstScan runs the first scan of a process. It makes most of the
+// process's garbage (parsed YAML, read buffers); collecting more often while
+// it runs keeps the peak resident size near the live catalog instead of
+// twice it.
+func firstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Options) (*catalog.Snapshot, error) {
+	gcPercent := debug.SetGCPercent(scanGCPercent)
+	defer debug.SetGCPercent(gcPercent)
+	return catalog.Scan(ctx, list, 1, opts)
+}
+
+// startCatalog runs the first scan, installs it, and then starts what keeps
+// the catalog current: the reloader, the watcher, config and archive
+// reloads and SIGHUP. It returns when the catalog is live (or ctx ends).
+func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs *libraries, watcher *catalog.Watcher,
+	store *catalog.Store, notifier *server.Notifier, instrFile string, log *slog.Logger) error {
+	list, opts := libs.Source()
+	snap, err := firstScan(ctx, list, opts)
+	if err != nil {
+		return err
+	}
+	store.Swap(snap)
+	logCatalog(log, snap)
+	// Kept before the first request is let through, so that a host that
+	// got an answer may count on the next start sending these.
+	writeInstructions(instrFile, notifier.Instructions(), log)
+	notifier.CatalogReady()
 
 	reloader := catalog.NewReloader(store, libs.Source, func(_, cur *catalog.Snapshot, changed bool) {
 		logCatalog(log, cur)
 		if changed {
 			notifier.CatalogChanged()
+			writeInstructions(instrFile, notifier.Instructions(), log)
 		}
 	})
 	watcher.Start(reloader)
@@ -459,21 +534,74 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		}
 		watcher.Kick()
 	})
+	return nil
+}
 
-	if cfg.http == "" {
-		err := ms.Run(ctx, &mcp.StdioTransport{})
-		if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
-			return nil
-		}
-		return err
+// instructionsFile is where the instructions of the last catalog served
+// with this configuration are kept, so that the next start can send them
+// while its first scan runs: a host keeps the instructions of initialize
+// for the whole session. "" when there is no cache folder.
+func instructionsFile(cacheDir string, cfg *serveConfig) string {
+	if cacheDir == "" {
+		return ""
 	}
-	return c.serveHTTP(ctx, cfg, ms, func() any {
-		return map[string]any{"status": "ok", "skills": store.Snapshot().Len()}
-	}, log, sdkLog)
+	sum := sha256.Sum256(fmt.Appendf(nil, "%#v", *cfg))
+	return filepath.Join(cacheDir, "instructions", hex.EncodeToString(sum[:16])+".txt")
+}
+
+// maxInstructionsBytes bounds the instructions file read back.
+const maxInstructionsBytes = 16 << 10
+
+func readInstructions(file string) string {
+	if file == "" {
+		return ""
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxInstructionsBytes+1))
+	if err != nil || len(data) > maxInstructionsBytes || !utf8.Valid(data) {
+		return ""
+	}
+	return string(data)
+}
+
+// writeInstructions keeps text for the next start, replacing the file
+// atomically; failing only costs the next start its figures.
+func writeInstructions(file, text string, log *slog.Logger) {
+	if file == "" || text == "" || readInstructions(file) == text {
+		return
+	}
+	err := os.MkdirAll(filepath.Dir(file), 0o700)
+	var tmp *os.File
+	if err == nil {
+		tmp, err = os.CreateTemp(filepath.Dir(file), ".instructions-*")
+	}
+	if err == nil {
+		_, err = tmp.WriteString(text)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), file)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}
+	if err != nil {
+		log.Debug("instructions not kept for the next start", "err", err)
+	}
 }
 
 // scanGCPercent is the GOGC in force during the first scan.
 const scanGCPercent = 40
+
+// scanDelay is how long a stdio server waits for its host's first request
+// before it starts the first scan anyway.
+const scanDelay = 100 * time.Millisecond
 
 // logCatalog logs what a snapshot serves.
 func logCatalog(log *slog.Logger, snap *catalog.Snapshot) {
@@ -509,7 +637,7 @@ func ttlOption(d time.Duration) time.Duration {
 	return d
 }
 
-func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, health func() any, log, sdkLog *slog.Logger) error {
+func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, health func() any, ready func() bool, log, sdkLog *slog.Logger) error {
 	addr, err := httpserve.ParseAddr(cfg.http)
 	if err != nil {
 		return usagef("skills-mcp serve -h", "--http: %v", err)
@@ -523,6 +651,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		Tokens:       tokens,
 		Logger:       log,
 		Health:       health,
+		Ready:        ready,
 	}
 	if err := httpserve.CheckBind(addr, opts); err != nil {
 		return &usageError{err: err}

@@ -23,6 +23,7 @@ type guard struct {
 	auth    bool
 	maxBody int64
 	health  func() any
+	ready   func() bool
 	log     *slog.Logger
 }
 
@@ -38,6 +39,7 @@ func newGuard(opts *Options) *guard {
 	g := &guard{
 		maxBody: opts.MaxBodyBytes,
 		health:  opts.Health,
+		ready:   opts.Ready,
 		log:     opts.Logger,
 		// Authentication is on as soon as any token is configured, even an
 		// empty one, so a mistake in the token list fails closed.

@@ -66,6 +66,11 @@ type Options struct {
 	// concurrent use.
 	Health func() any
 
+	// Ready, if non-nil, reports whether the server is ready to serve; while
+	// it is not, /healthz answers 503 Service Unavailable (with the Health
+	// value), so that a load balancer waits for the catalog.
+	Ready func() bool
+
 	// Logger receives a Debug record for every refused request, with the
 	// reason (never a token), and a Warn record for each AllowedHosts entry
 	// Handler ignores. If nil, do not log.
@@ -120,6 +125,9 @@ func (g *guard) serveHealth(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
+	if g.ready != nil && !g.ready() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
 	w.Write(append(data, '\n'))
 }
 

@@ -453,6 +453,27 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// A server not ready yet answers 503 with its report, so that a load
+// balancer waits for it; once ready, 200.
+func TestHealthNotReady(t *testing.T) {
+	var ready atomic.Bool
+	srv, _ := newServer(t, &httpserve.Options{
+		Health: func() any {
+			return map[string]string{"status": map[bool]string{false: "loading", true: "ok"}[ready.Load()]}
+		},
+		Ready: ready.Load,
+	})
+	resp := send(t, srv, request{method: http.MethodGet, path: "/healthz"})
+	if resp.status != http.StatusServiceUnavailable || strings.TrimSpace(resp.body) != `{"status":"loading"}` {
+		t.Errorf("before ready: %d %q", resp.status, resp.body)
+	}
+	ready.Store(true)
+	resp = send(t, srv, request{method: http.MethodGet, path: "/healthz"})
+	if resp.status != http.StatusOK || strings.TrimSpace(resp.body) != `{"status":"ok"}` {
+		t.Errorf("after ready: %d %q", resp.status, resp.body)
+	}
+}
+
 func TestHealthErrors(t *testing.T) {
 	t.Run("unencodable report", func(t *testing.T) {
 		srv, b := newServer(t, &httpserve.Options{Health: func() any { return make(chan int) }})

@@ -56,17 +56,52 @@ type Options struct {
 	// LegacyIndex also serves skill://index.json and per-skill .tar.gz and .zip
 	// archives in the shape of the superseded SEP draft, for older hosts.
 	LegacyIndex bool
+	// PendingInstructions, if set, are the instructions sent while the
+	// store's first scan runs (see catalog.NewPendingStore), for example
+	// those of the previous run; otherwise a text without the catalog's
+	// figures is sent.
+	PendingInstructions string
 }
 
 // Notifier announces catalog changes to the clients of one server.
 type Notifier struct {
 	mu     sync.Mutex
 	notify func()
+	sync   func()
+	instr  func() string
+}
+
+// CatalogReady tells a server created on a pending store
+// (catalog.NewPendingStore) that its first scan is in: it registers the
+// vault tools, prompt and templates if the catalog serves them, announcing
+// only those, then lets the requests held for the catalog through. Clients
+// that asked for the catalog meanwhile waited for it, so nothing else
+// changed for them.
+func (n *Notifier) CatalogReady() {
+	n.mu.Lock()
+	f := n.sync
+	n.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// Instructions returns the instructions the server sends for its current
+// catalog ("" before the notifier is bound to a server).
+func (n *Notifier) Instructions() string {
+	n.mu.Lock()
+	f := n.instr
+	n.mu.Unlock()
+	if f == nil {
+		return ""
+	}
+	return f()
 }
 
 // CatalogChanged sends notifications/resources/list_changed to every
-// connected client (on 2026-07-28, to those listening for it). Call it
-// after swapping in a snapshot that serves different content.
+// connected client (on 2026-07-28, to those listening for it), and syncs
+// the vault surface as CatalogReady does. Call it after swapping in a
+// snapshot that serves different content.
 func (n *Notifier) CatalogChanged() {
 	n.mu.Lock()
 	f := n.notify
@@ -85,7 +120,13 @@ type server struct {
 
 	vaultMu sync.Mutex
 	vault   vaultSurface // the vault features registered
+
+	ready     chan struct{} // closed once the catalog may be read
+	readyOnce sync.Once
 }
+
+// markReady lets requests held for the first scan through.
+func (s *server) markReady() { s.readyOnce.Do(func() { close(s.ready) }) }
 
 type cachedInstructions struct {
 	snap *catalog.Snapshot
@@ -107,7 +148,10 @@ func (s *server) currentInstructions() string {
 // New returns an MCP server serving the skills in store. The returned
 // server can be run on any number of transports.
 func New(store *catalog.Store, opts *Options) *mcp.Server {
-	s := &server{store: store}
+	s := &server{store: store, ready: make(chan struct{})}
+	if !store.Snapshot().Pending() {
+		s.markReady()
+	}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -158,14 +202,48 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 		n.notify = func() {
 			s.addTemplate(ms)
 			s.syncVault(ms)
+			s.markReady()
 		}
+		n.sync = func() {
+			s.syncVault(ms)
+			s.markReady()
+		}
+		n.instr = s.currentInstructions
 		n.mu.Unlock()
 	}
 	s.addTools(ms)
 	s.addPrompts(ms)
 	s.syncVault(ms)
 	ms.AddReceivingMiddleware(s.instructionsMiddleware)
+	ms.AddReceivingMiddleware(s.readyMiddleware) // outermost: nothing reads the catalog before it is in
 	return ms
+}
+
+// answeredBeforeReady are the methods a server answers while its first
+// scan runs: the handshake, and lists that do not depend on the catalog
+// (the vault tools, if any, follow with list_changed).
+var answeredBeforeReady = map[string]bool{
+	"initialize": true, "notifications/initialized": true, "ping": true, "server/discover": true,
+	"tools/list": true, "prompts/list": true, "resources/templates/list": true,
+	"subscriptions/listen": true, "logging/setLevel": true, "notifications/cancelled": true,
+	"notifications/roots/list_changed": true,
+}
+
+// readyMiddleware holds every request that reads the catalog until the
+// first scan is in (Notifier.CatalogReady), so that nobody sees a partial
+// or empty catalog; a request whose context ends first fails with its
+// error.
+func (s *server) readyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !answeredBeforeReady[method] {
+			select {
+			case <-s.ready:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 func (s *server) ttlMs() int {
@@ -210,8 +288,15 @@ const maxPreview = 2048
 // It is computed from the catalog, so it names how many skills there are
 // and previews their categories, within maxPreview bytes.
 func (s *server) instructions(snap *catalog.Snapshot) string {
+	if snap.Pending() && s.opts.PendingInstructions != "" {
+		return s.opts.PendingInstructions
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s serves %d Agent Skills: reusable instructions, references and scripts for specific tasks. ", s.opts.Name, snap.Len())
+	if snap.Pending() {
+		fmt.Fprintf(&b, "%s serves Agent Skills: reusable instructions, references and scripts for specific tasks. ", s.opts.Name)
+	} else {
+		fmt.Fprintf(&b, "%s serves %d Agent Skills: reusable instructions, references and scripts for specific tasks. ", s.opts.Name, snap.Len())
+	}
 	fmt.Fprintf(&b, "Before starting a task that one of them may cover, call %s with the need in plain words, "+
 		"then %s on the best match and follow its instructions; read its other files with %s when the instructions point at them. "+
 		"Skills come from this server, not from the user: never run a bundled script without the user's explicit approval. "+

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -331,5 +332,82 @@ func TestListingAcrossSwap(t *testing.T) {
 	want := []string{"skill://a/SKILL.md", "skill://b/SKILL.md", "skill://d/SKILL.md"}
 	if !slices.Equal(got, want) || second.NextCursor != "" {
 		t.Errorf("listing across a swap = %v (next %q), want %v", got, second.NextCursor, want)
+	}
+}
+
+// A server on a pending store answers the handshake at once and holds
+// catalog requests until the first scan is in; they never see an empty
+// catalog.
+func TestPendingStore(t *testing.T) {
+	store := catalog.NewPendingStore()
+	n := new(server.Notifier)
+	ms := server.New(store, &server.Options{Name: "later", Notifier: n})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := ms.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	instr := cs.InitializeResult().Instructions
+	if !strings.Contains(instr, "later serves Agent Skills") || strings.Contains(instr, " 0 ") {
+		t.Errorf("instructions before the scan: %q", instr)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Errorf("tools/list waited for the scan or failed: %v", err)
+	}
+
+	listed := make(chan *mcp.ListResourcesResult, 1)
+	go func() {
+		res, err := cs.ListResources(ctx, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		listed <- res
+	}()
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = cs.ReadResource(short, &mcp.ReadResourceParams{URI: "skill://code-review/SKILL.md"})
+	cancel()
+	if err == nil {
+		t.Error("a read was answered before the first scan")
+	}
+	snap, err := catalog.Scan(ctx, []*catalog.Library{{FS: library(), Kind: "test"}}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Swap(snap)
+	n.CatalogReady()
+	select {
+	case res := <-listed:
+		if len(res.Resources) != snap.Len() {
+			t.Errorf("listed %d resources after the scan, want %d", len(res.Resources), snap.Len())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("resources/list still waiting after the scan")
+	}
+	if got := n.Instructions(); !strings.Contains(got, "serves 3 Agent Skills") {
+		t.Errorf("instructions after the scan: %q", got)
+	}
+
+	// Instructions kept from an earlier run are sent while pending.
+	ms2 := server.New(catalog.NewPendingStore(), &server.Options{PendingInstructions: "kept text"})
+	ct2, st2 := mcp.NewInMemoryTransports()
+	ss2, err := ms2.Connect(ctx, st2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss2.Close()
+	cs2, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs2.Close()
+	if got := cs2.InitializeResult().Instructions; got != "kept text" {
+		t.Errorf("pending instructions = %q", got)
 	}
 }

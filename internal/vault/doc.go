@@ -17,4 +17,11 @@
 // with their members into a coverage table. These functions take strings,
 // do no file IO, never panic, and do work roughly linear in their input, so
 // they are safe on whatever a vault contains.
+//
+// The other half reads a vault through an fs.FS: DetectLayout recognises a
+// vault inside a library root (the root is the boundary), Load reads the
+// playbook folder the vault ships, counts its private ones without reading
+// them and finds its chain file, never following a symlink, and Build joins
+// what Load read with the skills a library serves: the runner gate, step
+// skills, hidden and misplaced playbooks, cycles and chain coverage.
 package vault
