@@ -28,6 +28,10 @@ func (snap *Snapshot) startSearch() {
 	})
 }
 
+// SearchReady returns a channel closed once the snapshot's search index
+// is built (it is built in the background once the snapshot is installed).
+func (snap *Snapshot) SearchReady() <-chan struct{} { return snap.searchReady }
+
 func (snap *Snapshot) indexSkills() {
 	docs := make([]search.Doc, len(snap.skills))
 	for i, sk := range snap.skills {

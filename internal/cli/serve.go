@@ -499,6 +499,13 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 	// got an answer may count on the next start sending these.
 	writeInstructions(instrFile, notifier.Instructions(), log)
 	notifier.CatalogReady()
+	// The first scan and the search index leave most of the garbage the
+	// process will ever make; hand it back to the system once, so that the
+	// resident size is the catalog's, not the scan's high-water mark.
+	go func() {
+		<-snap.SearchReady()
+		debug.FreeOSMemory()
+	}()
 
 	reloader := catalog.NewReloader(store, libs.Source, func(_, cur *catalog.Snapshot, changed bool) {
 		logCatalog(log, cur)
