@@ -573,8 +573,10 @@ func (s *server) runPlaybook(_ context.Context, req *mcp.GetPromptRequest) (*mcp
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	runner, err := snap.Resolve(v.Runner)
-	if err != nil {
+	// By URI: a runner marked disable-model-invocation is hidden from
+	// name resolution, but it is served, and it runs playbooks.
+	runner, ok := snap.Skill(skillsext.SkillURI(v.Runner))
+	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the playbook-runner skill is no longer served; try again shortly"}
 	}
 	d := s.playbookDetail(v, pb)
