@@ -17,7 +17,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -402,10 +404,11 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 
 	if cfg.stats {
 		list, opts := libs.Source()
-		snap, err := firstScan(ctx, list, opts)
+		snap, restore, err := firstScan(ctx, list, opts)
 		if err != nil {
 			return err
 		}
+		restore()
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(snap.Stats())
@@ -473,14 +476,42 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}, func() bool { return !store.Snapshot().Pending() }, log, sdkLog)
 }
 
-// firstScan runs the first scan of a process. It makes most of the
-// process's garbage (parsed YAML, read buffers); collecting more often while
-// it runs keeps the peak resident size near the live catalog instead of
-// twice it.
-func firstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Options) (*catalog.Snapshot, error) {
+// limitMemory sets the runtime's soft memory limit to the live heap plus
+// 40% and 32 MiB, unless the operator set GOMEMLIMIT: a catalog of 100,000
+// skills is about 600 MB live, and the default growth (twice the live heap
+// between collections) would take the process well past a gigabyte. The
+// limit only makes collections more frequent when the heap nears it;
+// small catalogs stay under the default goal and never reach it. Call it
+// right after a collection, so that the live figure is fresh.
+func limitMemory(env env, log *slog.Logger) {
+	if v, ok := env("GOMEMLIMIT"); ok && v != "" {
+		return
+	}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	live := int64(sample[0].Value.Uint64())
+	limit := live + live*2/5 + 32<<20
+	debug.SetMemoryLimit(limit)
+	log.Debug("soft memory limit set", "liveMiB", live>>20, "limitMiB", limit>>20)
+}
+
+// firstScan runs the first scan of a process. The scan and the search
+// index built after it make most of the process's garbage (parsed YAML,
+// read buffers, postings); collecting more often until the index is in
+// keeps the peak resident size near the live catalog instead of twice it.
+// Call the returned func once the index is built.
+func firstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Options) (*catalog.Snapshot, func(), error) {
 	gcPercent := debug.SetGCPercent(scanGCPercent)
-	defer debug.SetGCPercent(gcPercent)
-	return catalog.Scan(ctx, list, 1, opts)
+	restore := func() { debug.SetGCPercent(gcPercent) }
+	snap, err := catalog.Scan(ctx, list, 1, opts)
+	if err != nil {
+		restore()
+		return nil, nil, err
+	}
+	return snap, restore, nil
 }
 
 // startCatalog runs the first scan, installs it, and then starts what keeps
@@ -489,7 +520,7 @@ func firstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Optio
 func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs *libraries, watcher *catalog.Watcher,
 	store *catalog.Store, notifier *server.Notifier, instrFile string, log *slog.Logger) error {
 	list, opts := libs.Source()
-	snap, err := firstScan(ctx, list, opts)
+	snap, restore, err := firstScan(ctx, list, opts)
 	if err != nil {
 		return err
 	}
@@ -504,11 +535,18 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 	// resident size is the catalog's, not the scan's high-water mark.
 	go func() {
 		<-snap.SearchReady()
+		restore()
 		debug.FreeOSMemory()
+		limitMemory(c.env, log)
 	}()
 
 	reloader := catalog.NewReloader(store, libs.Source, func(_, cur *catalog.Snapshot, changed bool) {
 		logCatalog(log, cur)
+		go func() {
+			<-cur.SearchReady()
+			runtime.GC()
+			limitMemory(c.env, log)
+		}()
 		if changed {
 			notifier.CatalogChanged()
 			writeInstructions(instrFile, notifier.Instructions(), log)
