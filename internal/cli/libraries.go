@@ -225,7 +225,7 @@ func (l *libraries) openLayout(o *opened, dir string) error {
 			return fmt.Errorf("vault %s: %w", o.src.vault, err)
 		}
 		lib.Vault = o.vault
-		if rel, err := filepath.Rel(o.src.vault, lib.Dir); err == nil && filepath.IsLocal(rel) {
+		if rel, err := filepath.Rel(o.vault.Dir, lib.Dir); err == nil && filepath.IsLocal(rel) {
 			lib.VaultSkills = filepath.ToSlash(rel)
 		}
 	case layout.Vault == "":

@@ -432,16 +432,21 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		LegacyIndex:         cfg.legacyIndex,
 		PendingInstructions: readInstructions(instrFile),
 	})
-	// Over stdio the host's initialize comes first: the scan starts once it
-	// is answered (or after scanDelay without one), so that the two do not
-	// share the cores.
+	// Over stdio the host's handshake comes first: the scan starts once it
+	// is answered (or at the first other request, or after scanDelay), so
+	// that the two do not share the cores.
 	first := make(chan struct{})
 	if cfg.http == "" {
 		var once sync.Once
+		start := func() { once.Do(func() { close(first) }) }
 		ms.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method != "initialize" && method != "server/discover" {
+					start() // this request may wait for the scan
+					return next(ctx, method, req)
+				}
 				res, err := next(ctx, method, req)
-				once.Do(func() { close(first) })
+				start()
 				return res, err
 			}
 		})
