@@ -90,3 +90,35 @@ func TestBuildCycles(t *testing.T) {
 		t.Errorf("cycle warnings:\n%s", w)
 	}
 }
+
+// FuzzLoadBuild runs a whole vault read on a note and a chain file from the
+// fuzzer: nothing may panic, every served playbook must come from the
+// playbook folder, and every attachment from the note's own folder.
+func FuzzLoadBuild(f *testing.F) {
+	f.Add([]byte("---\ntype: playbook\n---\n## Steps\n1. cro → go (AGENT)\n![[a.png]]\n"), []byte("## lead-to-cash\n**Stages:** A → B\n"))
+	f.Add([]byte("---\ntype: playbook\nstatus: active\ntotal-steps: x\nvalue-chain: [a, b]\n---\n### Phase 1\n[[B]]\n"), []byte("## Meta-Chain: X\n| a | b |\n"))
+	f.Fuzz(func(t *testing.T, noteData, chainData []byte) {
+		fsys := fstest.MapFS{
+			PlaybooksDir + "/N.md":     {Data: noteData},
+			PlaybooksDir + "/a.png":    {Data: []byte{1, 2}},
+			PlaybooksDir + "/sub/M.md": {Data: noteData},
+			RootChainsFile:             {Data: chainData},
+		}
+		l := Build(Load(fsys, Options{Playbooks: true, ValueChains: true}), someSkills, BuildOptions{Runner: "bob/" + RunnerName, ShowDisabled: true})
+		for _, pb := range l.Playbooks {
+			if !strings.HasPrefix(pb.VaultPath, PlaybooksDir+"/") {
+				t.Fatalf("playbook from %s", pb.VaultPath)
+			}
+			for _, a := range pb.Note.Attachments {
+				if a.Path != PlaybooksDir+"/a.png" && a.Path != PlaybooksDir+"/sub/a.png" {
+					t.Fatalf("attachment %s", a.Path)
+				}
+			}
+		}
+		for _, c := range l.Chains {
+			if c.Kind == "bucket" && len(c.Gaps) > 0 {
+				t.Fatalf("bucket %s has gaps", c.ID)
+			}
+		}
+	})
+}
