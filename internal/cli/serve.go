@@ -482,15 +482,17 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 }
 
 // limitMemory sets the runtime's soft memory limit to the live heap plus
-// 40% and 32 MiB, unless the operator set GOMEMLIMIT: a catalog of 100,000
+// 40% and 32 MiB, unless the operator set GOMEMLIMIT or GOGC: a catalog of 100,000
 // skills is about 600 MB live, and the default growth (twice the live heap
 // between collections) would take the process well past a gigabyte. The
 // limit only makes collections more frequent when the heap nears it;
 // small catalogs stay under the default goal and never reach it. Call it
 // right after a collection, so that the live figure is fresh.
 func limitMemory(env env, log *slog.Logger) {
-	if v, ok := env("GOMEMLIMIT"); ok && v != "" {
-		return
+	for _, tuned := range []string{"GOMEMLIMIT", "GOGC"} {
+		if v, ok := env(tuned); ok && v != "" {
+			return // the operator's choice stands
+		}
 	}
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(sample)
