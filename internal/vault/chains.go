@@ -82,8 +82,8 @@ func ParseChainFile(text string) (defs []ChainDef, source string) {
 		defs = append(defs, d)
 		cur = &defs[len(defs)-1]
 	}
-	for line := range strings.Lines(text) {
-		line = strings.TrimRight(line, "\r\n")
+	for line := range strings.Lines(normalizeNewlines(text)) {
+		line = strings.TrimRight(line, "\n")
 		if f.step(line) {
 			continue
 		}

@@ -25,6 +25,7 @@ func Embeds(body string) []string {
 	if !strings.Contains(body, "![[") {
 		return []string{}
 	}
+	body = normalizeNewlines(body)
 	out := []string{}
 	seen := map[string]bool{}
 	var f fence
@@ -213,4 +214,13 @@ func headingOf(line string) (level int, text string) {
 		text = strings.TrimSpace(s)
 	}
 	return n, text
+}
+
+// normalizeNewlines turns CRLF and lone CR line breaks (old Mac files, or a
+// stray CR mid-line) into LF, so that no parsed field carries a CR.
+func normalizeNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 }

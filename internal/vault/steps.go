@@ -106,7 +106,7 @@ type doc struct {
 // scanDoc splits body into lines (LF or CRLF) and marks headings and
 // fenced lines.
 func scanDoc(body string) doc {
-	lines := strings.Split(body, "\n")
+	lines := strings.Split(normalizeNewlines(body), "\n")
 	meta := make([]uint8, len(lines))
 	var f fence
 	for i, l := range lines {
