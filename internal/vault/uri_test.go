@@ -65,6 +65,9 @@ func FuzzParseURI(f *testing.F) {
 		default:
 			return
 		}
+		if len(again) > 4096 {
+			return // escaping made it longer than ParseURI accepts
+		}
 		v, err := ParseURI(again)
 		if err != nil || !slices.Equal(u.Segments, v.Segments) {
 			t.Fatalf("%q → %q → %+v, %v", s, again, v, err)
