@@ -73,6 +73,11 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 	// Readers start first and take files as the walk finds them, so that
 	// walking (one core) and reading (the others) overlap.
 	done := sc.startReaders(ctx)
+	for _, lib := range libs {
+		if lib.VaultProbe && !(o.NoPlaybooks && o.NoValueChains) {
+			go lib.isVault() // the probe runs beside the walk; buildVaults waits for it
+		}
+	}
 	for li, lib := range libs {
 		w := &walk{sc: sc, lib: lib, tree: treeOf(lib), libIndex: li}
 		w.visitRoot()
