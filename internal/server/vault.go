@@ -232,7 +232,7 @@ func (s *server) listPlaybooks(_ context.Context, _ *mcp.CallToolRequest, in Pla
 	for i := offset; i < len(hits) && len(out.Playbooks) < limit; i++ {
 		sum := playbookSummary(hits[i].v, hits[i].pb)
 		out.Playbooks = append(out.Playbooks, sum)
-		fmt.Fprintf(&b, "- %s — %s (%d steps)", sum.Path, sum.Title, sum.Steps)
+		fmt.Fprintf(&b, "- %s — %s (%s)", sum.Path, sum.Title, count(sum.Steps, "step"))
 		if sum.Trigger != "" {
 			fmt.Fprintf(&b, "; when: %s", oneLine(sum.Trigger, 120))
 		}
@@ -357,21 +357,23 @@ func (s *server) playbookDetail(v *catalog.Vault, pb *vault.Playbook) PlaybookDe
 // writeSteps renders the parsed steps, each with the skill to load.
 func writeSteps(b *strings.Builder, steps []StepDetail) {
 	for _, st := range steps {
-		fmt.Fprintf(b, "%d. ", st.N)
+		fmt.Fprintf(b, "%d.", st.N)
 		switch {
 		case st.SkillPath != "":
-			fmt.Fprintf(b, "[%s]", st.SkillPath)
+			fmt.Fprintf(b, " [%s]", st.SkillPath)
 		case st.Skill != "":
-			fmt.Fprintf(b, "[%s (not served)]", st.Skill)
+			fmt.Fprintf(b, " [%s (not served)]", st.Skill)
 		case st.Playbook != "":
-			fmt.Fprintf(b, "[playbook %s]", st.Playbook)
+			fmt.Fprintf(b, " [playbook %s]", st.Playbook)
 		case st.Script != "":
-			fmt.Fprintf(b, "[script %s]", st.Script)
+			fmt.Fprintf(b, " [script %s]", st.Script)
 		}
 		if st.Route != "" {
 			fmt.Fprintf(b, " route %s", st.Route)
 		}
-		fmt.Fprintf(b, " %s", st.Action)
+		if st.Action != "" {
+			fmt.Fprintf(b, " %s", st.Action)
+		}
 		if st.Actor != "" {
 			fmt.Fprintf(b, " (%s)", st.Actor)
 		}
@@ -476,7 +478,7 @@ func (s *server) listValueChains(_ context.Context, _ *mcp.CallToolRequest, in C
 			} else {
 				fmt.Fprintf(&b, ": %s", strings.Join(c.Stages, " → "))
 			}
-			fmt.Fprintf(&b, "; %d skills, %d playbooks\n", c.Skills, c.Playbooks)
+			fmt.Fprintf(&b, "; %s, %s\n", count(c.Skills, "skill"), count(c.Playbooks, "playbook"))
 		}
 	}
 	if len(out.ValueChains) == 0 {
@@ -542,7 +544,7 @@ func (s *server) getValueChain(_ context.Context, _ *mcp.CallToolRequest, in Get
 	if d.Label != "" {
 		fmt.Fprintf(&b, " — %s", d.Label)
 	}
-	fmt.Fprintf(&b, "\n%s\n(%s, from the %s)\n\n", d.Description, d.Kind, d.Source)
+	fmt.Fprintf(&b, "\n%s\n(%s; source: %s)\n\n", d.Description, d.Kind, d.Source)
 	for _, row := range d.StageTable {
 		fmt.Fprintf(&b, "- %s: skills %s; playbooks %s\n", row.Stage, listOrNone(row.Skills), listOrNone(row.Playbooks))
 	}
@@ -554,6 +556,14 @@ func (s *server) getValueChain(_ context.Context, _ *mcp.CallToolRequest, in Get
 	}
 	b.WriteString("\n" + dataNotice + "\n")
 	return textResult(b.String()), d, nil
+}
+
+// count renders n things, in the singular for one.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func listOrNone(l []string) string {
