@@ -113,7 +113,7 @@ func Build(raw *Raw, skills []SkillRef, o BuildOptions) *Library {
 		}
 		lib.Playbooks = append(lib.Playbooks, pb)
 		if len(pb.Missing) > 0 {
-			lib.warn(n.Path, "playbook-skills", "steps name skills this library does not serve: %s", strings.Join(pb.Missing, ", "))
+			lib.warn(n.Path, "playbook-skills", "steps name skills this library does not serve: %s", firstOf(pb.Missing, 10))
 		}
 		if pb.TotalSteps > 0 && pb.TotalSteps != len(pb.Steps) {
 			lib.warn(n.Path, "playbook-steps", "total-steps says %d, the note has %d steps", pb.TotalSteps, len(pb.Steps))
@@ -182,6 +182,15 @@ func newPlaybook(n *Note, served func(string) bool) *Playbook {
 		}
 	}
 	return pb
+}
+
+// firstOf joins the first n names of list, and says how many more there
+// are.
+func firstOf(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:n], ", "), len(list)-n)
 }
 
 // Find returns the served playbook name refers to: its name or its title,

@@ -198,41 +198,66 @@ func (l *loader) note(p string, misplaced bool) {
 	l.raw.Notes = append(l.raw.Notes, n)
 }
 
+// Bounds on what one note's embeds may cost: a note of a megabyte could
+// otherwise name a hundred thousand files.
+const (
+	maxAttachments        = 64
+	maxAttachmentWarnings = 16
+)
+
 // attachments reads the files n embeds that may be served: plain file
 // names in the note's own folder, regular files, within the size limit.
 func (l *loader) attachments(n *Note) []*Attachment {
 	dir := path.Dir(n.Path)
 	var out []*Attachment
-	var des []fs.DirEntry
-	listed := false
+	var entries map[string]fs.DirEntry
+	warned, unwarned := 0, 0
+	warn := func(format string, args ...any) {
+		if warned == maxAttachmentWarnings {
+			unwarned++
+			return
+		}
+		warned++
+		l.warn(n.Path, "attachment", format, args...)
+	}
 	for _, target := range Embeds(n.Body) {
+		if len(out) == maxAttachments {
+			l.warn(n.Path, "attachment", "more than %d embedded files; the rest are not served", maxAttachments)
+			break
+		}
 		if !plainFileName(target) {
-			l.warn(n.Path, "attachment", "embed %q not served: only files of the note's own folder are", target)
+			warn("embed %q not served: only files of the note's own folder are", target)
 			continue
 		}
-		if !listed {
-			des, _ = fs.ReadDir(l.fsys, dir)
-			listed = true
+		if entries == nil {
+			des, _ := fs.ReadDir(l.fsys, dir)
+			entries = make(map[string]fs.DirEntry, len(des))
+			for _, de := range des {
+				entries[de.Name()] = de
+			}
 		}
-		i := slices.IndexFunc(des, func(de fs.DirEntry) bool { return de.Name() == target })
-		if i < 0 {
-			l.warn(n.Path, "attachment", "embedded file %q does not exist", target)
+		de, ok := entries[target]
+		if !ok {
+			warn("embedded file %q does not exist", target)
 			continue
 		}
-		if !des[i].Type().IsRegular() {
-			l.warn(n.Path, "attachment", "embedded file %q is not a regular file (a symlink or a folder); not served", target)
+		if !de.Type().IsRegular() {
+			warn("embedded file %q is not a regular file (a symlink or a folder); not served", target)
 			continue
 		}
 		p := path.Join(dir, target)
 		data, err := l.read(p, l.opts.MaxFileBytes)
 		if err != nil {
-			l.warn(n.Path, "attachment", "embedded file %q: %v", target, err)
+			warn("embedded file %q: %v", target, err)
 			continue
 		}
 		if _, script := skill.SniffScript(target, data); script && l.opts.NoScripts {
 			continue
 		}
 		out = append(out, &Attachment{Name: target, Path: p, Size: int64(len(data)), Digest: digest(data), Text: isText(data)})
+	}
+	if unwarned > 0 {
+		l.warn(n.Path, "attachment", "%d more embeds not served", unwarned)
 	}
 	return out
 }

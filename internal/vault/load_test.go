@@ -162,3 +162,30 @@ func TestLoadChainFile(t *testing.T) {
 		})
 	}
 }
+
+// A note that embeds thousands of files costs bounded warnings and
+// attachments.
+func TestLoadAttachmentBounds(t *testing.T) {
+	var body strings.Builder
+	fsys := fstest.MapFS{}
+	for i := range 100 {
+		name := "f" + itoa(i) + ".txt"
+		body.WriteString("![[" + name + "]] ![[missing" + itoa(i) + ".png]]\n")
+		fsys[PlaybooksDir+"/"+name] = &fstest.MapFile{Data: []byte("x")}
+	}
+	for i := range 5000 {
+		body.WriteString("![[gone" + itoa(i) + ".png]]\n")
+	}
+	fsys[PlaybooksDir+"/Big.md"] = playbook("active", body.String())
+	raw := Load(fsys, Options{Playbooks: true})
+	if len(raw.Notes) != 1 || len(raw.Notes[0].Attachments) != maxAttachments {
+		t.Fatalf("attachments = %d, want %d", len(raw.Notes[0].Attachments), maxAttachments)
+	}
+	if len(raw.Warnings) > maxAttachmentWarnings+2 {
+		t.Errorf("%d warnings for one note", len(raw.Warnings))
+	}
+	w := warningsOf(raw)
+	if !strings.Contains(w, "more embeds not served") || !strings.Contains(w, "more than 64 embedded files") {
+		t.Errorf("no summary warnings:\n%s", w)
+	}
+}
