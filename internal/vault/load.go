@@ -91,9 +91,10 @@ type Warning struct {
 
 // loader carries one Load.
 type loader struct {
-	fsys fs.FS
-	opts Options
-	raw  *Raw
+	fsys      fs.FS
+	opts      Options
+	raw       *Raw
+	notesRead int
 }
 
 // Load reads the playbooks and the value-chain file of the vault in fsys.
@@ -169,8 +170,19 @@ func (l *loader) notes(dir string, depth int) {
 	}
 }
 
+// MaxNotes bounds the notes read from a vault's playbook folder; a vault
+// ships tens or hundreds.
+const MaxNotes = 10000
+
 // note reads one note and keeps it when it is a playbook.
 func (l *loader) note(p string, misplaced bool) {
+	if l.notesRead == MaxNotes {
+		l.warn(PlaybooksDir, "note", "more than %d notes; the rest are not read", MaxNotes)
+	}
+	l.notesRead++
+	if l.notesRead > MaxNotes {
+		return
+	}
 	data, err := l.read(p, MaxNoteBytes)
 	if err != nil {
 		l.warn(p, "note", "%v", err)
@@ -186,12 +198,13 @@ func (l *loader) note(p string, misplaced bool) {
 	if t, _ := doc.Frontmatter.String("type"); !strings.EqualFold(strings.TrimSpace(t), "playbook") {
 		return
 	}
+	text := string(data)
 	n := &Note{
 		Stem:        strings.TrimSuffix(path.Base(p), path.Ext(p)),
 		Path:        p,
 		Misplaced:   misplaced,
-		Text:        string(data),
-		Body:        string(data[doc.BodyOffset:]),
+		Text:        text,
+		Body:        text[doc.BodyOffset:],
 		Frontmatter: doc.Frontmatter,
 	}
 	n.Attachments = l.attachments(n)
