@@ -43,7 +43,7 @@ const (
 // digestCacheVersion changes whenever the record format or what a scan
 // computes per file changes (for example new lint rules), which
 // invalidates every record.
-const digestCacheVersion = "skills-mcp digest cache v2"
+const digestCacheVersion = "skills-mcp digest cache v3"
 
 // NewDigestCache returns a cache keeping its records in dir, created on
 // first save.
@@ -74,6 +74,7 @@ type cachedMD struct {
 	Frontmatter       []byte
 	Problems          []skill.Problem
 	Body              string
+	BodyOffset        int
 	Name, Description string
 	Category          string
 	Tags, Setup       []string
@@ -120,7 +121,7 @@ func (c *DigestCache) load(libs []*Library) map[string]map[string]*found {
 			}
 			if c := cf.MD; c != nil {
 				m[cf.Name].md = &skillMD{
-					frontmatter: c.Frontmatter, problems: c.Problems, body: c.Body,
+					frontmatter: c.Frontmatter, problems: c.Problems, body: c.Body, bodyOffset: c.BodyOffset,
 					name: c.Name, description: c.Description, category: c.Category,
 					tags: c.Tags, setup: c.Setup, tier: c.Tier, devStatus: c.DevStatus,
 					hasTier: c.HasTier, hasDev: c.HasDev, disabled: c.Disabled, deps: c.Deps,
@@ -168,7 +169,7 @@ func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
 			var md *cachedMD
 			if m := f.md; m != nil {
 				md = &cachedMD{
-					Frontmatter: m.frontmatter, Problems: m.problems, Body: m.body,
+					Frontmatter: m.frontmatter, Problems: m.problems, Body: m.body, BodyOffset: m.bodyOffset,
 					Name: m.name, Description: m.description, Category: m.category,
 					Tags: m.tags, Setup: m.setup, Tier: m.tier, DevStatus: m.devStatus,
 					HasTier: m.hasTier, HasDev: m.hasDev, Disabled: m.disabled, Deps: m.deps,

@@ -93,6 +93,15 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 			o.Logger.Warn("digest cache not saved; the next start reads every file", "err", err)
 		}
 	}
+	// The skills hold their bodies until their search index is built; what
+	// the next scan reuses does not need them.
+	for _, files := range snap.reuse {
+		for _, f := range files {
+			if f.md != nil {
+				f.md.body = ""
+			}
+		}
+	}
 	snap.Generation = gen
 	snap.ScannedAt = start
 	snap.ScanDuration = time.Since(start)
@@ -590,7 +599,7 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		Name:         name,
 		Description:  m.description,
 		Frontmatter:  m.frontmatter,
-		Body:         m.body,
+		bodyOffset:   m.bodyOffset,
 		Category:     category(m.category, parent),
 		Tags:         m.tags,
 		Setup:        m.setup,
@@ -631,7 +640,7 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 			fd.Path = rel
 			sk.Risks = append(sk.Risks, fd)
 		}
-		sk.Files = append(sk.Files, &File{
+		file := &File{
 			URI:      skillsext.FileURI(sk.Path, rel),
 			Size:     f.size,
 			Digest:   f.digest,
@@ -641,7 +650,11 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 			Skill:    sk,
 			tree:     w.tree,
 			name:     f.name,
-		})
+		}
+		if f.name == mdName {
+			sk.md = file
+		}
+		sk.Files = append(sk.Files, file)
 		sk.Bytes += f.size
 	}
 	if scriptsWithheld > 0 {
@@ -659,6 +672,10 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		return nil
 	}
 	slices.SortFunc(sk.Files, func(a, b *File) int { return cmp.Compare(a.URI, b.URI) })
+	if m.body != "" {
+		body := m.body
+		sk.body.Store(&body)
+	}
 	return sk
 }
 

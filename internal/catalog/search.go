@@ -35,7 +35,7 @@ func (snap *Snapshot) SearchReady() <-chan struct{} { return snap.searchReady }
 func (snap *Snapshot) indexSkills() {
 	docs := make([]search.Doc, len(snap.skills))
 	for i, sk := range snap.skills {
-		body := sk.Body
+		body, _ := sk.Body() // a body that changed since the scan is indexed empty until the next one
 		if len(body) > maxIndexedBody {
 			body = body[:maxIndexedBody]
 		}
@@ -45,6 +45,9 @@ func (snap *Snapshot) indexSkills() {
 		}
 	}
 	snap.search = search.Build(docs)
+	for _, sk := range snap.all {
+		sk.body.Store(nil) // read from the file from now on
+	}
 }
 
 // Search ranks the skills for a query in plain words, optionally within one

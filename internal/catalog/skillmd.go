@@ -14,7 +14,10 @@ type skillMD struct {
 	err         error // the file does not parse
 	frontmatter []byte
 	problems    []skill.Problem
-	body        string
+	// body is kept from the read until the first snapshot built from it
+	// has its search index; bodyOffset is where it starts in the file.
+	body       string
+	bodyOffset int
 
 	name, description string
 	category          string // frontmatter category, "" when absent
@@ -36,6 +39,7 @@ func parseSkillMD(data []byte) *skillMD {
 		frontmatter: fm.JSON(),
 		problems:    skill.Validate(fm, nil),
 		body:        string(data[doc.BodyOffset:]),
+		bodyOffset:  doc.BodyOffset,
 		name:        fm.Name(),
 		description: fm.Description(),
 		tags:        append(fm.StringList("tags"), fm.StringList("trigger-phrases")...),

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/lint"
@@ -66,8 +67,11 @@ type Skill struct {
 	// Frontmatter is the SKILL.md frontmatter rendered as JSON, keys in
 	// source order.
 	Frontmatter json.RawMessage
-	// Body is the SKILL.md text after the frontmatter.
-	Body string
+	// body is the SKILL.md text after the frontmatter, held until the
+	// snapshot's search index is built; Body reads it from the file after.
+	body       atomic.Pointer[string]
+	bodyOffset int
+	md         *File // the SKILL.md
 	// Files is the complete manifest, sorted by URI: every served file below
 	// the skill folder, SKILL.md and the files of nested skills included.
 	Files []*File
@@ -96,6 +100,27 @@ type Skill struct {
 	// listed: skills/get and resources/read answer for them, listings,
 	// search and tools do not.
 	Hidden bool
+}
+
+// Body returns the SKILL.md text after the frontmatter. A skill keeps it in
+// memory only until its snapshot's search index is built (at 100,000
+// skills the bodies are a fifth of the catalog); then it reads the file,
+// verified against the digest it published (ErrChanged if it changed).
+func (s *Skill) Body() (string, error) {
+	if b := s.body.Load(); b != nil {
+		return *b, nil
+	}
+	if s.md == nil {
+		return "", nil
+	}
+	data, err := s.md.ReadFile()
+	if err != nil {
+		return "", err
+	}
+	if s.bodyOffset > len(data) {
+		return "", ErrChanged
+	}
+	return string(data[s.bodyOffset:]), nil
 }
 
 // RiskFlags returns the rule IDs of the skill's findings of warning

@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -264,5 +265,35 @@ func TestWatcherPicksUpVaultEdits(t *testing.T) {
 	waitFor(t, swapped, func(s *catalog.Snapshot) bool { return s.Stats().Libraries[0].ValueChains == 2 })
 	if _, ok := store.Snapshot().VaultResource("playbook://Two"); !ok {
 		t.Error("the new playbook has no resource")
+	}
+}
+
+// A skill keeps its body in memory until its snapshot's search index is
+// built; then Body reads the file, verified against the published digest.
+func TestBodyOnDemand(t *testing.T) {
+	lib, dir := tree(t, map[string]string{"a/SKILL.md": "---\nname: a\ndescription: A.\n---\nThe body.\n"})
+	snap, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
+	must(t, err)
+	sk := snap.Skills()[0]
+	if b, err := sk.Body(); err != nil || b != "The body.\n" {
+		t.Fatalf("before the index: %q, %v", b, err)
+	}
+	catalog.NewStore(snap)
+	<-snap.SearchReady()
+	if hits := snap.Search("body", "", "", 5); len(hits) != 1 {
+		t.Errorf("the body was not indexed: %v", hits)
+	}
+	if b, err := sk.Body(); err != nil || b != "The body.\n" {
+		t.Fatalf("read back from the file: %q, %v", b, err)
+	}
+	// A rescan that reuses the file serves the body from the file too.
+	again, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 2, &catalog.Options{Previous: snap})
+	must(t, err)
+	if b, err := again.Skills()[0].Body(); err != nil || b != "The body.\n" {
+		t.Fatalf("after a rescan: %q, %v", b, err)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "a/SKILL.md"), []byte("---\nname: a\ndescription: A.\n---\nChanged!\n"), 0o644))
+	if _, err := sk.Body(); !errors.Is(err, catalog.ErrChanged) {
+		t.Errorf("a changed file: %v, want ErrChanged", err)
 	}
 }

@@ -115,5 +115,6 @@ func isTestFile(uri string) bool {
 
 // mentionsVault reports whether a skill expects a workspace in VAULT_PATH.
 func mentionsVault(sk *catalog.Skill) bool {
-	return strings.Contains(sk.Body, "VAULT_PATH") || strings.Contains(sk.Body, "--vault")
+	body, _ := sk.Body()
+	return strings.Contains(body, "VAULT_PATH") || strings.Contains(body, "--vault")
 }

@@ -277,10 +277,15 @@ func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetI
 	if err != nil {
 		return nil, SkillDetail{}, resolveErr(err)
 	}
+	body, err := sk.Body()
+	if err != nil {
+		s.log.Warn("reading a SKILL.md body", "skill", sk.Path, "err", err)
+		return nil, SkillDetail{}, toolErrorf("%s cannot be read right now (it changed on the server); call %s again shortly", sk.Path, s.tool("get_skill"))
+	}
 	d := SkillDetail{
 		SkillSummary:        summary(sk),
 		Source:              s.source(snap, sk),
-		Instructions:        sk.Body,
+		Instructions:        body,
 		Files:               fileInfos(sk),
 		Dependencies:        orEmpty(sk.Dependencies.Required),
 		OptionalDeps:        sk.Dependencies.Optional,
@@ -322,8 +327,8 @@ func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetI
 		}
 	}
 	b.WriteString("\n--- SKILL.md body ---\n")
-	b.WriteString(sk.Body)
-	if !strings.HasSuffix(sk.Body, "\n") {
+	b.WriteString(body)
+	if !strings.HasSuffix(body, "\n") {
 		b.WriteByte('\n')
 	}
 	b.WriteString("--- end of SKILL.md body ---\n\nFiles (read with " + s.tool("read_skill_file") + "):\n")
