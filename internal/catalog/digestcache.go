@@ -18,11 +18,14 @@ import (
 // DigestCache persists, per directory library, what scans learned about
 // each file: its identity (device, inode, size, mtime, ctime), digest, text
 // or binary, archive and script sniffing, lint findings and, for SKILL.md,
-// its parsed summary and body. A warm start of an unchanged library then
-// reads no file content at all.
+// its parsed summary (not its body, which the catalog reads on demand). A
+// warm start of an unchanged library then reads no file content but the
+// SKILL.md bodies its search index needs.
 //
-// Each library's record is one file, written whole to a temporary file and
-// renamed into place, so concurrent server processes sharing the folder
+// Each library's record is one file: a header, then the entries in batches,
+// so that neither writing nor reading it holds a second copy of a large
+// catalog in memory. It is written to a temporary file and renamed into
+// place, so concurrent server processes sharing the folder
 // never see a torn record; the last writer wins, and a reader of a stale
 // record merely reads more files. Records are bounded (MaxDigestCacheFiles
 // entries, MaxDigestCacheBytes on disk) and a damaged one is ignored.
@@ -43,16 +46,21 @@ const (
 // digestCacheVersion changes whenever the record format or what a scan
 // computes per file changes (for example new lint rules), which
 // invalidates every record.
-const digestCacheVersion = "skills-mcp digest cache v3"
+const digestCacheVersion = "skills-mcp digest cache v4"
+
+// cacheBatch is how many entries one gob value of a record holds.
+const cacheBatch = 4096
 
 // NewDigestCache returns a cache keeping its records in dir, created on
 // first save.
 func NewDigestCache(dir string) *DigestCache { return &DigestCache{dir: dir} }
 
-type cacheRecord struct {
+// cacheHeader starts a record; Files entries follow, in batches of at most
+// cacheBatch.
+type cacheHeader struct {
 	Version string
 	Lint    string // the lint rule set, so that a new rule invalidates findings
-	Files   []cacheFile
+	Files   int
 }
 
 type cacheFile struct {
@@ -73,7 +81,6 @@ type cacheFile struct {
 type cachedMD struct {
 	Frontmatter       []byte
 	Problems          []skill.Problem
-	Body              string
 	BodyOffset        int
 	Name, Description string
 	Category          string
@@ -107,12 +114,12 @@ func (c *DigestCache) load(libs []*Library) map[string]map[string]*found {
 		if lib.Dir == "" {
 			continue
 		}
-		rec, err := c.read(c.path(lib))
-		if err != nil || rec.Version != digestCacheVersion || rec.Lint != fp {
+		files, err := c.read(c.path(lib), fp)
+		if err != nil {
 			continue
 		}
-		m := make(map[string]*found, len(rec.Files))
-		for _, cf := range rec.Files {
+		m := make(map[string]*found, len(files))
+		for _, cf := range files {
 			m[cf.Name] = &found{
 				name: cf.Name, size: cf.Size,
 				stat:   fileStat{ok: true, dev: cf.Dev, ino: cf.Ino, size: cf.Size, mtimeNs: cf.MtimeNs, ctimeNs: cf.CtimeNs},
@@ -121,7 +128,7 @@ func (c *DigestCache) load(libs []*Library) map[string]map[string]*found {
 			}
 			if c := cf.MD; c != nil {
 				m[cf.Name].md = &skillMD{
-					frontmatter: c.Frontmatter, problems: c.Problems, body: c.Body, bodyOffset: c.BodyOffset,
+					frontmatter: c.Frontmatter, problems: c.Problems, bodyOffset: c.BodyOffset,
 					name: c.Name, description: c.Description, category: c.Category,
 					tags: c.Tags, setup: c.Setup, tier: c.Tier, devStatus: c.DevStatus,
 					hasTier: c.HasTier, hasDev: c.HasDev, disabled: c.Disabled, deps: c.Deps,
@@ -133,20 +140,37 @@ func (c *DigestCache) load(libs []*Library) map[string]map[string]*found {
 	return out
 }
 
-func (c *DigestCache) read(p string) (*cacheRecord, error) {
+// read returns the entries of the record at p, if it was written by this
+// version with the rule set fp.
+func (c *DigestCache) read(p, fp string) ([]cacheFile, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var rec cacheRecord
-	if err := gob.NewDecoder(bufio.NewReader(io.LimitReader(f, MaxDigestCacheBytes))).Decode(&rec); err != nil {
+	dec := gob.NewDecoder(bufio.NewReader(io.LimitReader(f, MaxDigestCacheBytes)))
+	var h cacheHeader
+	if err := dec.Decode(&h); err != nil {
 		return nil, err
 	}
-	if len(rec.Files) > MaxDigestCacheFiles {
+	if h.Version != digestCacheVersion || h.Lint != fp {
+		return nil, errors.New("digest cache record of another version")
+	}
+	if h.Files < 0 || h.Files > MaxDigestCacheFiles {
 		return nil, errors.New("digest cache record too large")
 	}
-	return &rec, nil
+	files := make([]cacheFile, 0, min(h.Files, cacheBatch))
+	for len(files) < h.Files {
+		var batch []cacheFile
+		if err := dec.Decode(&batch); err != nil {
+			return nil, err
+		}
+		if len(batch) == 0 || len(batch) > cacheBatch || len(files)+len(batch) > h.Files {
+			return nil, errors.New("digest cache record damaged")
+		}
+		files = append(files, batch...)
+	}
+	return files, nil
 }
 
 // save writes the records of snap's directory libraries.
@@ -161,7 +185,7 @@ func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
 		if len(files) > MaxDigestCacheFiles {
 			continue
 		}
-		rec := cacheRecord{Version: digestCacheVersion, Lint: fp, Files: make([]cacheFile, 0, len(files))}
+		entries := make([]cacheFile, 0, len(files))
 		for _, f := range files {
 			if !f.stat.ok || f.err != nil || (f.md != nil && f.md.err != nil) {
 				continue // a SKILL.md that does not parse is read again, to report it
@@ -169,13 +193,13 @@ func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
 			var md *cachedMD
 			if m := f.md; m != nil {
 				md = &cachedMD{
-					Frontmatter: m.frontmatter, Problems: m.problems, Body: m.body, BodyOffset: m.bodyOffset,
+					Frontmatter: m.frontmatter, Problems: m.problems, BodyOffset: m.bodyOffset,
 					Name: m.name, Description: m.description, Category: m.category,
 					Tags: m.tags, Setup: m.setup, Tier: m.tier, DevStatus: m.devStatus,
 					HasTier: m.hasTier, HasDev: m.hasDev, Disabled: m.disabled, Deps: m.deps,
 				}
 			}
-			rec.Files = append(rec.Files, cacheFile{
+			entries = append(entries, cacheFile{
 				MD:   md,
 				Name: f.name, Dev: f.stat.dev, Ino: f.stat.ino, Size: f.size,
 				MtimeNs: f.stat.mtimeNs, CtimeNs: f.stat.ctimeNs, HashedAt: f.hashedAt,
@@ -183,12 +207,12 @@ func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
 				Findings: f.findings, Linted: f.linted,
 			})
 		}
-		errs = append(errs, c.write(c.path(lib), &rec))
+		errs = append(errs, c.write(c.path(lib), fp, entries))
 	}
 	return errors.Join(errs...)
 }
 
-func (c *DigestCache) write(p string, rec *cacheRecord) (err error) {
+func (c *DigestCache) write(p, fp string, entries []cacheFile) (err error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
@@ -205,7 +229,12 @@ func (c *DigestCache) write(p string, rec *cacheRecord) (err error) {
 	// No fsync: the record is a cache. After a crash a torn record fails
 	// to decode and is ignored, which costs one full read, while syncing
 	// would cost a disk flush after every edit of a watched library.
-	if err = gob.NewEncoder(w).Encode(rec); err == nil {
+	enc := gob.NewEncoder(w)
+	err = enc.Encode(cacheHeader{Version: digestCacheVersion, Lint: fp, Files: len(entries)})
+	for i := 0; err == nil && i < len(entries); i += cacheBatch {
+		err = enc.Encode(entries[i:min(i+cacheBatch, len(entries))])
+	}
+	if err == nil {
 		err = w.Flush()
 	}
 	if cerr := tmp.Close(); err == nil {
