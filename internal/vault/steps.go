@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Step is one parsed step of a playbook.
@@ -419,9 +420,11 @@ type head struct {
 }
 
 // stripDeco removes bold, italic, underscore and backtick decoration and
-// spaces around s.
+// white space (any, not only blanks and tabs) around s.
 func stripDeco(s string) string {
-	return strings.Trim(s, "*_` \t")
+	return strings.TrimFunc(s, func(r rune) bool {
+		return r == '*' || r == '_' || r == '`' || unicode.IsSpace(r)
+	})
 }
 
 // parseHead reads the text before a step's arrow.
