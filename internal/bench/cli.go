@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 )
 
 // Exit statuses of Main.
@@ -281,15 +283,7 @@ func writeJSON(w io.Writer, v any) error {
 // writeJSONFile writes v as indented JSON to path, through a temporary file
 // renamed into place.
 func writeJSONFile(path string, v any) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	werr := writeJSON(tmp, v)
-	if err := errors.Join(werr, tmp.Close()); err != nil {
-		return errors.Join(err, os.Remove(tmp.Name()))
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, 0o644, false, func(w io.Writer) error { return writeJSON(w, v) })
 }
 
 // SplitCommand splits a command line the way a POSIX shell splits words,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/lint"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
@@ -212,36 +213,23 @@ func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
 	return errors.Join(errs...)
 }
 
-func (c *DigestCache) write(p, fp string, entries []cacheFile) (err error) {
+func (c *DigestCache) write(p, fp string, entries []cacheFile) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".digests-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	w := bufio.NewWriter(tmp)
 	// No fsync: the record is a cache. After a crash a torn record fails
 	// to decode and is ignored, which costs one full read, while syncing
 	// would cost a disk flush after every edit of a watched library.
-	enc := gob.NewEncoder(w)
-	err = enc.Encode(cacheHeader{Version: digestCacheVersion, Lint: fp, Files: len(entries)})
-	for i := 0; err == nil && i < len(entries); i += cacheBatch {
-		err = enc.Encode(entries[i:min(i+cacheBatch, len(entries))])
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	return atomicfile.Write(p, 0o600, false, func(f io.Writer) error {
+		w := bufio.NewWriter(f)
+		enc := gob.NewEncoder(w)
+		err := enc.Encode(cacheHeader{Version: digestCacheVersion, Lint: fp, Files: len(entries)})
+		for i := 0; err == nil && i < len(entries); i += cacheBatch {
+			err = enc.Encode(entries[i:min(i+cacheBatch, len(entries))])
+		}
+		if err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/adversarial"
+	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/server"
@@ -627,21 +628,11 @@ func writeInstructions(file, text string, log *slog.Logger) {
 		return
 	}
 	err := os.MkdirAll(filepath.Dir(file), 0o700)
-	var tmp *os.File
 	if err == nil {
-		tmp, err = os.CreateTemp(filepath.Dir(file), ".instructions-*")
-	}
-	if err == nil {
-		_, err = tmp.WriteString(text)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), file)
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
+		err = atomicfile.Write(file, 0o600, false, func(w io.Writer) error {
+			_, err := io.WriteString(w, text)
+			return err
+		})
 	}
 	if err != nil {
 		log.Debug("instructions not kept for the next start", "err", err)

@@ -21,13 +21,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/vault"
 )
@@ -312,12 +312,12 @@ func (p *Pack) Digest() (Result, error) {
 
 // Write writes the zip to out and its "<out>.sha256" sidecar (the digest,
 // two spaces and the file name, as sha256sum prints it). Both are written
-// to temporary files and renamed into place, so a failure leaves nothing
-// half-written.
+// to temporary files, synced, and renamed into place, so a failure leaves
+// nothing half-written.
 func (p *Pack) Write(out string) (Result, error) {
 	h := sha256.New()
 	var res Result
-	err := writeAtomic(out, func(f io.Writer) error {
+	err := atomicfile.Write(out, 0o644, true, func(f io.Writer) error {
 		n, err := p.WriteTo(io.MultiWriter(f, h))
 		res.Size = n
 		return err
@@ -326,35 +326,9 @@ func (p *Pack) Write(out string) (Result, error) {
 		return Result{}, err
 	}
 	res.SHA256 = hex.EncodeToString(h.Sum(nil))
-	err = writeAtomic(out+".sha256", func(f io.Writer) error {
+	err = atomicfile.Write(out+".sha256", 0o644, true, func(f io.Writer) error {
 		_, err := fmt.Fprintf(f, "%s  %s\n", res.SHA256, filepath.Base(out))
 		return err
 	})
 	return res, err
-}
-
-// writeAtomic writes a file through a temporary file in the same folder.
-func writeAtomic(name string, fill func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	err = fill(f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
