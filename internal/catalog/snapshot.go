@@ -342,12 +342,22 @@ func (f *File) ReadFile() ([]byte, error) {
 		return nil, fmt.Errorf("opening %s: %w", f.URI, err)
 	}
 	defer r.Close()
-	// Read one byte more than published so that growth is detected.
-	data, err := io.ReadAll(io.LimitReader(r, f.Size+1))
-	if err != nil {
+	data, err := readVerified(r, f.Size, f.Digest)
+	if err != nil && !errors.Is(err, ErrChanged) {
 		return nil, fmt.Errorf("reading %s: %w", f.URI, err)
 	}
-	if int64(len(data)) != f.Size || digestOf(data) != f.Digest {
+	return data, err
+}
+
+// readVerified reads r, which must hold exactly size bytes with digest;
+// ErrChanged otherwise. It reads one byte more than published, so that
+// growth is detected.
+func readVerified(r io.Reader, size int64, digest string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, size+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) != size || digestOf(data) != digest {
 		return nil, ErrChanged
 	}
 	return data, nil

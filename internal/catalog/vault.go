@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/skills-mcp/skills-mcp/internal/vault"
@@ -91,20 +91,22 @@ func (s *Snapshot) VaultResource(uri string) (VaultResource, bool) {
 
 // ReadAttachment returns the content of a playbook attachment, verified
 // against the digest the snapshot published.
-func (v *Vault) ReadAttachment(a *vault.Attachment) ([]byte, error) {
-	r, err := v.root.FS.Open(a.Path)
+func (v *Vault) ReadAttachment(a *vault.Attachment) ([]byte, error) { return ReadAttachment(v.root, a) }
+
+// ReadAttachment reads the attachment a from the vault root, verified
+// against the size and digest vault.Load recorded (ErrChanged if they no
+// longer hold).
+func ReadAttachment(root *Library, a *vault.Attachment) ([]byte, error) {
+	r, err := root.FS.Open(a.Path)
 	if err != nil {
 		return nil, fmt.Errorf("opening attachment %s: %w", a.Name, err)
 	}
 	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, a.Size+1))
-	if err != nil {
+	data, err := readVerified(r, a.Size, a.Digest)
+	if err != nil && !errors.Is(err, ErrChanged) {
 		return nil, fmt.Errorf("reading attachment %s: %w", a.Name, err)
 	}
-	if int64(len(data)) != a.Size || digestOf(data) != a.Digest {
-		return nil, ErrChanged
-	}
-	return data, nil
+	return data, err
 }
 
 // AttachmentMimeType returns the media type an attachment is served with.

@@ -153,11 +153,7 @@ func Plan(ctx context.Context, dir string, opts Options) (_ *Pack, err error) {
 	// Playbooks and the chain file, read as the server reads them.
 	raw := vault.Load(root.FS, vault.Options{Playbooks: true, ValueChains: true, SkillsDir: layout.Skills})
 	for _, n := range raw.Notes {
-		status := "active"
-		if s, ok := n.Frontmatter.String("status"); ok && strings.TrimSpace(s) != "" {
-			status = strings.ToLower(strings.TrimSpace(s))
-		}
-		if status != "active" && !opts.AllStatuses {
+		if status := n.Status(); status != "active" && !opts.AllStatuses {
 			p.Manifest.Left = append(p.Manifest.Left, n.Path+": status "+status)
 			continue
 		}
@@ -169,7 +165,7 @@ func Plan(ctx context.Context, dir string, opts Options) (_ *Pack, err error) {
 			}
 			seen[a.Path] = true
 			p.Manifest.Attachments = append(p.Manifest.Attachments, a.Path)
-			p.add(a.Path, a.Size, func() ([]byte, error) { return readVerified(root, a) })
+			p.add(a.Path, a.Size, func() ([]byte, error) { return catalog.ReadAttachment(root, a) })
 		}
 	}
 	for _, w := range raw.Warnings {
@@ -197,24 +193,6 @@ func (p *Pack) add(name string, size int64, read func() ([]byte, error)) {
 
 func (p *Pack) addBytes(name string, data []byte) {
 	p.add(name, int64(len(data)), func() ([]byte, error) { return data, nil })
-}
-
-// readVerified reads an attachment and checks it is what Load hashed.
-func readVerified(root *catalog.Library, a *vault.Attachment) ([]byte, error) {
-	f, err := root.FS.Open(a.Path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, a.Size+1))
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(data)
-	if int64(len(data)) != a.Size || "sha256:"+hex.EncodeToString(sum[:]) != a.Digest {
-		return nil, catalog.ErrChanged
-	}
-	return data, nil
 }
 
 // WriteTo writes the zip to w and returns its size. Entries are sorted,

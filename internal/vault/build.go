@@ -158,7 +158,7 @@ func newPlaybook(n *Note, served func(string) bool) *Playbook {
 		Trigger:       str("trigger"),
 		Outcome:       str("outcome"),
 		Duration:      str("estimated-duration", "duration"),
-		Status:        cmp.Or(strings.ToLower(str("status")), "active"),
+		Status:        n.Status(),
 		Maturity:      str("maturity"),
 		ValueChains:   fm.StringList("value-chain"),
 		ChainCoverage: fm.StringList("chain-coverage"),

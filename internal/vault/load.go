@@ -71,6 +71,15 @@ type Note struct {
 	Attachments []*Attachment
 }
 
+// Status returns the note's frontmatter status, lower-cased; a note without
+// one is active.
+func (n *Note) Status() string {
+	if s, ok := n.Frontmatter.String("status"); ok && strings.TrimSpace(s) != "" {
+		return strings.ToLower(strings.TrimSpace(s))
+	}
+	return "active"
+}
+
 // Attachment is a file a playbook embeds with ![[name]], read from the
 // note's own folder.
 type Attachment struct {
