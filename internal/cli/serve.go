@@ -17,7 +17,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -487,8 +486,10 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 // skills is about 600 MB live, and the default growth (twice the live heap
 // between collections) would take the process well past a gigabyte. The
 // limit only makes collections more frequent when the heap nears it;
-// small catalogs stay under the default goal and never reach it. Call it
-// right after a collection, so that the live figure is fresh.
+// small catalogs stay under the default goal and never reach it. The live
+// figure is the last collection's: after a rescan it may still count the
+// replaced catalog, which only makes the limit looser until the next swap;
+// forcing a collection for it would cost a full mark of a large catalog.
 func limitMemory(env env, log *slog.Logger) {
 	for _, tuned := range []string{"GOMEMLIMIT", "GOGC"} {
 		if v, ok := env(tuned); ok && v != "" {
@@ -552,7 +553,6 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 		logCatalog(log, cur)
 		go func() {
 			<-cur.SearchReady()
-			runtime.GC()
 			limitMemory(c.env, log)
 		}()
 		if changed {
