@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -186,4 +188,24 @@ func TestVaultFlags(t *testing.T) {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// limitMemory caps the heap near the live catalog, unless the operator
+// tuned the collector.
+func TestLimitMemory(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	log := slog.New(slog.DiscardHandler)
+	debug.SetMemoryLimit(math.MaxInt64)
+	limitMemory(func(string) (string, bool) { return "", false }, log)
+	if got := debug.SetMemoryLimit(-1); got == math.MaxInt64 || got < 32<<20 {
+		t.Errorf("limit = %d, want the live heap plus 40%% and 32 MiB", got)
+	}
+	for _, tuned := range []string{"GOGC", "GOMEMLIMIT"} {
+		debug.SetMemoryLimit(math.MaxInt64)
+		limitMemory(func(k string) (string, bool) { return "400", k == tuned }, log)
+		if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+			t.Errorf("with %s set, the limit became %d", tuned, got)
+		}
+	}
 }
