@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -501,4 +502,34 @@ func writeChunk(b *bytes.Buffer, typ string, data []byte) {
 	b.Write(data)
 	binary.BigEndian.PutUint32(n[:], crc.Sum32())
 	b.Write(n[:])
+}
+
+// SharedLibrary returns the folder of a generated library of n skills
+// (seed 1) under the system's temporary directory, generating it on first
+// use, so that the Go benchmarks of several packages measure the same
+// tree. It is generated beside its final name and renamed into place, so an
+// interrupted run never leaves a partial library to be reused.
+func SharedLibrary(n int) (string, error) {
+	dir := filepath.Join(os.TempDir(), "skills-mcp-bench", "lib-"+strconv.Itoa(n))
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".lib-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp) // gone after the rename; removes a failed attempt
+	if _, err := Generate(filepath.Join(tmp, "lib"), GenOptions{Skills: n, Seed: 1}); err != nil {
+		return "", err
+	}
+	if err := os.Rename(filepath.Join(tmp, "lib"), dir); err != nil {
+		if _, serr := os.Stat(dir); serr == nil {
+			return dir, nil // another process won the race
+		}
+		return "", err
+	}
+	return dir, nil
 }

@@ -2,9 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/skills-mcp/skills-mcp/internal/bench"
@@ -14,14 +11,9 @@ import (
 // benchLibrary generates a synthetic library of n skills once per process.
 func benchLibrary(b *testing.B, n int) *catalog.Library {
 	b.Helper()
-	dir := filepath.Join(os.TempDir(), "skills-mcp-bench", "lib-"+strconv.Itoa(n))
-	if _, err := os.Stat(dir); err != nil {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := bench.Generate(dir, bench.GenOptions{Skills: n, Seed: 1}); err != nil {
-			b.Fatal(err)
-		}
+	dir, err := bench.SharedLibrary(n)
+	if err != nil {
+		b.Fatal(err)
 	}
 	lib, err := catalog.OpenDirectory("", dir)
 	if err != nil {

@@ -3,9 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,14 +16,9 @@ import (
 // machine under the temporary directory.
 func benchStore(b *testing.B, n int) *catalog.Store {
 	b.Helper()
-	dir := filepath.Join(os.TempDir(), "skills-mcp-bench", "lib-"+strconv.Itoa(n))
-	if _, err := os.Stat(dir); err != nil {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := bench.Generate(dir, bench.GenOptions{Skills: n, Seed: 1}); err != nil {
-			b.Fatal(err)
-		}
+	dir, err := bench.SharedLibrary(n)
+	if err != nil {
+		b.Fatal(err)
 	}
 	lib, err := catalog.OpenDirectory("", dir)
 	if err != nil {
