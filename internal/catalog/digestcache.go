@@ -47,7 +47,7 @@ const (
 // digestCacheVersion changes whenever the record format or what a scan
 // computes per file changes (for example new lint rules), which
 // invalidates every record.
-const digestCacheVersion = "skills-mcp digest cache v4"
+const digestCacheVersion = "skills-mcp digest cache v5"
 
 // cacheBatch is how many entries one gob value of a record holds.
 const cacheBatch = 4096
@@ -86,6 +86,8 @@ type cachedMD struct {
 	Name, Description string
 	Category          string
 	Tags, Setup       []string
+	Chains            []string
+	Stage             string
 	Tier, DevStatus   string
 	HasTier, HasDev   bool
 	Disabled          bool
@@ -131,7 +133,7 @@ func (c *DigestCache) load(libs []*Library) map[string]map[string]*found {
 				m[cf.Name].md = &skillMD{
 					frontmatter: c.Frontmatter, problems: c.Problems, bodyOffset: c.BodyOffset,
 					name: c.Name, description: c.Description, category: c.Category,
-					tags: c.Tags, setup: c.Setup, tier: c.Tier, devStatus: c.DevStatus,
+					tags: c.Tags, setup: c.Setup, chains: c.Chains, stage: c.Stage, tier: c.Tier, devStatus: c.DevStatus,
 					hasTier: c.HasTier, hasDev: c.HasDev, disabled: c.Disabled, deps: c.Deps,
 				}
 			}
@@ -196,7 +198,7 @@ func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
 				md = &cachedMD{
 					Frontmatter: m.frontmatter, Problems: m.problems, BodyOffset: m.bodyOffset,
 					Name: m.name, Description: m.description, Category: m.category,
-					Tags: m.tags, Setup: m.setup, Tier: m.tier, DevStatus: m.devStatus,
+					Tags: m.tags, Setup: m.setup, Chains: m.chains, Stage: m.stage, Tier: m.tier, DevStatus: m.devStatus,
 					HasTier: m.hasTier, HasDev: m.hasDev, Disabled: m.disabled, Deps: m.deps,
 				}
 			}

@@ -603,6 +603,8 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		Category:     category(m.category, parent),
 		Tags:         m.tags,
 		Setup:        m.setup,
+		ValueChains:  m.chains,
+		ChainStage:   m.stage,
 		Dependencies: m.deps,
 	}
 	if m.hasTier && containsFold(o.ExcludeTiers, m.tier) {

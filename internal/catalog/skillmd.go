@@ -22,6 +22,8 @@ type skillMD struct {
 	name, description string
 	category          string // frontmatter category, "" when absent
 	tags, setup       []string
+	chains            []string // value-chains
+	stage             string   // chain-stage
 	tier, devStatus   string
 	hasTier, hasDev   bool
 	disabled          bool
@@ -44,6 +46,10 @@ func parseSkillMD(data []byte) *skillMD {
 		description: fm.Description(),
 		tags:        append(fm.StringList("tags"), fm.StringList("trigger-phrases")...),
 		setup:       fm.StringList("requires"),
+		chains:      fm.StringList("value-chains"),
+	}
+	if st := fm.StringList("chain-stage"); len(st) > 0 {
+		m.stage = st[0]
 	}
 	if c, ok := fm.String("category"); ok {
 		m.category = strings.TrimSpace(c)

@@ -85,6 +85,10 @@ type Skill struct {
 	// Setup is the frontmatter requires list: external tools and keys,
 	// not skills.
 	Setup []string
+	// ValueChains and ChainStage are the frontmatter value-chains and
+	// chain-stage: where the skill sits in its vault's value chains.
+	ValueChains []string
+	ChainStage  string
 	// Dependencies are the runtime dependencies the body declares.
 	Dependencies skill.Dependencies
 	// Closure holds the skill paths of the transitive required

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/skills-mcp/skills-mcp/internal/vault"
 )
@@ -112,30 +111,6 @@ func ReadAttachment(root *Library, a *vault.Attachment) ([]byte, error) {
 // AttachmentMimeType returns the media type an attachment is served with.
 func AttachmentMimeType(a *vault.Attachment) string { return mimeType(a.Name, a.Text) }
 
-// chainFields are the frontmatter fields that place a skill in value chains.
-type chainFields struct {
-	Chains json.RawMessage `json:"value-chains"`
-	Stage  json.RawMessage `json:"chain-stage"`
-}
-
-// stringList reads a JSON string list, or one comma-separated string.
-func stringList(raw json.RawMessage) []string {
-	var list []string
-	if json.Unmarshal(raw, &list) == nil {
-		return list
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return nil
-	}
-	for item := range strings.SplitSeq(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			list = append(list, item)
-		}
-	}
-	return list
-}
-
 // buildVaults reads the vault of every library that has one and joins it
 // with the skills the snapshot serves.
 func (snap *Snapshot) buildVaults(libs []*Library, o Options) {
@@ -183,15 +158,7 @@ func (snap *Snapshot) buildVaults(libs []*Library, o Options) {
 			if sk.Library != lib.Namespace {
 				continue
 			}
-			ref := vault.SkillRef{Name: sk.Name, Path: sk.Path}
-			var cf chainFields
-			if json.Unmarshal(sk.Frontmatter, &cf) == nil {
-				ref.Chains = stringList(cf.Chains)
-				if st := stringList(cf.Stage); len(st) > 0 {
-					ref.Stage = st[0]
-				}
-			}
-			refs = append(refs, ref)
+			refs = append(refs, vault.SkillRef{Name: sk.Name, Path: sk.Path, Chains: sk.ValueChains, Stage: sk.ChainStage})
 		}
 		runner := runners[lib.Namespace]
 		if runner == "" {
