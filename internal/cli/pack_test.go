@@ -190,6 +190,22 @@ func quote(s string) string {
 	return string(b)
 }
 
+// memoryLimit leaves requests in flight room above a small catalog and
+// keeps a large one well below twice its size.
+func TestMemoryLimit(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct{ live, want int64 }{
+		{0, 96 * mib},
+		{30 * mib, 126 * mib},
+		{240 * mib, 336 * mib},
+		{600 * mib, 840 * mib},
+	} {
+		if got := memoryLimit(tc.live); got != tc.want {
+			t.Errorf("memoryLimit(%d MiB) = %d MiB, want %d MiB", tc.live/mib, got/mib, tc.want/mib)
+		}
+	}
+}
+
 // limitMemory caps the heap near the live catalog, unless the operator
 // tuned the collector.
 func TestLimitMemory(t *testing.T) {
@@ -198,8 +214,8 @@ func TestLimitMemory(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	debug.SetMemoryLimit(math.MaxInt64)
 	limitMemory(func(string) (string, bool) { return "", false }, log)
-	if got := debug.SetMemoryLimit(-1); got == math.MaxInt64 || got < 32<<20 {
-		t.Errorf("limit = %d, want the live heap plus 40%% and 32 MiB", got)
+	if got := debug.SetMemoryLimit(-1); got == math.MaxInt64 || got < minHeadroom {
+		t.Errorf("limit = %d, want the live heap plus at least %d", got, minHeadroom)
 	}
 	for _, tuned := range []string{"GOGC", "GOMEMLIMIT"} {
 		debug.SetMemoryLimit(math.MaxInt64)

@@ -481,15 +481,15 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}, func() bool { return !store.Snapshot().Pending() }, log, sdkLog)
 }
 
-// limitMemory sets the runtime's soft memory limit to the live heap plus
-// 40% and 32 MiB, unless the operator set GOMEMLIMIT or GOGC: a catalog of 100,000
-// skills is about 600 MB live, and the default growth (twice the live heap
-// between collections) would take the process well past a gigabyte. The
-// limit only makes collections more frequent when the heap nears it;
-// small catalogs stay under the default goal and never reach it. The live
-// figure is the last collection's: after a rescan it may still count the
-// replaced catalog, which only makes the limit looser until the next swap;
-// forcing a collection for it would cost a full mark of a large catalog.
+// limitMemory sets the runtime's soft memory limit to memoryLimit of the
+// live heap, unless the operator set GOMEMLIMIT or GOGC: a catalog of
+// 100,000 skills is about 600 MB live, and the default growth (twice the
+// live heap between collections) would take the process well past a
+// gigabyte. The limit only makes collections more frequent when the heap
+// nears it. The live figure is the last collection's: after a rescan it may
+// still count the replaced catalog, which only makes the limit looser until
+// the next swap; forcing a collection for it would cost a full mark of a
+// large catalog.
 func limitMemory(env env, log *slog.Logger) {
 	for _, tuned := range []string{"GOMEMLIMIT", "GOGC"} {
 		if v, ok := env(tuned); ok && v != "" {
@@ -502,9 +502,23 @@ func limitMemory(env env, log *slog.Logger) {
 		return
 	}
 	live := int64(sample[0].Value.Uint64())
-	limit := live + live*2/5 + 32<<20
+	limit := memoryLimit(live)
 	debug.SetMemoryLimit(limit)
 	log.Debug("soft memory limit set", "liveMiB", live>>20, "limitMiB", limit>>20)
+}
+
+// minHeadroom is the least room the soft memory limit leaves above the live
+// catalog: what requests in flight allocate. Under 32 concurrent HTTP
+// requests the SDK's per-request buffers need about 90 MiB; with 32 MiB of
+// room a 5,000-skill server spent half its CPU collecting and answered 40%
+// fewer requests per second.
+const minHeadroom = 96 << 20
+
+// memoryLimit is the soft memory limit for a live heap: 40% above it, and
+// at least minHeadroom. A small catalog keeps the default goal (twice the
+// live heap) under the limit; a large one is kept well below twice its size.
+func memoryLimit(live int64) int64 {
+	return live + max(live*2/5, minHeadroom)
 }
 
 // firstScan runs the first scan of a process. The scan and the search
