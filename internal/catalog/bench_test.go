@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/skills-mcp/skills-mcp/internal/bench"
@@ -59,6 +60,23 @@ func BenchmarkScanWarmCache(b *testing.B) {
 	for b.Loop() {
 		if _, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, &catalog.Options{DigestCache: cache}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDirectory lists a skill root of a 5,000-skill library, as
+// resources/directory/read does: the listing is derived on each call.
+func BenchmarkDirectory(b *testing.B) {
+	lib := benchLibrary(b, 5000)
+	snap, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := strings.TrimSuffix(snap.Skills()[2000].URI, "/SKILL.md")
+	b.ReportAllocs()
+	for b.Loop() {
+		if entries, ok := snap.Directory(root); !ok || len(entries) == 0 {
+			b.Fatalf("%s: no listing", root)
 		}
 	}
 }

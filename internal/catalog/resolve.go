@@ -46,7 +46,7 @@ func (snap *Snapshot) Resolve(ref string) (*Skill, error) {
 			if sk, ok := snap.byPath[u.Path]; ok {
 				return sk, nil // the skill root URI
 			}
-			if f, ok := snap.files[u.String()]; ok && !f.Skill.Hidden {
+			if f, ok := snap.File(u.String()); ok && !f.Skill.Hidden {
 				return f.Skill, nil
 			}
 		}

@@ -480,8 +480,6 @@ func digestOf(data []byte) string {
 func (sc *scanner) build() *Snapshot {
 	snap := &Snapshot{
 		byURI:  map[string]*Skill{},
-		files:  map[string]*File{},
-		dirs:   map[string][]Entry{},
 		reuse:  map[string]map[string]*found{},
 		walked: map[*Library][]string{},
 	}
@@ -527,8 +525,8 @@ func (sc *scanner) build() *Snapshot {
 		snap.warnings = append(snap.warnings, w.warnings...)
 	}
 	slices.SortFunc(snap.all, func(a, b *Skill) int { return cmp.Compare(a.URI, b.URI) })
+	snap.indexFiles()
 	for _, sk := range snap.all {
-		snap.index(sk)
 		if !sk.Hidden {
 			snap.skills = append(snap.skills, sk)
 		}
@@ -722,46 +720,32 @@ func firstN(names []string, n int) string {
 	return s
 }
 
-// index adds a served skill's files and directories to the snapshot.
-func (snap *Snapshot) index(sk *Skill) {
-	root := skillsext.RootURI(sk.Path)
-	if _, ok := snap.dirs[root]; !ok {
-		snap.dirs[root] = []Entry{}
+// indexFiles sorts every served file by URI. A URI that nested skills
+// share (the inner skill's files are in the outer manifest too) is owned
+// by the innermost skill. Directories are not stored: Directory derives
+// them from this order.
+func (snap *Snapshot) indexFiles() {
+	n := 0
+	for _, sk := range snap.all {
+		n += len(sk.Files)
 	}
-	for _, f := range sk.Files {
-		switch prev, ok := snap.files[f.URI]; {
-		case !ok:
-			snap.files[f.URI] = f
-		case prev.name == f.name && len(f.Skill.Path) > len(prev.Skill.Path):
-			// A file shared by nested skills is owned by the innermost one.
-			snap.files[f.URI] = f
-		}
-		// Register the file in its directory and each directory up to the
-		// skill root. URIs are split by hand: path.Dir would fold the "//"
-		// of the scheme.
-		child := Entry{URI: f.URI, Name: uriBase(f.URI), MIMEType: f.MIMEType, Size: f.Size, File: f}
-		if owner, ok := snap.byURI[f.URI]; ok {
-			child.Name, child.Description = owner.Name, owner.Description
-		}
-		for dir := uriParent(f.URI); ; dir = uriParent(dir) {
-			addChild(snap.dirs, dir, child)
-			if len(dir) <= len(root) {
-				break
+	files := make([]*File, 0, n)
+	for _, sk := range snap.all {
+		files = append(files, sk.Files...)
+	}
+	// Stable: within one URI, files keep the order of snap.all, outer
+	// skills first, as the ownership rule below expects.
+	slices.SortStableFunc(files, func(a, b *File) int { return strings.Compare(a.URI, b.URI) })
+	out := files[:0]
+	for _, f := range files {
+		if i := len(out) - 1; i >= 0 && out[i].URI == f.URI {
+			if prev := out[i]; prev.name == f.name && len(f.Skill.Path) > len(prev.Skill.Path) {
+				out[i] = f
 			}
-			child = Entry{URI: dir, Name: uriBase(dir), MIMEType: skillsext.DirectoryMIMEType}
+			continue
 		}
+		out = append(out, f)
 	}
-}
-
-func uriParent(u string) string { return u[:strings.LastIndexByte(u, '/')] }
-
-func uriBase(u string) string { return u[strings.LastIndexByte(u, '/')+1:] }
-
-func addChild(dirs map[string][]Entry, dir string, e Entry) {
-	children := dirs[dir]
-	i, found := slices.BinarySearchFunc(children, e.URI, func(c Entry, uri string) int { return cmp.Compare(c.URI, uri) })
-	if found {
-		return
-	}
-	dirs[dir] = slices.Insert(children, i, e)
+	clear(files[len(out):])
+	snap.files = slices.Clip(out)
 }

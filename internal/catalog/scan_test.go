@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -408,5 +409,83 @@ func TestRiskLabels(t *testing.T) {
 	off := scan(t, fsys, &catalog.Options{NoLint: true})
 	if sk, _ := off.Skill("skill://risky/SKILL.md"); len(sk.RiskFlags()) != 0 {
 		t.Error("--no-lint still labels")
+	}
+}
+
+// Directory listings are derived from the sorted files; this checks them
+// against listings built the direct way, one skill and one file at a time,
+// on names that sort around '/' ("ref" < "ref-x" < "ref.md" < "ref/…").
+func TestDirectoriesMatchManifests(t *testing.T) {
+	fsys := fstest.MapFS{
+		"cat/outer/SKILL.md":            md("outer", "Encloses another skill."),
+		"cat/outer/ref":                 {Data: []byte("a file named like the folder\n")},
+		"cat/outer/ref-x.md":            {Data: []byte("x\n")},
+		"cat/outer/ref.md":              {Data: []byte("x\n")},
+		"cat/outer/ref0.md":             {Data: []byte("x\n")},
+		"cat/outer/refs/a.md":           {Data: []byte("x\n")},
+		"cat/outer/refs/deep/b.md":      {Data: []byte("x\n")},
+		"cat/outer/refs/deep/c d.md":    {Data: []byte("x\n")},
+		"cat/outer/refs-x/e.md":         {Data: []byte("x\n")},
+		"cat/outer/inner/SKILL.md":      md("inner", "Nested skill."),
+		"cat/outer/inner/notes.md":      {Data: []byte("notes\n")},
+		"cat/outer/inner/more/n.md":     {Data: []byte("notes\n")},
+		"cat/outer-2/SKILL.md":          md("outer-2", "A sibling whose name extends the first."),
+		"cat/outer-2/scripts/run.py":    {Data: []byte("print(1)\n")},
+		"cat/hide/SKILL.md":             {Data: []byte("---\nname: hide\ndescription: Hidden.\ndisable-model-invocation: true\n---\nbody\n")},
+		"cat/hide/notes/h.md":           {Data: []byte("h\n")},
+		"other/solo/SKILL.md":           md("solo", "Alone."),
+		"other/solo/assets/empty/.keep": {Data: []byte("dotfiles are not served\n")},
+	}
+	snap := scan(t, fsys, nil)
+	want := map[string][]string{}
+	for _, sk := range snap.All() {
+		root := strings.TrimSuffix(sk.URI, "/SKILL.md")
+		if want[root] == nil {
+			want[root] = []string{}
+		}
+		for _, f := range sk.Files {
+			child := f.URI
+			for dir := path.Dir(strings.TrimPrefix(child, "skill://")); ; dir = path.Dir(dir) {
+				d := "skill://" + dir
+				if !slices.Contains(want[d], child) {
+					want[d] = append(want[d], child)
+				}
+				if len(d) <= len(root) {
+					break
+				}
+				child = d
+			}
+		}
+	}
+	for dir, children := range want {
+		slices.Sort(children)
+		entries, ok := snap.Directory(dir)
+		if !ok || !snap.IsDirectory(dir) {
+			t.Errorf("%s: not a directory", dir)
+			continue
+		}
+		var got []string
+		for _, e := range entries {
+			got = append(got, e.URI)
+			if e.IsDir() != (e.MIMEType == "inode/directory") {
+				t.Errorf("%s: entry %s has IsDir %v and type %s", dir, e.URI, e.IsDir(), e.MIMEType)
+			}
+			if f, ok := snap.File(e.URI); ok != !e.IsDir() || (ok && f != e.File) {
+				t.Errorf("%s: entry %s does not match the served file", dir, e.URI)
+			}
+		}
+		if !slices.Equal(got, children) {
+			t.Errorf("%s lists\n %v\nwant %v", dir, got, children)
+		}
+	}
+	for _, notDir := range []string{"skill://cat", "skill://other", "skill://", "skill:", "", "skill://cat/outer/ref",
+		"skill://cat/outer/re", "skill://cat/outer/SKILL.md", "skill://cat/outer/refs/a.md", "skill://cat/outer/missing",
+		"skill://other/solo/assets", "skill://cat/outer/", "skill://cat/outer/refs/"} {
+		if _, ok := snap.Directory(notDir); ok || snap.IsDirectory(notDir) {
+			t.Errorf("%q is listed as a directory", notDir)
+		}
+	}
+	if f, ok := snap.File("skill://cat/outer/inner/more/n.md"); !ok || f.Skill.Name != "inner" {
+		t.Errorf("inner file owner = %v, want inner", f)
 	}
 }

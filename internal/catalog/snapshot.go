@@ -15,6 +15,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/lint"
 	"github.com/skills-mcp/skills-mcp/internal/search"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
 // Snapshot is an immutable catalog: what one scan of the libraries found.
@@ -37,8 +38,7 @@ type Snapshot struct {
 	search      *search.Index
 	searchOnce  sync.Once
 	searchReady chan struct{} // closed once search is built
-	files       map[string]*File
-	dirs        map[string][]Entry
+	files       []*File       // every served file, sorted by URI
 	warnings    []Warning
 	libraries   []LibraryStats
 	vaults      []*Vault
@@ -310,15 +310,83 @@ func (s *Snapshot) Skill(uri string) (*Skill, bool) {
 
 // File returns the served file at uri.
 func (s *Snapshot) File(uri string) (*File, bool) {
-	f, ok := s.files[uri]
-	return f, ok
+	i, ok := slices.BinarySearchFunc(s.files, uri, func(f *File, uri string) int { return strings.Compare(f.URI, uri) })
+	if !ok {
+		return nil, false
+	}
+	return s.files[i], true
+}
+
+// IsDirectory reports whether uri is a directory resource: the root of a
+// served skill, or a folder below one that holds served files.
+func (s *Snapshot) IsDirectory(uri string) bool {
+	if _, ok := s.byURI[uri+"/"+skillsext.SkillFile]; ok {
+		return true
+	}
+	lo, hi := s.below(uri)
+	return lo < hi && s.insideSkill(uri)
 }
 
 // Directory returns the direct children of the directory resource at uri,
-// sorted by URI.
+// sorted by URI: its files, and its folders as inode/directory entries.
+// The listing is derived from the sorted files on each call; a folder's
+// subtree is skipped with one binary search, so the cost grows with the
+// number of children, not with the files below them.
 func (s *Snapshot) Directory(uri string) ([]Entry, bool) {
-	d, ok := s.dirs[uri]
-	return d, ok
+	if !s.IsDirectory(uri) {
+		return nil, false
+	}
+	lo, hi := s.below(uri)
+	entries := []Entry{}
+	for i := lo; i < hi; {
+		f := s.files[i]
+		rest := f.URI[len(uri)+1:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			sub := f.URI[:len(uri)+1+j]
+			entries = append(entries, Entry{URI: sub, Name: rest[:j], MIMEType: skillsext.DirectoryMIMEType})
+			i = s.after(sub+"/", i, hi)
+			continue
+		}
+		e := Entry{URI: f.URI, Name: rest, MIMEType: f.MIMEType, Size: f.Size, File: f}
+		if owner, ok := s.byURI[f.URI]; ok {
+			e.Name, e.Description = owner.Name, owner.Description
+		}
+		entries = append(entries, e)
+		i++
+	}
+	// A folder sorts by its own URI, before files that extend its name
+	// with a byte below '/' ("ref" before "ref.md"), which the files'
+	// order puts first.
+	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.URI, b.URI) })
+	return entries, true
+}
+
+// below returns the range of s.files under the directory URI dir.
+func (s *Snapshot) below(dir string) (lo, hi int) {
+	prefix := dir + "/"
+	lo, _ = slices.BinarySearchFunc(s.files, prefix, func(f *File, p string) int { return strings.Compare(f.URI, p) })
+	return lo, s.after(prefix, lo, len(s.files))
+}
+
+// after returns the first index in [lo, hi) of s.files whose URI does not
+// start with prefix, given that the URIs from lo on that do come first.
+func (s *Snapshot) after(prefix string, lo, hi int) int {
+	return lo + sort.Search(hi-lo, func(i int) bool { return !strings.HasPrefix(s.files[lo+i].URI, prefix) })
+}
+
+// insideSkill reports whether the directory URI dir is at or below the
+// root of a served skill.
+func (s *Snapshot) insideSkill(dir string) bool {
+	for {
+		if _, ok := s.byURI[dir+"/"+skillsext.SkillFile]; ok {
+			return true
+		}
+		i := strings.LastIndexByte(dir, '/')
+		if i < 0 || strings.HasSuffix(dir[:i], ":/") {
+			return false // the scheme's "//": no skill root above
+		}
+		dir = dir[:i]
+	}
 }
 
 // SkillsAfter returns up to n listed skills whose URI sorts after key, and

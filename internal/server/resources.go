@@ -40,7 +40,7 @@ func (s *server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 	snap := s.store.Snapshot()
 	f, ok := snap.File(uri)
 	if !ok {
-		if _, isDir := snap.Directory(uri); isDir {
+		if snap.IsDirectory(uri) {
 			return nil, skillsext.InvalidParams(uri, "%s is a directory; list it with resources/directory/read", uri)
 		}
 		return nil, skillsext.InvalidParams(uri, "Resource not found: no file is served at %s; skills/list gives every skill's files", uri)
