@@ -98,7 +98,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
-	ix := search.Build(docs)
+	ix := search.Build(docs, 0)
 	build := time.Since(start)
 	ours, results := eval.Evaluate(qs, eval.Engine(ix, docs))
 	baseline, _ := eval.Evaluate(qs, eval.Baseline(docs))

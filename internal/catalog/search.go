@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"runtime"
+
 	"github.com/skills-mcp/skills-mcp/internal/search"
 )
 
@@ -28,6 +30,11 @@ func (snap *Snapshot) startSearch() {
 	})
 }
 
+// indexWorkers is how many goroutines build a search index: one core is
+// left to the requests that arrive meanwhile (a host lists the catalog
+// while the index of a new snapshot builds), unless there is only one.
+func indexWorkers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
+
 // SearchReady returns a channel closed once the snapshot's search index
 // is built (it is built in the background once the snapshot is installed).
 func (snap *Snapshot) SearchReady() <-chan struct{} { return snap.searchReady }
@@ -44,7 +51,7 @@ func (snap *Snapshot) indexSkills() {
 			Description: sk.Description, Tags: sk.Tags, Body: body,
 		}
 	}
-	snap.search = search.Build(docs)
+	snap.search = search.Build(docs, indexWorkers())
 	for _, sk := range snap.all {
 		sk.body.Store(nil) // read from the file from now on
 	}

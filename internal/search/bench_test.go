@@ -143,14 +143,14 @@ func BenchmarkBuild(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				ix = Build(docs)
+				ix = Build(docs, 0)
 			}
 			b.StopTimer()
 			ix = nil
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			ix = Build(docs)
+			ix = Build(docs, 0)
 			runtime.GC()
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MB")
@@ -166,7 +166,7 @@ func BenchmarkSearch(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
 			docs := cachedDocs(n)
-			ix := Build(docs)
+			ix := Build(docs, 0)
 			qs := benchQueries(docs)
 			for _, q := range qs { // warm the scratch pool
 				ix.Search(q)
@@ -212,7 +212,7 @@ func TestLatencyReport(t *testing.T) {
 	for _, n := range benchSizes {
 		docs := cachedDocs(n)
 		start := time.Now()
-		ix := Build(docs)
+		ix := Build(docs, 0)
 		build := time.Since(start)
 		qs := benchQueries(docs)
 		var lat []time.Duration

@@ -96,11 +96,11 @@ type postings struct {
 // Build indexes docs. The docs slice and its strings may be reused by the
 // caller afterwards; the index keeps only Name and the folded filters.
 // Build runs in time linear in the text indexed (bodies are cut at
-// MaxBodyBytes), analysing shards of the documents on up to GOMAXPROCS
-// goroutines that it waits for. It needs about 10 bytes per (term, field,
+// MaxBodyBytes), analysing shards of the documents on up to workers
+// goroutines (GOMAXPROCS if workers < 1) that it waits for. It needs about 10 bytes per (term, field,
 // doc) posting while building, 6 afterwards. It panics if len(docs) does
 // not fit in a uint32, which no catalog reaches.
-func Build(docs []Doc) *Index {
+func Build(docs []Doc, workers int) *Index {
 	if uint64(len(docs)) > math.MaxUint32 {
 		panic("search: too many documents")
 	}
@@ -122,7 +122,10 @@ func Build(docs []Doc) *Index {
 
 	// Shards are contiguous runs of documents, so that concatenating
 	// their postings keeps each list sorted by document.
-	nShards := min(runtime.GOMAXPROCS(0), (len(docs)+minShardDocs-1)/minShardDocs)
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	nShards := min(workers, (len(docs)+minShardDocs-1)/minShardDocs)
 	shards := make([]*shard, max(nShards, 1))
 	var wg sync.WaitGroup
 	for i := range shards {

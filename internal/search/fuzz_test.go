@@ -34,7 +34,7 @@ func FuzzSearch(f *testing.F) {
 				Description: fs[3], Tags: strings.Split(fs[4], ","), Body: fs[5],
 			})
 		}
-		ix := Build(docs)
+		ix := Build(docs, 0)
 		q := Query{Text: text, Library: library, Category: category, Limit: limit}
 		hits := ix.Search(q)
 

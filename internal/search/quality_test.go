@@ -43,7 +43,7 @@ var floors = eval.Metrics{Hit1: 0.79, Recall5: 0.78, MRR10: 0.85, NDCG10: 0.84}
 
 func TestQuality(t *testing.T) {
 	docs, qs := loadEvalSet(t)
-	ix := search.Build(docs)
+	ix := search.Build(docs, 0)
 	ours, results := eval.Evaluate(qs, eval.Engine(ix, docs))
 	base, _ := eval.Evaluate(qs, eval.Baseline(docs))
 	t.Logf("engine:   %+v", ours)

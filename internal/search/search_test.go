@@ -48,20 +48,20 @@ func names(docs []Doc, hits []Hit) []string {
 }
 
 func TestSearchEmpty(t *testing.T) {
-	ix := Build(corpus())
+	ix := Build(corpus(), 0)
 	for _, text := range []string{"", " ", "\t\n", "the and to", "¿¡ — …", "a-the"} {
 		if hits := ix.Search(Query{Text: text}); hits != nil {
 			t.Errorf("Search(%q) = %v, want nil", text, hits)
 		}
 	}
-	if hits := Build(nil).Search(Query{Text: "invoice"}); hits != nil {
+	if hits := Build(nil, 0).Search(Query{Text: "invoice"}); hits != nil {
 		t.Errorf("empty index: %v, want nil", hits)
 	}
 }
 
 func TestSearchRanking(t *testing.T) {
 	docs := corpus()
-	ix := Build(docs)
+	ix := Build(docs, 0)
 	tests := []struct {
 		query string
 		first string
@@ -83,7 +83,7 @@ func TestSearchRanking(t *testing.T) {
 
 func TestSearchExactName(t *testing.T) {
 	docs := corpus()
-	ix := Build(docs)
+	ix := Build(docs, 0)
 	// pdf-merge is stuffed with "pdf forms" and outscores pdf-forms on
 	// BM25F; the name still wins.
 	for _, q := range []string{"pdf-forms", "pdf forms", "PDF Forms", " pdf_forms ", "pdf  -  forms"} {
@@ -102,7 +102,7 @@ func TestSearchExactName(t *testing.T) {
 	}
 	// A name made only of stop words is still found by its exact name.
 	docs = append(docs, Doc{ID: 6, Name: "how-to", Description: "Guides."})
-	ix = Build(docs)
+	ix = Build(docs, 0)
 	if got := names(docs, ix.Search(Query{Text: "how to"})); !slices.Equal(got, []string{"how-to"}) {
 		t.Errorf(`Search("how to") = %v, want [how-to]`, got)
 	}
@@ -118,7 +118,7 @@ func TestSearchExactName(t *testing.T) {
 
 func TestSearchPrefix(t *testing.T) {
 	docs := corpus()
-	ix := Build(docs)
+	ix := Build(docs, 0)
 	hits := ix.Search(Query{Text: "deplo"})
 	got := names(docs, hits)
 	if len(got) == 0 || got[0] != "kubernetes-deploy" {
@@ -155,7 +155,7 @@ func TestSearchPrefix(t *testing.T) {
 
 func TestSearchFilters(t *testing.T) {
 	docs := corpus()
-	ix := Build(docs)
+	ix := Build(docs, 0)
 	tests := []struct {
 		name string
 		q    Query
@@ -186,7 +186,7 @@ func TestSearchLimit(t *testing.T) {
 	for i := range 80 {
 		docs = append(docs, Doc{ID: i, Name: fmt.Sprintf("skill-%02d", i), Description: "common word"})
 	}
-	ix := Build(docs)
+	ix := Build(docs, 0)
 	for _, tt := range []struct{ limit, want int }{
 		{0, DefaultLimit}, {-5, 1}, {1, 1}, {7, 7}, {50, 50}, {51, MaxLimit}, {1 << 30, MaxLimit},
 	} {
@@ -212,7 +212,7 @@ func TestSearchTieBreak(t *testing.T) {
 			docs[i].Description = "same text"
 			docs[i].Category = "x"
 		}
-		hits := Build(docs).Search(Query{Text: "same text"})
+		hits := Build(docs, 0).Search(Query{Text: "same text"})
 		var ids []int
 		for _, h := range hits {
 			ids = append(ids, h.ID)
@@ -229,7 +229,7 @@ func TestSearchTieBreak(t *testing.T) {
 func TestSearchMatched(t *testing.T) {
 	docs := []Doc{{ID: 1, Name: "alpha-tool", Category: "alpha", Description: "alpha beta",
 		Tags: []string{"alpha"}, Body: "alpha"}, {ID: 2, Name: "other", Body: "beta"}}
-	ix := Build(docs)
+	ix := Build(docs, 0)
 	hits := ix.Search(Query{Text: "alpha beta"})
 	if len(hits) != 2 {
 		t.Fatalf("hits = %v", hits)
@@ -252,7 +252,7 @@ func TestSearchMatched(t *testing.T) {
 
 func TestBodyTruncated(t *testing.T) {
 	body := strings.Repeat("filler ", MaxBodyBytes/7+1) + "needle"
-	ix := Build([]Doc{{ID: 1, Name: "x", Body: body}, {ID: 2, Name: "y", Body: "needle"}})
+	ix := Build([]Doc{{ID: 1, Name: "x", Body: body}, {ID: 2, Name: "y", Body: "needle"}}, 0)
 	hits := ix.Search(Query{Text: "needle"})
 	if len(hits) != 1 || hits[0].ID != 2 {
 		t.Errorf("hits = %v, want only the short body", hits)
@@ -267,7 +267,7 @@ func TestSearchCJK(t *testing.T) {
 		{ID: 1, Name: "doc-gen", Description: "生成技术文档"},
 		{ID: 2, Name: "other", Description: "发送邮件"},
 	}
-	ix := Build(docs)
+	ix := Build(docs, 0)
 	for _, q := range []string{"文档", "生成技术文档", "技术文档"} {
 		if hits := ix.Search(Query{Text: q}); len(hits) == 0 || hits[0].ID != 1 {
 			t.Errorf("Search(%q) = %v, want doc 1", q, hits)
@@ -277,7 +277,7 @@ func TestSearchCJK(t *testing.T) {
 
 func TestSearchConcurrent(t *testing.T) {
 	docs := corpus()
-	ix := Build(docs)
+	ix := Build(docs, 0)
 	want := map[string][]Hit{}
 	queries := []string{"invoices", "pdf forms", "deplo", "release notes", "overdue"}
 	for _, q := range queries {
@@ -300,7 +300,7 @@ func TestSearchConcurrent(t *testing.T) {
 }
 
 func TestLongQuery(t *testing.T) {
-	ix := Build(corpus())
+	ix := Build(corpus(), 0)
 	q := strings.Repeat("invoices overdue pdf ", 10000) + strings.Repeat("x", 100)
 	if hits := ix.Search(Query{Text: q}); len(hits) == 0 {
 		t.Error("long query found nothing")
@@ -313,7 +313,7 @@ func TestLongQuery(t *testing.T) {
 		docs = append(docs, Doc{ID: i, Name: fmt.Sprintf("s%03d", i), Description: fmt.Sprintf("w%d", i)})
 		words = append(words, fmt.Sprintf("w%d", 99-i))
 	}
-	hits := Build(docs).Search(Query{Text: strings.Join(words, " "), Limit: MaxLimit})
+	hits := Build(docs, 0).Search(Query{Text: strings.Join(words, " "), Limit: MaxLimit})
 	if len(hits) != MaxLimit {
 		t.Fatalf("%d hits, want %d", len(hits), MaxLimit)
 	}
@@ -333,7 +333,7 @@ func TestPruningIsExact(t *testing.T) {
 	for i, name := range []string{"use-when", "review-deploy", "data-file-test"} {
 		docs = append(docs, Doc{ID: 5000 + i, Name: name, Description: "x"})
 	}
-	ix := Build(docs)
+	ix := Build(docs, 0)
 	qs := benchQueries(docs)
 	for i, q := range qs {
 		q.Limit = []int{1, 5, 10, 50}[i%4]
@@ -366,5 +366,24 @@ func TestNameKey(t *testing.T) {
 		if got := nameKey(in); got != want {
 			t.Errorf("nameKey(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The number of build workers changes how documents are sharded, never
+// what a search finds or how it ranks.
+func TestBuildWorkersAgree(t *testing.T) {
+	docs := benchDocs(3*minShardDocs + 17)
+	one, four := Build(docs, 1), Build(docs, 4)
+	found := 0
+	for _, q := range benchQueries(docs) {
+		q.Limit = 20
+		a, b := one.Search(q), four.Search(q)
+		if !slices.EqualFunc(a, b, func(x, y Hit) bool { return x.ID == y.ID && x.Score == y.Score }) {
+			t.Fatalf("query %+v: one worker found %v, four found %v", q, a, b)
+		}
+		found += len(a)
+	}
+	if found < 1000 {
+		t.Fatalf("the queries found %d hits in all; the comparison proves little", found)
 	}
 }
