@@ -86,7 +86,7 @@ func BenchmarkListAll(b *testing.B) {
 			b.SetBytes(int64(total))
 			b.ReportAllocs()
 			for b.Loop() {
-				l, err := listAll(ctx, cs, nil)
+				l, err := listAll(ctx, sdkLister(cs), nil)
 				if err != nil || len(l.Entries) != 1000 {
 					b.Fatalf("listAll: %d entries, %v", len(l.Entries), err)
 				}

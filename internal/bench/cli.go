@@ -152,6 +152,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&o.Samples, "samples", DefaultSamples, "skills fetched with skills/get and resources/read, and search queries sent, per run")
 	fs.Uint64Var(&o.Seed, "seed", DefaultSeed, "`seed` for the sampled skills and queries")
 	fs.StringVar(&o.ProtocolVersion, "protocol-version", "", "MCP `revision` to ask for (default: the SDK's latest, with its fallback)")
+	fs.StringVar(&o.Client, "client", ClientRaw, "`client`: "+ClientRaw+" speaks JSON-RPC over the pipes itself and decodes each answer once (revisions up to "+rawProtocolVersion+"); "+
+		ClientSDK+" is a go-sdk client session, which on a 2-core machine costs more CPU than the server during a listing")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	asMarkdown := fs.Bool("markdown", false, "print the tables as Markdown")
 	out := fs.String("out", "", "also write the JSON report, with every run's values, to `FILE`")
@@ -169,6 +171,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if *lib == "" || fs.NArg() == 0 {
 		return usagef("skills-bench run --lib /tmp/lib400 -- ./skills-mcp --root {lib}", "run needs --lib and a server command after --")
+	}
+	if o.Client != ClientRaw && o.Client != ClientSDK {
+		return usagef("skills-bench run --client "+ClientRaw+" ...", "--client is %s or %s, not %q", ClientRaw, ClientSDK, o.Client)
 	}
 	abs, err := filepath.Abs(*lib)
 	if err != nil {

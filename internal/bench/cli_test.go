@@ -54,6 +54,7 @@ func TestMainUsage(t *testing.T) {
 		{[]string{"run", "--lib", "/tmp"}, ExitUsage, "a server command after --"},
 		{[]string{"run", "--lib", "/no/such/dir", "--", "x"}, ExitUsage, "is not a directory"},
 		{[]string{"run", "--lib", "/tmp", "--vs", "a 'b", "--", "x"}, ExitUsage, "--vs"},
+		{[]string{"run", "--lib", "/tmp", "--client", "curl", "--", "x"}, ExitUsage, "--client is raw or sdk"},
 		{[]string{"http"}, ExitUsage, "http needs --url"},
 		{[]string{"http", "--url", "http://example.com/mcp"}, ExitUsage, "non-loopback"},
 		{[]string{"gen", "-h"}, ExitOK, "Usage: skills-bench gen"},

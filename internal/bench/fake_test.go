@@ -22,6 +22,8 @@ import (
 //	loop      like good, but skills/list always hands out the same cursor
 //	changing  like good, but one skill's digest changes after the first
 //	          complete listing
+//	chatty    like good, but before each skills/list page it pings the
+//	          client and sends it a progress notification
 //	hang      reads nothing, answers nothing, ignores stdin EOF
 //	exit      prints an error to stderr and exits with status 3
 const fakeArg = "fake-server"
@@ -101,7 +103,15 @@ func newFakeServer(mode string) *mcp.Server {
 	caps.AddExtension("io.modelcontextprotocol/skills", map[string]any{})
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, &mcp.ServerOptions{Capabilities: caps})
 	var listings atomic.Int64 // complete listings started
-	err := mcp.AddReceivingCustomMethod(s, methodListSkills, func(_ context.Context, _ *mcp.ServerSession, p *listSkillsParams) (*listSkillsResult, error) {
+	err := mcp.AddReceivingCustomMethod(s, methodListSkills, func(ctx context.Context, ss *mcp.ServerSession, p *listSkillsParams) (*listSkillsResult, error) {
+		if mode == "chatty" {
+			if err := ss.Ping(ctx, nil); err != nil {
+				return nil, fmt.Errorf("the client did not answer ping: %w", err)
+			}
+			if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: "list", Progress: 1}); err != nil {
+				return nil, err
+			}
+		}
 		start := 0
 		if p != nil && p.Cursor != "" {
 			if mode != "loop" {

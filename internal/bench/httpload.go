@@ -124,7 +124,7 @@ func LoadHTTP(ctx context.Context, opts HTTPOptions) (*HTTPReport, error) {
 		return nil, fmt.Errorf("connecting to %s: %w", o.URL, err)
 	}
 	listCtx, cancel := context.WithTimeout(ctx, 10*o.RequestTimeout)
-	l, err := listAll(listCtx, first, nil)
+	l, err := listAll(listCtx, sdkLister(first), nil)
 	cancel()
 	_ = first.Close()
 	if err != nil {

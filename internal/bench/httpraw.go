@@ -14,17 +14,18 @@ import (
 	"sync"
 )
 
-// Load clients of LoadHTTP (HTTPOptions.Client).
+// Clients of Run (RunOptions.Client) and LoadHTTP (HTTPOptions.Client).
 const (
-	// ClientRaw replays, over plain net/http, the requests the SDK client
-	// sent for the same method, with only the URI changed. It parses just
-	// enough of each response to tell success from failure, so that on a
-	// machine shared by client and server the client's CPU stays small next
-	// to the server's.
+	// ClientRaw keeps the client's CPU small next to the server's, on a
+	// machine the two share. Over stdio it speaks JSON-RPC on the pipes
+	// itself and decodes each answer once. Over HTTP it replays, with
+	// plain net/http, the request the SDK client sent for the same method
+	// with only the URI changed, and parses just enough of each response
+	// to tell success from failure.
 	ClientRaw = "raw"
 	// ClientSDK sends every request through a go-sdk client session, as a
-	// host built on the SDK would: the client costs about as much CPU per
-	// request as the server does.
+	// host built on the SDK would: the client then costs about as much CPU
+	// as the server, and more during a listing.
 	ClientSDK = "sdk"
 )
 

@@ -75,16 +75,26 @@ type listing struct {
 	Entries []json.RawMessage
 }
 
+// lister sends one skills/list request.
+type lister func(ctx context.Context, cursor string) (*listSkillsResult, error)
+
+// sdkLister sends skills/list through the SDK session cs.
+func sdkLister(cs *mcp.ClientSession) lister {
+	return func(ctx context.Context, cursor string) (*listSkillsResult, error) {
+		return mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](ctx, cs, methodListSkills, &listSkillsParams{Cursor: cursor})
+	}
+}
+
 // listAll follows skills/list cursors to the end. firstPage, if not nil, is
 // called as soon as the first page has arrived. A cursor seen before in the
 // same walk fails with ErrCursorLoop.
-func listAll(ctx context.Context, cs *mcp.ClientSession, firstPage func()) (*listing, error) {
+func listAll(ctx context.Context, list lister, firstPage func()) (*listing, error) {
 	seen := map[string]int{} // cursor → the page that returned it
 	l := &listing{}
 	cursor := ""
 	for {
 		l.Pages++
-		res, err := mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](ctx, cs, methodListSkills, &listSkillsParams{Cursor: cursor})
+		res, err := list(ctx, cursor)
 		if err != nil {
 			return nil, fmt.Errorf("skills/list page %d: %w", l.Pages, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -24,7 +25,8 @@ import (
 const terminateGrace = 2 * time.Second
 
 // serverProcess runs one server command as the leader of its own process
-// group and connects to it over stdio with the SDK's CommandTransport.
+// group and connects to it over stdio: with the SDK's CommandTransport
+// (Connect), or with plain pipes (startPipes).
 // Killing the group also ends the helpers a wrapper script or npx starts.
 type serverProcess struct {
 	cmd    *exec.Cmd
@@ -54,13 +56,57 @@ func (p *serverProcess) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.started()
+	return conn, nil
+}
+
+// started records the process id, which the watchdog and the memory probe
+// need. The watchdog may have fired while the process was starting; it
+// could not see the pid then, so its decision is honoured now.
+func (p *serverProcess) started() {
 	p.pid.Store(int64(p.cmd.Process.Pid))
-	// The watchdog may have fired while the process was starting; it could
-	// not see the pid then, so honour its decision now.
 	if p.killed.Load() {
 		p.kill()
 	}
-	return conn, nil
+}
+
+// startPipes starts the command with pipes to its stdin and from its
+// stdout, for a client that speaks JSON-RPC itself (ClientRaw).
+func (p *serverProcess) startPipes() (io.WriteCloser, io.Reader, error) {
+	stdin, err := p.cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	p.started()
+	return stdin, stdout, nil
+}
+
+// stop ends a process started by startPipes as the stdio transport
+// prescribes, and as the SDK's CommandTransport does for ClientSDK: close
+// its stdin and wait terminateGrace for it to exit, then SIGTERM, then
+// SIGKILL. It returns what Wait returned.
+func (p *serverProcess) stop(stdin io.Closer) error {
+	_ = stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
+		if sig != 0 {
+			_ = p.cmd.Process.Signal(sig)
+		}
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(terminateGrace):
+		}
+	}
+	return errors.New("the server did not exit after SIGKILL")
 }
 
 // kill sends SIGKILL to the server's process group. It is safe to call from

@@ -12,6 +12,7 @@ import (
 type Report struct {
 	Lib      string         `json:"lib,omitempty"`
 	Runs     int            `json:"runs"`
+	Client   string         `json:"client"` // ClientRaw or ClientSDK
 	Servers  []ServerReport `json:"servers"`
 	Warnings []string       `json:"warnings,omitempty"`
 }
@@ -40,6 +41,14 @@ func (sr *ServerReport) summarize() {
 	}
 }
 
+// clientName is the client of the report's runs.
+func (r *Report) clientName() string {
+	if r.Client == "" {
+		return ClientRaw
+	}
+	return r.Client
+}
+
 // WriteText writes the report as aligned tables: per server, the median,
 // minimum and maximum of every metric; with two servers, the ratio B/A of
 // their medians (below 1 means B is faster or smaller). Warnings follow.
@@ -51,7 +60,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error { return r.write(w, true) }
 func (r *Report) write(w io.Writer, markdown bool) error {
 	var b strings.Builder
 	for _, sr := range r.Servers {
-		fmt.Fprintf(&b, "server %s: %s (%s)\n", sr.Label, strings.Join(sr.Command, " "), plural(len(sr.Samples), "run"))
+		fmt.Fprintf(&b, "server %s: %s (%s, %s client)\n", sr.Label, strings.Join(sr.Command, " "), plural(len(sr.Samples), "run"), r.clientName())
 		if tool := searchToolOf(sr); tool != "" {
 			fmt.Fprintf(&b, "search tool: %s\n", tool)
 		}

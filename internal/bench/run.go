@@ -8,8 +8,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Defaults for RunOptions fields left zero.
@@ -49,6 +47,10 @@ type RunOptions struct {
 	// ProtocolVersion is the MCP revision the client asks for. If empty, the
 	// SDK's latest; the client falls back as the SDK does.
 	ProtocolVersion string
+	// Client is the client of every run: ClientRaw speaks JSON-RPC over
+	// the server's pipes itself and decodes each answer once; ClientSDK is
+	// a go-sdk client session. If empty, ClientRaw.
+	Client string
 	// Progress receives one line per finished run. If nil, nothing.
 	Progress io.Writer
 }
@@ -69,6 +71,9 @@ func (o *RunOptions) withDefaults() RunOptions {
 	}
 	if v.Seed == 0 {
 		v.Seed = DefaultSeed
+	}
+	if v.Client == "" {
+		v.Client = ClientRaw
 	}
 	if v.Progress == nil {
 		v.Progress = io.Discard
@@ -147,7 +152,10 @@ var ErrTimeout = errors.New("bench: run timed out")
 // seconds: on timeout the server's process group is killed.
 func Run(ctx context.Context, servers []Server, opts *RunOptions) (*Report, error) {
 	o := opts.withDefaults()
-	rep := &Report{Runs: o.Runs}
+	if o.Client != ClientRaw && o.Client != ClientSDK {
+		return nil, fmt.Errorf("bench: unknown client %q (want %s or %s)", o.Client, ClientRaw, ClientSDK)
+	}
+	rep := &Report{Runs: o.Runs, Client: o.Client}
 	for _, s := range servers {
 		if len(s.Argv) == 0 {
 			return nil, fmt.Errorf("bench: server %s has an empty command", s.Label)
@@ -235,28 +243,24 @@ func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ")
 // measure is one run: every step uses ctx, which carries the run's
 // deadline, so a server that stops answering fails the step it is in.
 func measure(ctx context.Context, proc *serverProcess, o RunOptions) (_ *Sample, err error) {
-	client, err := newClient()
-	if err != nil {
-		return nil, err
-	}
 	s := &Sample{Values: map[string]float64{}}
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
 	start := time.Now()
-	cs, err := client.Connect(ctx, proc, &mcp.ClientSessionOptions{ProtocolVersion: o.ProtocolVersion})
+	sess, err := connect(ctx, proc, o)
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	s.Values["initialize_ms"] = ms(time.Since(start))
 	defer func() {
-		// Close shuts stdin and waits for the exit, bounded by
+		// close shuts stdin and waits for the exit, bounded by
 		// terminateGrace before SIGTERM and SIGKILL.
-		if cerr := cs.Close(); cerr != nil && err == nil && ctx.Err() == nil && !isExitAfterClose(cerr) {
+		if cerr := sess.close(); cerr != nil && err == nil && ctx.Err() == nil && !isExitAfterClose(cerr) {
 			s.Warnings = append(s.Warnings, "closing the session: "+cerr.Error())
 		}
 	}()
 
-	cold, err := listAll(ctx, cs, func() { s.Values["first_page_ms"] = ms(time.Since(start)) })
+	cold, err := listAll(ctx, sess.listPage, func() { s.Values["first_page_ms"] = ms(time.Since(start)) })
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +288,7 @@ func measure(ctx context.Context, proc *serverProcess, o RunOptions) (_ *Sample,
 	}
 
 	t := time.Now()
-	tools, err := cs.ListTools(ctx, nil)
+	tools, err := sess.listTools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tools/list: %w", err)
 	}
@@ -292,19 +296,22 @@ func measure(ctx context.Context, proc *serverProcess, o RunOptions) (_ *Sample,
 
 	r := rand.New(rand.NewPCG(o.Seed, 0))
 	picks := samplePicks(r, len(views), o.Samples)
-	if tool := searchTool(tools.Tools); tool != "" && len(views) > 0 {
+	if tool := searchTool(tools); tool != "" && len(views) > 0 {
 		s.SearchTool = tool
 		var lat []float64
 		for _, i := range picks {
 			q := searchQuery(views[i].URI)
 			t := time.Now()
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"query": q}})
+			isError, text, err := sess.callTool(ctx, tool, map[string]any{"query": q})
 			if err != nil {
 				return nil, fmt.Errorf("tools/call %s %q: %w", tool, q, err)
 			}
 			lat = append(lat, ms(time.Since(t)))
-			if res.IsError {
-				return nil, fmt.Errorf("tools/call %s %q returned an error result: %s", tool, q, toolText(res))
+			if isError {
+				if text == "" {
+					text = "(no text)"
+				}
+				return nil, fmt.Errorf("tools/call %s %q returned an error result: %s", tool, q, abbreviate(text, 200))
 			}
 		}
 		s.Values["search_ms"] = Median(lat)
@@ -314,7 +321,7 @@ func measure(ctx context.Context, proc *serverProcess, o RunOptions) (_ *Sample,
 	cpuBefore, cpuErr = groupCPU(pgid)
 	clientBefore := selfCPU()
 	t = time.Now()
-	warm, err := listAll(ctx, cs, nil)
+	warm, err := listAll(ctx, sess.listPage, nil)
 	if err != nil {
 		return nil, fmt.Errorf("warm listing: %w", err)
 	}
@@ -331,9 +338,9 @@ func measure(ctx context.Context, proc *serverProcess, o RunOptions) (_ *Sample,
 		s.Warnings = append(s.Warnings, "the library changed between the first and the warm listing: "+diff)
 	}
 
-	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Resources != nil {
+	if sess.hasResources() {
 		t = time.Now()
-		if _, err := cs.ListResources(ctx, &mcp.ListResourcesParams{}); err != nil {
+		if err := sess.listResources(ctx); err != nil {
 			return nil, fmt.Errorf("resources/list: %w", err)
 		}
 		s.Values["resources_list_ms"] = ms(time.Since(t))
@@ -343,21 +350,21 @@ func measure(ctx context.Context, proc *serverProcess, o RunOptions) (_ *Sample,
 	for _, i := range picks {
 		uri := views[i].URI
 		t := time.Now()
-		g, err := mcp.CallCustomMethod[*getSkillParams, *getSkillResult](ctx, cs, methodGetSkill, &getSkillParams{URI: uri})
+		skill, err := sess.getSkill(ctx, uri)
 		if err != nil {
 			return nil, fmt.Errorf("skills/get %s: %w", uri, err)
 		}
 		gets = append(gets, ms(time.Since(t)))
-		if len(g.Skill) == 0 || string(g.Skill) == "null" {
+		if len(skill) == 0 || string(skill) == "null" {
 			return nil, fmt.Errorf("skills/get %s: the result has no skill", uri)
 		}
 		t = time.Now()
-		rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		n, err := sess.readResource(ctx, uri)
 		if err != nil {
 			return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 		}
 		reads = append(reads, ms(time.Since(t)))
-		if len(rr.Contents) == 0 {
+		if n == 0 {
 			return nil, fmt.Errorf("resources/read %s: no contents", uri)
 		}
 	}
@@ -384,10 +391,10 @@ func samplePicks(r *rand.Rand, total, n int) []int {
 	return r.Perm(total)[:min(n, total)]
 }
 
-func searchTool(tools []*mcp.Tool) string {
+func searchTool(tools []string) string {
 	for _, t := range tools {
-		if strings.HasSuffix(t.Name, searchToolSuffix) {
-			return t.Name
+		if strings.HasSuffix(t, searchToolSuffix) {
+			return t
 		}
 	}
 	return ""
@@ -402,13 +409,4 @@ func searchQuery(uri string) string {
 	}
 	words := strings.FieldsFunc(p, func(r rune) bool { return r == '-' || r == '_' })
 	return strings.Join(words[:min(len(words), 2)], " ")
-}
-
-func toolText(res *mcp.CallToolResult) string {
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			return abbreviate(t.Text, 200)
-		}
-	}
-	return "(no text)"
 }
