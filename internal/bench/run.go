@@ -44,8 +44,9 @@ type RunOptions struct {
 	// Seed picks the sampled skills and queries; every run of every server
 	// uses the same picks. If zero, DefaultSeed.
 	Seed uint64
-	// ProtocolVersion is the MCP revision the client asks for. If empty, the
-	// SDK's latest; the client falls back as the SDK does.
+	// ProtocolVersion is the MCP revision the client asks for. If empty,
+	// 2025-11-25 with ClientRaw, and the SDK's latest with ClientSDK, which
+	// falls back as the SDK does.
 	ProtocolVersion string
 	// Client is the client of every run: ClientRaw speaks JSON-RPC over
 	// the server's pipes itself and decodes each answer once; ClientSDK is

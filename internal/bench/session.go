@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -103,13 +102,11 @@ func (s sdkSession) readResource(ctx context.Context, uri string) (int, error) {
 
 func (s sdkSession) close() error { return s.cs.Close() }
 
-// connect starts the server and opens a session with the client o names.
+// connect starts the server and opens a session with the client o names
+// (Run has checked it is one of the two).
 func connect(ctx context.Context, proc *serverProcess, o RunOptions) (session, error) {
-	switch o.Client {
-	case ClientSDK:
+	if o.Client == ClientSDK {
 		return connectSDK(ctx, proc, o.ProtocolVersion)
-	case ClientRaw:
-		return connectRaw(ctx, proc, o.ProtocolVersion)
 	}
-	return nil, fmt.Errorf("bench: unknown client %q (want %s or %s)", o.Client, ClientRaw, ClientSDK)
+	return connectRaw(ctx, proc, o.ProtocolVersion)
 }
