@@ -110,6 +110,7 @@ var Metrics = []Metric{
 	{"resources_list_ms", "resources/list (first page)", "ms"},
 	{"get_ms", "skills/get (median)", "ms"},
 	{"read_ms", "resources/read SKILL.md (median)", "ms"},
+	{"end_rss_mib", "RSS at the end of the run (VmRSS)", "MiB"},
 }
 
 // Sample is the outcome of one run of one server.
@@ -372,6 +373,12 @@ func measure(ctx context.Context, proc *serverProcess, o RunOptions) (_ *Sample,
 	if len(picks) > 0 {
 		s.Values["get_ms"] = Median(gets)
 		s.Values["read_ms"] = Median(reads)
+	}
+	// By now a server with a search tool has had to finish what it builds
+	// after its first listing (the calls waited for it): this is what it
+	// keeps resident, where "after listing" may catch it mid-build.
+	if mem, err := groupMemory(pgid); err == nil {
+		s.Values["end_rss_mib"] = float64(mem.Current) / (1 << 20)
 	}
 	return s, nil
 }
