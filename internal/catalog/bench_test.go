@@ -2,6 +2,9 @@ package catalog_test
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,5 +81,45 @@ func BenchmarkDirectory(b *testing.B) {
 		if entries, ok := snap.Directory(root); !ok || len(entries) == 0 {
 			b.Fatalf("%s: no listing", root)
 		}
+	}
+}
+
+// BenchmarkReadOne is a cold scan's work per file once read: the digest,
+// the UTF-8 check, sniffing, the risk linter and, for a SKILL.md, the
+// parser, on files of a generated library.
+func BenchmarkReadOne(b *testing.B) {
+	dir, err := bench.SharedLibrary(400)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"SKILL.md", "references/guide.md"} {
+		var files [][]byte
+		var total int64
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !strings.HasSuffix(filepath.ToSlash(p), "/"+name) || len(files) == 64 {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			files = append(files, data)
+			total += int64(len(data))
+			return err
+		})
+		if err != nil || len(files) == 0 {
+			b.Fatalf("no %s in %s: %v", name, dir, err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(total / int64(len(files)))
+			b.ReportAllocs()
+			buf := make([]byte, 0, 64<<10)
+			i := 0
+			for b.Loop() {
+				var err error
+				buf, _, err = catalog.ReadOne("skill/"+name, files[i%len(files)], buf)
+				if err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }

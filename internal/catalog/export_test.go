@@ -1,6 +1,9 @@
 package catalog
 
-import "slices"
+import (
+	"bytes"
+	"slices"
+)
 
 // WatchedFolders returns the folders w watches, sorted.
 func (w *Watcher) WatchedFolders() []string {
@@ -17,3 +20,13 @@ func (w *Watcher) WatchedFolders() []string {
 // NotifySynced makes w send on ch after each post-rescan Sync. Call it
 // before Start.
 func (w *Watcher) NotifySynced(ch chan<- struct{}) { w.synced = ch }
+
+// ReadOne does the per-file work of a scan on data, as if read from the
+// file name: digest, UTF-8 check, sniffing, the risk linter and, for a
+// SKILL.md, the parser. It returns the reusable buffer and the file's
+// digest.
+func ReadOne(name string, data, buf []byte) ([]byte, string, error) {
+	f := &found{name: name, size: int64(len(data))}
+	buf = readOne(bytes.NewReader(data), f, buf, true)
+	return buf, f.digest, f.err
+}
