@@ -41,14 +41,6 @@ func (sr *ServerReport) summarize() {
 	}
 }
 
-// clientName is the client of the report's runs.
-func (r *Report) clientName() string {
-	if r.Client == "" {
-		return ClientRaw
-	}
-	return r.Client
-}
-
 // WriteText writes the report as aligned tables: per server, the median,
 // minimum and maximum of every metric; with two servers, the ratio B/A of
 // their medians (below 1 means B is faster or smaller). Warnings follow.
@@ -60,7 +52,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error { return r.write(w, true) }
 func (r *Report) write(w io.Writer, markdown bool) error {
 	var b strings.Builder
 	for _, sr := range r.Servers {
-		fmt.Fprintf(&b, "server %s: %s (%s, %s client)\n", sr.Label, strings.Join(sr.Command, " "), plural(len(sr.Samples), "run"), r.clientName())
+		fmt.Fprintf(&b, "server %s: %s (%s, %s client)\n", sr.Label, strings.Join(sr.Command, " "), plural(len(sr.Samples), "run"), r.Client)
 		if tool := searchToolOf(sr); tool != "" {
 			fmt.Fprintf(&b, "search tool: %s\n", tool)
 		}

@@ -58,7 +58,7 @@ func TestRunGoodServer(t *testing.T) {
 		if err := rep.WriteText(&text); err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"server A:", "server B:", "B/A", "spawn → complete skills/list"} {
+		for _, want := range []string{"server A:", "server B:", "B/A", "spawn → complete skills/list", client + " client"} {
 			if !strings.Contains(text.String(), want) {
 				t.Errorf("text report lacks %q:\n%s", want, text.String())
 			}
