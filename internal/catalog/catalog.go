@@ -176,8 +176,9 @@ type Options struct {
 	// ShowDisabled lists skills with disable-model-invocation: true, which
 	// are otherwise served but hidden from listings, search and tools.
 	ShowDisabled bool
-	// OnFolder, if set, is called for every folder a scan lists, from
-	// several goroutines; Watcher.Folder is meant for it.
+	// OnFolder, if set, is called for every folder a scan lists, just
+	// before it is listed, from several goroutines; Watcher.Folder is
+	// meant for it.
 	OnFolder func(lib *Library, dir string)
 	// NoPlaybooks and NoValueChains turn off the two kinds of vault
 	// content (see Library.Vault).

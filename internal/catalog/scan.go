@@ -217,11 +217,13 @@ func (s *rawSkill) skip(cause, name string) {
 // visit walks dir (below the library root) depth-first. enclosing holds the
 // skills whose folders contain dir, outermost first.
 func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
-	entries, err := w.tree.readDir(dir)
-	w.dirs = append(w.dirs, dir)
-	if err == nil && w.sc.opts.OnFolder != nil {
+	// Watched before it is listed: an edit from here on raises an event,
+	// and one before is in the listing.
+	if w.sc.opts.OnFolder != nil {
 		w.sc.opts.OnFolder(w.lib, dir)
 	}
+	entries, err := w.tree.readDir(dir)
+	w.dirs = append(w.dirs, dir)
 	if err != nil {
 		w.warn(dir, "unreadable", "cannot read folder: %v", unwrapPath(err))
 		return

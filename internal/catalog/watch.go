@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -142,7 +143,7 @@ type Watcher struct {
 }
 
 // NewWatcher returns a watcher that is not yet running. Give Folder to the
-// scans (Options.OnFolder) so that each folder is watched as it is listed,
+// scans (Options.OnFolder) so that each folder is watched before it is listed,
 // then Start it. safety is the interval of the full safety rescan (0 turns
 // it off). Close stops it.
 func NewWatcher(safety time.Duration, log *slog.Logger) (*Watcher, error) {
@@ -158,9 +159,9 @@ func NewWatcher(safety time.Duration, log *slog.Logger) (*Watcher, error) {
 }
 
 // Start runs the watcher: file events and the safety interval rescan r.
-// Watching each folder as a scan lists it (Folder) leaves no window in
-// which an edit goes unseen: an edit after the listing raises an event, one
-// before it is in what the scan reads.
+// Watching each folder just before a scan lists it (Folder) leaves no
+// window in which an edit goes unseen: an edit after the watch is added
+// raises an event, one before it is in what the scan reads.
 func (w *Watcher) Start(r *Reloader) {
 	w.r = r
 	w.wg.Go(w.events)
@@ -168,9 +169,11 @@ func (w *Watcher) Start(r *Reloader) {
 }
 
 // Folder watches dir (slash-separated, below lib's root) if lib is a
-// directory on disk. Scans call it for every folder they list; it is safe
-// for concurrent use. A folder that cannot be watched (the inotify limit)
-// is left to the safety rescan, with one warning per process.
+// directory on disk. Scans call it for every folder just before they list
+// it; it is safe for concurrent use. A folder that cannot be watched for
+// lack of inotify watches is left to the safety rescan, with one warning
+// per process; one that is gone or unreadable is not watched, and the scan
+// that lists it says so.
 func (w *Watcher) Folder(lib *Library, dir string) {
 	if lib.Dir == "" {
 		return
@@ -182,6 +185,9 @@ func (w *Watcher) Folder(lib *Library, dir string) {
 		return
 	}
 	if err := w.fsw.Add(p); err != nil {
+		if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EMFILE) {
+			return
+		}
 		if !w.limitWarned {
 			w.limitWarned = true
 			w.log.Warn("some folders cannot be watched; their changes are picked up by the safety rescan", "folder", p, "err", err)

@@ -3,11 +3,15 @@ package catalog_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
@@ -295,5 +299,78 @@ func TestBodyOnDemand(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "a/SKILL.md"), []byte("---\nname: a\ndescription: A.\n---\nChanged!\n"), 0o644))
 	if _, err := sk.Body(); !errors.Is(err, catalog.ErrChanged) {
 		t.Errorf("a changed file: %v, want ErrChanged", err)
+	}
+}
+
+// loggedFS records the folders read through it.
+type loggedFS struct {
+	fstest.MapFS
+	log func(string)
+}
+
+func (f loggedFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	f.log("list " + name)
+	return f.MapFS.ReadDir(name)
+}
+
+// A scan hands each folder to OnFolder before it lists it, so that a
+// watcher sees every edit made after the listing: one made before is in
+// what the scan read.
+func TestOnFolderBeforeListing(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	add := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, s)
+	}
+	fsys := loggedFS{MapFS: fstest.MapFS{
+		"cat/a/SKILL.md":           md("a", "One."),
+		"cat/a/references/x.md":    {Data: []byte("x\n")},
+		"cat/b/SKILL.md":           md("b", "Two."),
+		"other/c/SKILL.md":         md("c", "Three."),
+		"other/c/scripts/run.py":   {Data: []byte("print(1)\n")},
+		"other/c/scripts/lib/u.py": {Data: []byte("x = 1\n")},
+	}, log: add}
+	opts := &catalog.Options{OnFolder: func(_ *catalog.Library, dir string) { add("watch " + dir) }}
+	scan(t, fsys, opts)
+	listed := 0
+	for i, e := range log {
+		dir, ok := strings.CutPrefix(e, "list ")
+		if !ok {
+			continue
+		}
+		listed++
+		if !slices.Contains(log[:i], "watch "+dir) {
+			t.Errorf("%s was listed before it was handed to OnFolder; log:\n%s", dir, strings.Join(log, "\n"))
+		}
+	}
+	if listed < 9 {
+		t.Errorf("only %d folders listed; log:\n%s", listed, strings.Join(log, "\n"))
+	}
+}
+
+// A folder that vanished between its parent's listing and its own is not
+// watched, and is not reported as a lack of inotify watches.
+func TestFolderGoneIsQuiet(t *testing.T) {
+	dir := t.TempDir()
+	lib, err := catalog.OpenDirectory("", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
+	var logged strings.Builder
+	w, err := catalog.NewWatcher(0, slog.New(slog.NewTextHandler(&logged, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Folder(lib, "gone")
+	w.Folder(lib, ".")
+	if got := w.WatchedFolders(); !slices.Equal(got, []string{dir}) {
+		t.Errorf("watched %v, want only the root", got)
+	}
+	if logged.Len() > 0 {
+		t.Errorf("logged %q for a folder that is gone", logged.String())
 	}
 }
