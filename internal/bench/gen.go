@@ -533,3 +533,27 @@ func SharedLibrary(n int) (string, error) {
 	}
 	return dir, nil
 }
+
+// SharedFiles returns the contents of up to max files named name (a path
+// relative to a skill folder, such as "SKILL.md" or "references/guide.md")
+// from SharedLibrary(n), in walk order: samples for benchmarks of the
+// per-file work.
+func SharedFiles(n int, name string, max int) ([][]byte, error) {
+	dir, err := SharedLibrary(n)
+	if err != nil {
+		return nil, err
+	}
+	var files [][]byte
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || len(files) == max || d.IsDir() || !strings.HasSuffix(filepath.ToSlash(p), "/"+name) {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		files = append(files, data)
+		return err
+	})
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("bench: no %s in %s", name, dir)
+	}
+	return files, err
+}

@@ -2,9 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,27 +85,17 @@ func BenchmarkDirectory(b *testing.B) {
 // the UTF-8 check, sniffing, the risk linter and, for a SKILL.md, the
 // parser, on files of a generated library.
 func BenchmarkReadOne(b *testing.B) {
-	dir, err := bench.SharedLibrary(400)
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, name := range []string{"SKILL.md", "references/guide.md"} {
-		var files [][]byte
-		var total int64
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !strings.HasSuffix(filepath.ToSlash(p), "/"+name) || len(files) == 64 {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			files = append(files, data)
-			total += int64(len(data))
-			return err
-		})
-		if err != nil || len(files) == 0 {
-			b.Fatalf("no %s in %s: %v", name, dir, err)
+		files, err := bench.SharedFiles(400, name, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var total int
+		for _, f := range files {
+			total += len(f)
 		}
 		b.Run(name, func(b *testing.B) {
-			b.SetBytes(total / int64(len(files)))
+			b.SetBytes(int64(total / len(files)))
 			b.ReportAllocs()
 			buf := make([]byte, 0, 64<<10)
 			i := 0
