@@ -97,9 +97,9 @@ type postings struct {
 // caller afterwards; the index keeps only Name and the folded filters.
 // Build runs in time linear in the text indexed (bodies are cut at
 // MaxBodyBytes), analysing shards of the documents on up to workers
-// goroutines (GOMAXPROCS if workers < 1) that it waits for. It needs about 10 bytes per (term, field,
-// doc) posting while building, 6 afterwards. It panics if len(docs) does
-// not fit in a uint32, which no catalog reaches.
+// goroutines (GOMAXPROCS if workers < 1) that it waits for. It needs about
+// 10 bytes per (term, field, doc) posting while building, 6 afterwards. It
+// panics if len(docs) does not fit in a uint32, which no catalog reaches.
 func Build(docs []Doc, workers int) *Index {
 	if uint64(len(docs)) > math.MaxUint32 {
 		panic("search: too many documents")
