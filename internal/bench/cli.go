@@ -151,8 +151,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&o.Timeout, "timeout", DefaultTimeout, "limit for one run, spawn to exit")
 	fs.IntVar(&o.Samples, "samples", DefaultSamples, "skills fetched with skills/get and resources/read, and search queries sent, per run")
 	fs.Uint64Var(&o.Seed, "seed", DefaultSeed, "`seed` for the sampled skills and queries")
-	fs.StringVar(&o.ProtocolVersion, "protocol-version", "", "MCP `revision` to ask for (default: "+rawProtocolVersion+" with the raw client, the SDK's latest with its fallback with --client sdk)")
-	fs.StringVar(&o.Client, "client", ClientRaw, "`client`: "+ClientRaw+" speaks JSON-RPC over the pipes itself and decodes each answer once (revisions up to "+rawProtocolVersion+"); "+
+	fs.StringVar(&o.ProtocolVersion, "protocol-version", "", "MCP `revision` to ask for (default: "+rawProtocolVersion+" with the raw client; with --client sdk, the SDK's latest, with its fallback)")
+	fs.StringVar(&o.Client, "client", ClientRaw, "the `client` to measure with: "+ClientRaw+" speaks JSON-RPC over the pipes itself and decodes each answer once (revisions up to "+rawProtocolVersion+"); "+
 		ClientSDK+" is a go-sdk client session, which on a 2-core machine costs more CPU than the server during a listing")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	asMarkdown := fs.Bool("markdown", false, "print the tables as Markdown")
