@@ -480,7 +480,8 @@ func TestDirectoriesMatchManifests(t *testing.T) {
 	}
 	for _, notDir := range []string{"skill://cat", "skill://other", "skill://", "skill:", "", "skill://cat/outer/ref",
 		"skill://cat/outer/re", "skill://cat/outer/SKILL.md", "skill://cat/outer/refs/a.md", "skill://cat/outer/missing",
-		"skill://other/solo/assets", "skill://cat/outer/", "skill://cat/outer/refs/"} {
+		"skill://other/solo/assets", "skill://cat/outer/", "skill://cat/outer/refs/", "skill://cat/outer/\xff",
+		"/", "//", "skill:///", "skill://cat/outer/" + strings.Repeat("refs/", 4000)} {
 		if _, ok := snap.Directory(notDir); ok || snap.IsDirectory(notDir) {
 			t.Errorf("%q is listed as a directory", notDir)
 		}
