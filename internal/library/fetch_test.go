@@ -766,7 +766,12 @@ func TestFetchDamagedDownload(t *testing.T) {
 // per-request timeout. The handler waits for the client to leave, so the
 // only way Fetch can return is the timeout.
 func TestFetchTimeout(t *testing.T) {
-	s := newHost(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	// The handler answers nothing until the test ends, whatever becomes of
+	// the request's context on the server side: had it returned when that
+	// context ended, an empty 200 could reach the client first.
+	release := make(chan struct{})
+	s := newHost(t, func(w http.ResponseWriter, r *http.Request) { <-release })
+	t.Cleanup(func() { close(release) }) // before the server's Close, which waits for handlers
 	c := newFetchCache(t, s.Client())
 	c.Timeout = 50 * time.Millisecond
 	_, _, _, err := c.Fetch(context.Background(), URLSpec{URL: s.URL + "/lib.zip", SHA256: strings.Repeat("0", 64)})
