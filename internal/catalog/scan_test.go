@@ -412,10 +412,12 @@ func TestRiskLabels(t *testing.T) {
 	}
 }
 
-// Directory listings are derived from the sorted files; this checks them
-// against listings built the direct way, one skill and one file at a time,
-// on names that sort around '/' ("ref" < "ref-x" < "ref.md" < "ref/…").
-func TestDirectoriesMatchManifests(t *testing.T) {
+// dirFixture scans a tree whose names sort around '/' ("ref" < "ref-x" <
+// "ref.md" < "ref/…"), with nested and hidden skills, and returns the
+// snapshot with its directory listings built the direct way, one skill and
+// one file at a time: directory URI → child URIs, sorted.
+func dirFixture(tb testing.TB) (*catalog.Snapshot, map[string][]string) {
+	tb.Helper()
 	fsys := fstest.MapFS{
 		"cat/outer/SKILL.md":            md("outer", "Encloses another skill."),
 		"cat/outer/ref":                 {Data: []byte("a file named like the folder\n")},
@@ -436,7 +438,10 @@ func TestDirectoriesMatchManifests(t *testing.T) {
 		"other/solo/SKILL.md":           md("solo", "Alone."),
 		"other/solo/assets/empty/.keep": {Data: []byte("dotfiles are not served\n")},
 	}
-	snap := scan(t, fsys, nil)
+	snap, err := catalog.Scan(context.Background(), []*catalog.Library{{FS: fsys, Kind: "test"}}, 1, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	want := map[string][]string{}
 	for _, sk := range snap.All() {
 		root := strings.TrimSuffix(sk.URI, "/SKILL.md")
@@ -457,8 +462,17 @@ func TestDirectoriesMatchManifests(t *testing.T) {
 			}
 		}
 	}
-	for dir, children := range want {
+	for _, children := range want {
 		slices.Sort(children)
+	}
+	return snap, want
+}
+
+// Directory listings are derived from the sorted files; this checks them
+// against the listings dirFixture builds the direct way.
+func TestDirectoriesMatchManifests(t *testing.T) {
+	snap, want := dirFixture(t)
+	for dir, children := range want {
 		entries, ok := snap.Directory(dir)
 		if !ok || !snap.IsDirectory(dir) {
 			t.Errorf("%s: not a directory", dir)
@@ -489,4 +503,35 @@ func TestDirectoriesMatchManifests(t *testing.T) {
 	if f, ok := snap.File("skill://cat/outer/inner/more/n.md"); !ok || f.Skill.Name != "inner" {
 		t.Errorf("inner file owner = %v, want inner", f)
 	}
+}
+
+// FuzzDirectory asks for the listing of any URI a client may send: it never
+// panics, IsDirectory agrees with Directory, and a listing is exactly the
+// one dirFixture built the direct way.
+func FuzzDirectory(f *testing.F) {
+	snap, want := dirFixture(f)
+	for dir := range want {
+		f.Add(dir)
+		f.Add(dir + "/")
+	}
+	for _, s := range []string{"", "/", "skill://", "skill:///", "skill://cat", "skill://cat/outer/re", "skill://cat/outer/ref.md", "skill://cat/outer//refs"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		entries, ok := snap.Directory(uri)
+		if ok != snap.IsDirectory(uri) {
+			t.Fatalf("%q: Directory says %v, IsDirectory the opposite", uri, ok)
+		}
+		children, isDir := want[uri]
+		if ok != isDir {
+			t.Fatalf("%q: Directory says %v, the direct listing %v", uri, ok, isDir)
+		}
+		got := make([]string, len(entries))
+		for i, e := range entries {
+			got[i] = e.URI
+		}
+		if !slices.Equal(got, children) {
+			t.Fatalf("%q lists %v, want %v", uri, got, children)
+		}
+	})
 }
