@@ -125,7 +125,9 @@ type scanner struct {
 	cancelled atomic.Bool
 }
 
-// found is a file discovered inside at least one skill folder.
+// found is a file discovered inside at least one skill folder. Snapshots
+// keep one per file for the next scan, so its flags sit together: 160
+// bytes, where interleaved they took 176.
 type found struct {
 	name string // below the library root
 	size int64
@@ -133,14 +135,14 @@ type found struct {
 	// Filled by readAll, or copied from the previous scan when the file is
 	// unchanged.
 	digest   string
-	text     bool
-	archive  bool
 	script   *skill.Script
 	findings []lint.Finding // paths relative to the library root
-	linted   bool
-	hashedAt int64    // UnixNano of the scan that read the file
-	md       *skillMD // SKILL.md only
+	hashedAt int64          // UnixNano of the scan that read the file
+	md       *skillMD       // SKILL.md only
 	err      error
+	text     bool
+	archive  bool
+	linted   bool
 	reused   bool
 }
 
