@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/skills-mcp/skills-mcp/internal/golden"
 )
 
 var updateHelp = flag.Bool("update-help", false, "rewrite the golden help files in testdata/help")
@@ -29,22 +30,7 @@ func TestHelp(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("%v exited %d:\n%s", args, code, out.String())
 			}
-			golden := filepath.Join("testdata", "help", name+".txt")
-			if *updateHelp {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update-help to create it)", err)
-			}
-			if !bytes.Equal(out.Bytes(), want) {
-				t.Errorf("help for %v changed; run go test ./internal/cli -run TestHelp -update-help and review the diff.\ngot:\n%s", args, out.String())
-			}
+			golden.Check(t, filepath.Join("testdata", "help", name+".txt"), out.Bytes(), *updateHelp, "update-help")
 		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	goldenfile "github.com/skills-mcp/skills-mcp/internal/golden"
 	"github.com/skills-mcp/skills-mcp/internal/server"
 	"github.com/skills-mcp/skills-mcp/internal/vault"
 )
@@ -98,23 +99,7 @@ func golden(t *testing.T, name string, got any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data = append(data, '\n')
-	file := filepath.Join("testdata", "vault", name+".json")
-	if *updateVault {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update-vault to write it)", err)
-	}
-	if !bytes.Equal(data, want) {
-		t.Errorf("%s differs from %s:\n%s", name, file, data)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "vault", name+".json"), append(data, '\n'), *updateVault, "update-vault")
 }
 
 func TestVaultTools(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skills-mcp/skills-mcp/internal/golden"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
 
@@ -34,20 +35,7 @@ func TestTestdata(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := describe(data)
-			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from %s:\n--- got\n%s--- want\n%s", file, golden, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got), *update, "update")
 		})
 	}
 }

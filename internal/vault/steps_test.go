@@ -42,6 +42,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/skills-mcp/skills-mcp/internal/golden"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/*/*.golden.json from the current output")
@@ -304,20 +306,7 @@ func checkGolden(t *testing.T, dir string, render func(string) any) {
 				t.Fatal(err)
 			}
 			got := goldenJSON(t, render(string(data))) + "\n"
-			path := filepath.Join("testdata", dir, name+".golden.json")
-			if *updateGolden {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from %s:\n--- got\n%s--- want\n%s", file, path, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", dir, name+".golden.json"), []byte(got), *updateGolden, "update")
 		})
 	}
 }
