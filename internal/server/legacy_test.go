@@ -34,24 +34,18 @@ func legacyServer(t *testing.T, lib fstest.MapFS, opts *server.Options) (*mcp.Cl
 		t.Fatal(err)
 	}
 	store := catalog.NewStore(snap)
-	ms := server.New(store, opts)
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := ms.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	mcp.AddSendingCustomMethod[*skillsext.ListSkillsParams, *rawResult](c, skillsext.MethodList)
-	mcp.AddSendingCustomMethod[*skillsext.GetSkillParams, *rawResult](c, skillsext.MethodGet)
+	for _, err := range []error{
+		mcp.AddSendingCustomMethod[*skillsext.ListSkillsParams, *rawResult](c, skillsext.MethodList),
+		mcp.AddSendingCustomMethod[*skillsext.GetSkillParams, *rawResult](c, skillsext.MethodGet),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	// 2025-11-25: the SDK client caches reads by TTL on 2026-07-28, and
 	// these tests re-read after swapping snapshots.
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, store
+	return session(t, server.New(store, opts), c, "2025-11-25"), store
 }
 
 func readBytes(t *testing.T, cs *mcp.ClientSession, uri string) ([]byte, string, error) {

@@ -41,14 +41,6 @@ func connect(t *testing.T, v string, opts *server.Options) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := server.New(catalog.NewStore(snap), opts)
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := ms.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	for _, err := range []error{
 		mcp.AddSendingCustomMethod[*skillsext.ListSkillsParams, *rawResult](c, skillsext.MethodList),
@@ -59,7 +51,24 @@ func connect(t *testing.T, v string, opts *server.Options) *mcp.ClientSession {
 			t.Fatal(err)
 		}
 	}
-	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: v})
+	return session(t, server.New(catalog.NewStore(snap), opts), c, v)
+}
+
+// session connects client c (a plain client if nil) to ms over in-memory
+// transports at protocol version v ("" for the SDK's latest). Both ends
+// close when the test ends.
+func session(t *testing.T, ms *mcp.Server, c *mcp.Client, v string) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := ms.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	if c == nil {
+		c = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	}
+	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,19 +350,8 @@ func TestListingAcrossSwap(t *testing.T) {
 func TestPendingStore(t *testing.T) {
 	store := catalog.NewPendingStore()
 	n := new(server.Notifier)
-	ms := server.New(store, &server.Options{Name: "later", Notifier: n})
-	ct, st := mcp.NewInMemoryTransports()
+	cs := session(t, server.New(store, &server.Options{Name: "later", Notifier: n}), nil, "")
 	ctx := context.Background()
-	ss, err := ms.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	instr := cs.InitializeResult().Instructions
 	if !strings.Contains(instr, "later serves Agent Skills") || strings.Contains(instr, " 0 ") {
 		t.Errorf("instructions before the scan: %q", instr)
@@ -371,7 +369,7 @@ func TestPendingStore(t *testing.T) {
 		listed <- res
 	}()
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	_, err = cs.ReadResource(short, &mcp.ReadResourceParams{URI: "skill://code-review/SKILL.md"})
+	_, err := cs.ReadResource(short, &mcp.ReadResourceParams{URI: "skill://code-review/SKILL.md"})
 	cancel()
 	if err == nil {
 		t.Error("a read was answered before the first scan")
@@ -395,18 +393,7 @@ func TestPendingStore(t *testing.T) {
 	}
 
 	// Instructions kept from an earlier run are sent while pending.
-	ms2 := server.New(catalog.NewPendingStore(), &server.Options{PendingInstructions: "kept text"})
-	ct2, st2 := mcp.NewInMemoryTransports()
-	ss2, err := ms2.Connect(ctx, st2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss2.Close()
-	cs2, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs2.Close()
+	cs2 := session(t, server.New(catalog.NewPendingStore(), &server.Options{PendingInstructions: "kept text"}), nil, "")
 	if got := cs2.InitializeResult().Instructions; got != "kept text" {
 		t.Errorf("pending instructions = %q", got)
 	}

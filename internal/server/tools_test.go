@@ -34,19 +34,7 @@ func twoLibraries(t *testing.T) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := server.New(catalog.NewStore(snap), &server.Options{Name: "team-skills"})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := ms.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return session(t, server.New(catalog.NewStore(snap), &server.Options{Name: "team-skills"}), nil, "")
 }
 
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, string, bool) {

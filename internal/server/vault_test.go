@@ -59,24 +59,12 @@ func serveVaultAt(t *testing.T, v string, libs []*catalog.Library, opts *catalog
 	}
 	store := catalog.NewStore(snap)
 	n := new(server.Notifier)
-	ms := server.New(store, &server.Options{Name: "bob", Notifier: n})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := ms.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
 	changed := make(chan string, 16)
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler:   func(context.Context, *mcp.ToolListChangedRequest) { changed <- "tools" },
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { changed <- "prompts" },
 	})
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: v})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, store, n, changed
+	return session(t, server.New(store, &server.Options{Name: "bob", Notifier: n}), c, v), store, n, changed
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
