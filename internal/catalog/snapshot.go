@@ -410,24 +410,21 @@ func (f *File) Name() string { return f.name }
 // contradict the manifest it holds; on a mismatch it returns ErrChanged.
 func (f *File) ReadFile() ([]byte, error) {
 	r, err := f.tree.open(f.name)
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", f.URI, err)
-	}
-	defer r.Close()
-	data, err := readVerified(r, f.Size, f.Digest)
-	if err != nil && !errors.Is(err, ErrChanged) {
-		return nil, fmt.Errorf("reading %s: %w", f.URI, err)
-	}
-	return data, err
+	return readVerified(r, err, f.URI, f.Size, f.Digest)
 }
 
-// readVerified reads r, which must hold exactly size bytes with digest;
-// ErrChanged otherwise. It reads one byte more than published, so that
-// growth is detected.
-func readVerified(r io.Reader, size int64, digest string) ([]byte, error) {
+// readVerified reads r, just opened (with openErr), which must hold exactly
+// size bytes with digest; ErrChanged otherwise. It reads one byte more than
+// published, so that growth is detected. Errors name the file as what, and
+// r is closed.
+func readVerified(r io.ReadCloser, openErr error, what string, size int64, digest string) ([]byte, error) {
+	if openErr != nil {
+		return nil, fmt.Errorf("opening %s: %w", what, openErr)
+	}
+	defer r.Close()
 	data, err := io.ReadAll(io.LimitReader(r, size+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
 	if int64(len(data)) != size || digestOf(data) != digest {
 		return nil, ErrChanged

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/skills-mcp/skills-mcp/internal/vault"
@@ -97,15 +96,7 @@ func (v *Vault) ReadAttachment(a *vault.Attachment) ([]byte, error) { return Rea
 // longer hold).
 func ReadAttachment(root *Library, a *vault.Attachment) ([]byte, error) {
 	r, err := root.FS.Open(a.Path)
-	if err != nil {
-		return nil, fmt.Errorf("opening attachment %s: %w", a.Name, err)
-	}
-	defer r.Close()
-	data, err := readVerified(r, a.Size, a.Digest)
-	if err != nil && !errors.Is(err, ErrChanged) {
-		return nil, fmt.Errorf("reading attachment %s: %w", a.Name, err)
-	}
-	return data, err
+	return readVerified(r, err, "attachment "+a.Name, a.Size, a.Digest)
 }
 
 // AttachmentMimeType returns the media type an attachment is served with.
