@@ -320,11 +320,8 @@ func (s *Snapshot) File(uri string) (*File, bool) {
 // IsDirectory reports whether uri is a directory resource: the root of a
 // served skill, or a folder below one that holds served files.
 func (s *Snapshot) IsDirectory(uri string) bool {
-	if _, ok := s.byURI[uri+"/"+skillsext.SkillFile]; ok {
-		return true
-	}
-	lo, hi := s.below(uri)
-	return lo < hi && s.insideSkill(uri)
+	_, _, ok := s.dirRange(uri)
+	return ok
 }
 
 // Directory returns the direct children of the directory resource at uri,
@@ -333,10 +330,10 @@ func (s *Snapshot) IsDirectory(uri string) bool {
 // subtree is skipped with one binary search, so the cost grows with the
 // number of children, not with the files below them.
 func (s *Snapshot) Directory(uri string) ([]Entry, bool) {
-	if !s.IsDirectory(uri) {
+	lo, hi, ok := s.dirRange(uri)
+	if !ok {
 		return nil, false
 	}
-	lo, hi := s.below(uri)
 	entries := []Entry{}
 	for i := lo; i < hi; {
 		f := s.files[i]
@@ -359,6 +356,16 @@ func (s *Snapshot) Directory(uri string) ([]Entry, bool) {
 	// order puts first.
 	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.URI, b.URI) })
 	return entries, true
+}
+
+// dirRange returns the range of s.files below the URI dir, and whether dir
+// is a directory resource.
+func (s *Snapshot) dirRange(dir string) (lo, hi int, ok bool) {
+	lo, hi = s.below(dir)
+	if _, root := s.byURI[dir+"/"+skillsext.SkillFile]; root {
+		return lo, hi, true
+	}
+	return lo, hi, lo < hi && s.insideSkill(dir)
 }
 
 // below returns the range of s.files under the directory URI dir.
