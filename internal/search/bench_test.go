@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -156,6 +157,26 @@ func BenchmarkBuild(b *testing.B) {
 			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MB")
 			b.ReportMetric(float64(len(ix.terms)), "terms")
 			runtime.KeepAlive(ix)
+		})
+	}
+}
+
+// BenchmarkDecode reads back a saved index, as a warm start does instead
+// of Build, and reports its size on disk.
+func BenchmarkDecode(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
+			var buf bytes.Buffer
+			if err := Build(cachedDocs(n), 0).Encode(&buf); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(buf.Len()))
+			for b.Loop() {
+				if _, err := Decode(buf.Bytes()); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -1,8 +1,10 @@
 package search_test
 
 import (
+	"bytes"
 	"os"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -181,4 +183,31 @@ func TestEvalQueries(t *testing.T) {
 	if multi < 30 {
 		t.Errorf("%d multi-answer queries, want at least 30", multi)
 	}
+}
+
+// TestDecodedIndexAnswersAlike saves and reloads the index of the
+// evaluation library and asks both every labelled query.
+func TestDecodedIndexAnswersAlike(t *testing.T) {
+	docs, qs := loadEvalSet(t)
+	ix := search.Build(docs, 0)
+	var buf bytes.Buffer
+	if err := ix.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	size := buf.Len()
+	got, err := search.Decode(buf.Bytes())
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if got.Docs() != len(docs) || !got.IDsBelow(len(docs)) {
+		t.Fatalf("decoded index: %d documents, IDs below %d: %v", got.Docs(), len(docs), got.IDsBelow(len(docs)))
+	}
+	for _, q := range qs {
+		for _, sq := range []search.Query{{Text: q.Query, Limit: 10}, {Text: q.Query, Limit: 1, Category: "engineering"}} {
+			if a, b := ix.Search(sq), got.Search(sq); !reflect.DeepEqual(a, b) {
+				t.Fatalf("%+v: built index %v, decoded %v", sq, a, b)
+			}
+		}
+	}
+	t.Logf("%d documents, %d queries: %d bytes encoded", len(docs), len(qs), size)
 }
