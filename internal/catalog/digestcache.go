@@ -10,18 +10,22 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/lint"
+	"github.com/skills-mcp/skills-mcp/internal/search"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
 
 // DigestCache persists, per directory library, what scans learned about
 // each file: its identity (device, inode, size, mtime, ctime), digest, text
 // or binary, archive and script sniffing, lint findings and, for SKILL.md,
-// its parsed summary (not its body, which the catalog reads on demand). A
-// warm start of an unchanged library then reads no file content but the
-// SKILL.md bodies its search index needs.
+// its parsed summary (not its body, which the catalog reads on demand). It
+// also keeps the search index of the last few catalogs, keyed by what they
+// index. A warm start of an unchanged library then reads no file content
+// at all.
 //
 // Each library's record is one file: a header, then the entries in batches,
 // so that neither writing nor reading it holds a second copy of a large
@@ -234,4 +238,119 @@ func (c *DigestCache) write(p, fp string, entries []cacheFile) error {
 		}
 		return w.Flush()
 	})
+}
+
+// MaxSearchIndexBytes bounds a saved search index; a larger one is not
+// saved.
+const MaxSearchIndexBytes = 512 << 20
+
+// Saved search indexes. A snapshot's index is saved under a key computed
+// from everything it indexes (searchKey), so a restart on an unchanged
+// catalog loads it instead of reading every SKILL.md body and analysing
+// it again. Several catalogs may share the folder, each under its own
+// key; past keptIndexes, the least recently used are removed.
+const (
+	keptIndexes          = 8
+	searchIndexExtension = ".idx"
+)
+
+func (c *DigestCache) indexPath(key string) string {
+	return filepath.Join(c.dir, "search", key+searchIndexExtension)
+}
+
+// loadIndex returns the index saved under key if it is whole, of this
+// version and indexes docs documents, else nil.
+func (c *DigestCache) loadIndex(key string, docs int) (*search.Index, error) {
+	p := c.indexPath(key)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if info.Size() > MaxSearchIndexBytes {
+		return nil, errors.New("saved search index too large")
+	}
+	data := make([]byte, info.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	ix, err := search.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if ix.Docs() != docs || !ix.IDsBelow(docs) {
+		return nil, errors.New("saved search index of another catalog")
+	}
+	now := time.Now()
+	_ = os.Chtimes(p, now, now) // recently used: kept when others are removed
+	return ix, nil
+}
+
+// saveIndex writes ix under key and removes the least recently used
+// indexes past keptIndexes.
+func (c *DigestCache) saveIndex(key string, ix *search.Index) error {
+	p := c.indexPath(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	err := atomicfile.Write(p, 0o600, false, func(f io.Writer) error {
+		return ix.Encode(&limitedWriter{w: f, left: MaxSearchIndexBytes})
+	})
+	if err != nil {
+		return err
+	}
+	c.pruneIndexes()
+	return nil
+}
+
+// pruneIndexes removes the saved indexes used least recently, past
+// keptIndexes. Another process may be reading one: it then has the file
+// open, or rebuilds its index.
+func (c *DigestCache) pruneIndexes() {
+	dir := filepath.Join(c.dir, "search")
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type saved struct {
+		name string
+		used time.Time
+	}
+	var all []saved
+	for _, de := range des {
+		if !de.Type().IsRegular() || filepath.Ext(de.Name()) != searchIndexExtension {
+			continue
+		}
+		if info, err := de.Info(); err == nil {
+			all = append(all, saved{de.Name(), info.ModTime()})
+		}
+	}
+	if len(all) <= keptIndexes {
+		return
+	}
+	slices.SortFunc(all, func(a, b saved) int { return b.used.Compare(a.used) })
+	for _, s := range all[keptIndexes:] {
+		os.Remove(filepath.Join(dir, s.name))
+	}
+}
+
+// limitedWriter fails a write past its budget, so that an index too large
+// to keep is never written whole.
+type limitedWriter struct {
+	w    io.Writer
+	left int64
+}
+
+var errIndexTooLarge = errors.New("search index larger than the cache keeps")
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.left {
+		return 0, errIndexTooLarge
+	}
+	l.left -= int64(len(p))
+	return l.w.Write(p)
 }

@@ -3,8 +3,12 @@ package catalog
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/search"
 )
 
 // A record larger than one batch reads back whole; a truncated one, or one
@@ -40,5 +44,45 @@ func TestDigestCacheRecordBatches(t *testing.T) {
 	}
 	if got, err := c.read(p, "rules"); err == nil {
 		t.Errorf("a truncated record gave %d entries", len(got))
+	}
+}
+
+// Saving an index removes the least recently used past keptIndexes, and
+// loading one counts as a use.
+func TestSavedIndexesBounded(t *testing.T) {
+	c := NewDigestCache(t.TempDir())
+	ix := search.Build([]search.Doc{{ID: 0, Name: "a"}}, 1)
+	base := time.Now().Add(-time.Hour)
+	for i := range keptIndexes {
+		key := "k" + strconv.Itoa(i)
+		if err := c.saveIndex(key, ix); err != nil {
+			t.Fatal(err)
+		}
+		used := base.Add(time.Duration(i) * time.Minute)
+		if err := os.Chtimes(c.indexPath(key), used, used); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.loadIndex("k0", 1); err != nil { // the oldest, used again
+		t.Fatal(err)
+	}
+	if err := c.saveIndex("new", ix); err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for i := range keptIndexes {
+		if _, err := os.Stat(c.indexPath("k" + strconv.Itoa(i))); err == nil {
+			kept = append(kept, "k"+strconv.Itoa(i))
+		}
+	}
+	want := []string{"k0", "k2", "k3", "k4", "k5", "k6", "k7"}
+	if !slices.Equal(kept, want) {
+		t.Errorf("kept %v, want %v and new", kept, want)
+	}
+	if _, err := c.loadIndex("new", 1); err != nil {
+		t.Errorf("the index just saved: %v", err)
+	}
+	if _, err := c.loadIndex("new", 2); err == nil {
+		t.Error("an index of 1 document loaded for a catalog of 2")
 	}
 }

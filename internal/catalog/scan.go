@@ -87,6 +87,7 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 		return nil, err
 	}
 	snap := sc.build()
+	snap.cache, snap.log = o.DigestCache, o.Logger
 	snap.buildVaults(libs, o)
 	if o.DigestCache != nil && snap.reads > 0 {
 		if err := o.DigestCache.save(libs, snap); err != nil {

@@ -1,7 +1,15 @@
 package catalog
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
 	"runtime"
+	"strconv"
+	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/search"
 )
@@ -24,8 +32,16 @@ type Hit struct {
 func (snap *Snapshot) startSearch() {
 	snap.searchOnce.Do(func() {
 		go func() {
-			defer close(snap.searchReady)
-			snap.indexSkills()
+			key, built := snap.indexSkills()
+			close(snap.searchReady)
+			if built && snap.cache != nil {
+				start := time.Now()
+				if err := snap.cache.saveIndex(key, snap.search); err != nil {
+					snap.log.Warn("search index not saved; the next start builds it again", "err", err)
+				} else {
+					snap.log.Debug("search index saved", "skills", len(snap.skills), "ms", msSince(start))
+				}
+			}
 		}()
 	})
 }
@@ -39,10 +55,33 @@ func indexWorkers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 // is built (it is built in the background once the snapshot is installed).
 func (snap *Snapshot) SearchReady() <-chan struct{} { return snap.searchReady }
 
-func (snap *Snapshot) indexSkills() {
+// indexSkills sets snap.search: the index saved in the cache under the
+// snapshot's key if there is one, else a new one. It returns the key, and
+// whether it built an index worth saving: one that indexed every body.
+func (snap *Snapshot) indexSkills() (key string, built bool) {
+	defer func() {
+		for _, sk := range snap.all {
+			sk.body.Store(nil) // read from the file from now on
+		}
+	}()
+	if snap.cache != nil {
+		start := time.Now()
+		key = snap.searchKey()
+		ix, err := snap.cache.loadIndex(key, len(snap.skills))
+		if err == nil {
+			snap.search = ix
+			snap.log.Debug("search index loaded", "skills", len(snap.skills), "ms", msSince(start))
+			return key, false
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			snap.log.Debug("saved search index not used", "err", err)
+		}
+	}
 	docs := make([]search.Doc, len(snap.skills))
+	whole := true
 	for i, sk := range snap.skills {
-		body, _ := sk.Body() // a body that changed since the scan is indexed empty until the next one
+		body, err := sk.Body() // a body that changed since the scan is indexed empty until the next one
+		whole = whole && err == nil
 		if len(body) > maxIndexedBody {
 			body = body[:maxIndexedBody]
 		}
@@ -52,10 +91,42 @@ func (snap *Snapshot) indexSkills() {
 		}
 	}
 	snap.search = search.Build(docs, indexWorkers())
-	for _, sk := range snap.all {
-		sk.body.Store(nil) // read from the file from now on
-	}
+	return key, whole
 }
+
+// searchKey names the index of the listed skills: a digest of the index
+// format and of everything indexSkills puts in each document, a body by
+// the digest of the SKILL.md holding it. Equal keys index equal documents.
+func (snap *Snapshot) searchKey() string {
+	h := sha256.New()
+	var buf []byte
+	field := func(s string) {
+		buf = binary.AppendUvarint(buf[:0], uint64(len(s)))
+		h.Write(buf)
+		io.WriteString(h, s)
+	}
+	field(search.FormatVersion)
+	field(strconv.Itoa(maxIndexedBody))
+	for _, sk := range snap.skills {
+		field(sk.Name)
+		field(sk.Library)
+		field(sk.Category)
+		field(sk.Description)
+		field(strconv.Itoa(len(sk.Tags)))
+		for _, t := range sk.Tags {
+			field(t)
+		}
+		if sk.md != nil {
+			field(sk.md.Digest)
+		} else {
+			field("")
+		}
+		field(strconv.Itoa(sk.bodyOffset))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
 
 // Search ranks the skills for a query in plain words, optionally within one
 // library and category, and returns at most limit hits.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -38,6 +39,8 @@ type Snapshot struct {
 	search      *search.Index
 	searchOnce  sync.Once
 	searchReady chan struct{} // closed once search is built
+	cache       *DigestCache  // where the search index is saved and loaded, if set
+	log         *slog.Logger  // set with cache
 	files       []*File       // every served file, sorted by URI
 	warnings    []Warning
 	libraries   []LibraryStats

@@ -1,0 +1,119 @@
+package catalog_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
+)
+
+// logBuffer collects log lines written from several goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) take() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.buf.String()
+	b.buf.Reset()
+	return s
+}
+
+// waitFiles waits until pattern matches n files.
+func waitFiles(t *testing.T, pattern string, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, _ := filepath.Glob(pattern)
+		if len(got) == n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s matches %v, want %d files", pattern, got, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSearchIndexSaved: a start with the cache of an earlier one loads its
+// search index instead of building it; an edit to a body, or a damaged
+// saved index, makes it build one again, and searches find what the
+// library now says.
+func TestSearchIndexSaved(t *testing.T) {
+	lib, dir := tree(t, map[string]string{
+		"a/SKILL.md": "---\nname: a\ndescription: Send reminders.\n---\nChase overdue invoices.\n",
+		"b/SKILL.md": "---\nname: b\ndescription: Fill forms.\n---\nFlatten the PDF.\n",
+	})
+	cacheDir := t.TempDir()
+	saved := filepath.Join(cacheDir, "search", "*.idx")
+	var logs logBuffer
+	opts := &catalog.Options{
+		DigestCache: catalog.NewDigestCache(cacheDir),
+		Logger:      slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	start := func() *catalog.Snapshot {
+		t.Helper()
+		snap, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, opts)
+		must(t, err)
+		return catalog.NewStore(snap).Snapshot()
+	}
+	find := func(snap *catalog.Snapshot, query string) string {
+		t.Helper()
+		var names []string
+		for _, h := range snap.Search(query, "", "", 5) {
+			names = append(names, h.Skill.Name)
+		}
+		return strings.Join(names, ",")
+	}
+
+	if got := find(start(), "invoices"); got != "a" {
+		t.Fatalf("first start: invoices finds %q, want a", got)
+	}
+	waitFiles(t, saved, 1)
+	logs.take()
+
+	if got := find(start(), "invoices"); got != "a" {
+		t.Errorf("second start: invoices finds %q, want a", got)
+	}
+	if l := logs.take(); !strings.Contains(l, "search index loaded") {
+		t.Errorf("second start built its index again; log:\n%s", l)
+	}
+
+	p := filepath.Join(dir, "a", "SKILL.md")
+	must(t, os.WriteFile(p, []byte("---\nname: a\ndescription: Send reminders.\n---\nChase quarterly receipts.\n"), 0o644))
+	snap := start()
+	if got := find(snap, "quarterly"); got != "a" {
+		t.Errorf("after an edit: quarterly finds %q, want a", got)
+	}
+	if got := find(snap, "invoices"); got != "" {
+		t.Errorf("after an edit: invoices still finds %q", got)
+	}
+	if l := logs.take(); strings.Contains(l, "search index loaded") {
+		t.Errorf("an edited library loaded a saved index; log:\n%s", l)
+	}
+
+	for _, f := range waitFiles(t, saved, 2) {
+		must(t, os.WriteFile(f, []byte("not an index"), 0o600))
+	}
+	if got := find(start(), "quarterly"); got != "a" {
+		t.Errorf("with damaged indexes: quarterly finds %q, want a", got)
+	}
+	if l := logs.take(); !strings.Contains(l, "saved search index not used") {
+		t.Errorf("a damaged index was not reported; log:\n%s", l)
+	}
+}
