@@ -1,13 +1,16 @@
 package catalog
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -67,43 +70,124 @@ func (t *beneathTree) readDir(dir string) ([]entry, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: err}
 	}
-	// The absolute name matters only on file systems that report no entry
-	// types, where ReadDir lstats each entry by name; what it finds is
-	// checked again with fstatat on this handle.
-	f := os.NewFile(uintptr(fd), filepath.Join(t.dir, filepath.FromSlash(dir)))
-	defer f.Close()
-	des, err := f.ReadDir(-1)
+	defer unix.Close(fd)
+	out, err := readEntries(fd)
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: err}
 	}
-	slices.SortFunc(des, func(a, b fs.DirEntry) int {
-		switch {
-		case a.Name() < b.Name():
-			return -1
-		case a.Name() > b.Name():
-			return 1
+	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	for i := range out {
+		e := &out[i]
+		if !e.typ.IsRegular() && e.typ != typeUnknown {
+			continue
 		}
-		return 0
-	})
-	out := make([]entry, len(des))
-	for i, de := range des {
-		e := entry{name: de.Name(), typ: de.Type()}
-		if e.typ.IsRegular() {
-			// fstatat on the folder handle: confined, and one call.
-			var st unix.Stat_t
-			if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				e.err = err
-			} else if st.Mode&unix.S_IFMT != unix.S_IFREG {
-				e.typ = fs.ModeIrregular // replaced since the listing
-			} else {
-				e.size = st.Size
-				e.stat = fileStat{ok: true, dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
-					mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano()}
+		// fstatat on the folder handle: confined, and one call. It also
+		// types the entries of file systems that report no types.
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if e.typ == typeUnknown {
+				e.typ = fs.ModeIrregular
 			}
+			e.err = err
+			continue
 		}
-		out[i] = e
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			e.typ = 0
+			e.size = st.Size
+			e.stat = fileStat{ok: true, dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
+				mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano()}
+		case unix.S_IFDIR:
+			if e.typ == typeUnknown {
+				e.typ = fs.ModeDir
+			} else {
+				e.typ = fs.ModeIrregular // replaced since the listing
+			}
+		case unix.S_IFLNK:
+			if e.typ == typeUnknown {
+				e.typ = fs.ModeSymlink
+			} else {
+				e.typ = fs.ModeIrregular
+			}
+		default:
+			e.typ = fs.ModeIrregular
+		}
 	}
 	return out, nil
+}
+
+// typeUnknown marks an entry whose type the listing did not give
+// (DT_UNKNOWN); readDir stats it.
+const typeUnknown = fs.ModeType
+
+// direntBufs are getdents buffers, one per folder being listed.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// errDirent is a listing the kernel returned in a shape readEntries does
+// not know.
+var errDirent = errors.New("malformed directory entry")
+
+// readEntries lists the folder fd with getdents64, unsorted and without
+// "." and "..". Reading the records directly skips what os.File.ReadDir
+// adds per folder (an fcntl, a File, a DirEntry per child).
+func readEntries(fd int) ([]entry, error) {
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
+	var out []entry
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		// struct linux_dirent64: d_ino u64, d_off s64, d_reclen u16,
+		// d_type u8, then the name, NUL-terminated and padded.
+		for rec := buf[:n]; len(rec) > 0; {
+			if len(rec) < 19 {
+				return nil, errDirent
+			}
+			reclen := int(binary.NativeEndian.Uint16(rec[16:18]))
+			if reclen < 19 || reclen > len(rec) {
+				return nil, errDirent
+			}
+			ino, typ, name := binary.NativeEndian.Uint64(rec[:8]), rec[18], rec[19:reclen]
+			rec = rec[reclen:]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if ino == 0 || string(name) == "." || string(name) == ".." {
+				continue // ino 0: removed while listed
+			}
+			out = append(out, entry{name: string(name), typ: direntType(typ)})
+		}
+	}
+}
+
+// direntType maps a d_type to the type bits of a FileMode.
+func direntType(t byte) fs.FileMode {
+	switch t {
+	case unix.DT_REG:
+		return 0
+	case unix.DT_DIR:
+		return fs.ModeDir
+	case unix.DT_LNK:
+		return fs.ModeSymlink
+	case unix.DT_FIFO:
+		return fs.ModeNamedPipe
+	case unix.DT_SOCK:
+		return fs.ModeSocket
+	case unix.DT_CHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.DT_BLK:
+		return fs.ModeDevice
+	}
+	return typeUnknown
 }
 
 func (t *beneathTree) open(name string) (io.ReadCloser, error) {
