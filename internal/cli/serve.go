@@ -523,12 +523,12 @@ func memoryLimit(live int64) int64 {
 
 // firstScan runs the first scan of a process. The scan and the search
 // index built after it make most of the process's garbage (parsed YAML,
-// read buffers, postings); collecting more often until the index is in
-// keeps the peak resident size near the live catalog instead of twice it.
-// Call the returned func once the index is built.
+// read buffers, postings); once the catalog is large, collecting more
+// often until the index is in keeps the peak resident size near the live
+// catalog instead of twice it (see scanCollector). Call the returned func
+// once the index is built.
 func firstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Options) (*catalog.Snapshot, func(), error) {
-	gcPercent := debug.SetGCPercent(scanGCPercent)
-	restore := func() { debug.SetGCPercent(gcPercent) }
+	restore := startScanCollector(scanHeapBound, scanGCPercent).stop
 	snap, err := catalog.Scan(ctx, list, 1, opts)
 	if err != nil {
 		restore()
@@ -652,9 +652,6 @@ func writeInstructions(file, text string, log *slog.Logger) {
 		log.Debug("instructions not kept for the next start", "err", err)
 	}
 }
-
-// scanGCPercent is the GOGC in force during the first scan.
-const scanGCPercent = 40
 
 // scanDelay is how long a stdio server waits for its host's first request
 // before it starts the first scan anyway.
