@@ -420,7 +420,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	store := catalog.NewPendingStore()
 	notifier := &server.Notifier{}
 	instrFile := instructionsFile(libs.cache.Dir, cfg)
-	ms := server.New(store, &server.Options{
+	srv := server.NewServer(store, &server.Options{
 		Name:                cfg.name,
 		Title:               cfg.title,
 		Prefix:              cfg.prefix,
@@ -432,6 +432,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		LegacyIndex:         cfg.legacyIndex,
 		PendingInstructions: readInstructions(instrFile),
 	})
+	ms := srv.MCP()
 	// Over stdio the host's handshake comes first: the scan starts once it
 	// is answered (or at the first other request, or after scanDelay), so
 	// that the two do not share the cores.
@@ -466,7 +467,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}()
 
 	if cfg.http == "" {
-		err := ms.Run(ctx, &mcp.StdioTransport{})
+		err := srv.RunStdio(ctx, os.Stdin, os.Stdout)
 		if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
 			return nil
 		}

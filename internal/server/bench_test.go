@@ -85,13 +85,12 @@ func BenchmarkListAll(b *testing.B) {
 // of 100 once the page is cached: the handler, then the result encoded as
 // the SDK encodes it.
 func BenchmarkListPageEncode(b *testing.B) {
-	s := &server{store: benchStore(b, 5000), opts: Options{PageSize: DefaultPageSize, TTL: DefaultTTL}}
+	s := &server{store: benchStore(b, 5000), opts: Options{PageSize: DefaultPageSize, TTL: DefaultTTL}, pages: newPageCache(DefaultPageSize)}
 	ctx := context.Background()
 	cursor := skillsext.EncodeCursor(s.store.Snapshot().Skills()[2000].URI)
-	pages := newPageCache(s.opts.PageSize)
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := s.listSkills(ctx, nil, &skillsext.ListSkillsParams{Cursor: cursor}, pages)
+		res, err := s.listSkills(ctx, nil, &skillsext.ListSkillsParams{Cursor: cursor})
 		if err != nil {
 			b.Fatal(err)
 		}

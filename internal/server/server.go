@@ -123,6 +123,8 @@ type server struct {
 
 	ready     chan struct{} // closed once the catalog may be read
 	readyOnce sync.Once
+
+	pages *pageCache // skills/list pages, encoded
 }
 
 // markReady lets requests held for the first scan through.
@@ -148,6 +150,11 @@ func (s *server) currentInstructions() string {
 // New returns an MCP server serving the skills in store. The returned
 // server can be run on any number of transports.
 func New(store *catalog.Store, opts *Options) *mcp.Server {
+	_, ms := newServer(store, opts)
+	return ms
+}
+
+func newServer(store *catalog.Store, opts *Options) (*server, *mcp.Server) {
 	s := &server{store: store, ready: make(chan struct{})}
 	if !store.Snapshot().Pending() {
 		s.markReady()
@@ -164,6 +171,7 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 	if s.opts.PageSize <= 0 {
 		s.opts.PageSize = DefaultPageSize
 	}
+	s.pages = newPageCache(s.opts.PageSize)
 	if s.opts.TTL == 0 {
 		s.opts.TTL = DefaultTTL
 	}
@@ -216,7 +224,7 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 	s.syncVault(ms)
 	ms.AddReceivingMiddleware(s.instructionsMiddleware)
 	ms.AddReceivingMiddleware(s.readyMiddleware) // outermost: nothing reads the catalog before it is in
-	return ms
+	return s, ms
 }
 
 // answeredBeforeReady are the methods a server answers while its first

@@ -29,11 +29,7 @@ type getSkillResult struct {
 }
 
 func (s *server) addSkillMethods(ms *mcp.Server) {
-	pages := newPageCache(s.opts.PageSize)
-	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodList,
-		func(ctx context.Context, ss *mcp.ServerSession, p *skillsext.ListSkillsParams) (*listSkillsResult, error) {
-			return s.listSkills(ctx, ss, p, pages)
-		}))
+	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodList, s.listSkills))
 	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodGet, s.getSkill))
 	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodReadDirectory, s.readDirectory))
 }
@@ -46,7 +42,7 @@ func mustAdd(err error) {
 	}
 }
 
-func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillsext.ListSkillsParams, pages *pageCache) (*listSkillsResult, error) {
+func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillsext.ListSkillsParams) (*listSkillsResult, error) {
 	var cursor string
 	var meta mcp.Meta
 	if p != nil {
@@ -56,7 +52,7 @@ func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillse
 	if err != nil {
 		return nil, skillsext.InvalidParams("", "%v", err)
 	}
-	page := pages.page(s.store.Snapshot(), key)
+	page := s.pages.page(s.store.Snapshot(), key)
 	return &listSkillsResult{
 		ResultType:  skillsext.ResultComplete,
 		Skills:      page.skills,
@@ -66,25 +62,39 @@ func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillse
 }
 
 func (s *server) getSkill(_ context.Context, ss *mcp.ServerSession, p *skillsext.GetSkillParams) (*getSkillResult, error) {
-	if p == nil || p.URI == "" {
-		return nil, skillsext.InvalidParams("", "skills/get needs params.uri, the skill://<path>/SKILL.md URI of a skill from skills/list")
+	var uri string
+	if p != nil {
+		uri = p.URI
 	}
-	u, err := skillsext.ParseURI(p.URI)
+	sk, err := s.lookupSkill(uri)
 	if err != nil {
-		return nil, skillsext.InvalidParams(p.URI, "invalid skill URI: %v", err)
-	}
-	if !u.IsSkillFile() {
-		return nil, skillsext.InvalidParams(p.URI, "%s is not a SKILL.md URI; skills/get takes skill://<skill-path>/SKILL.md", p.URI)
-	}
-	sk, ok := s.store.Snapshot().Skill(u.String())
-	if !ok {
-		return nil, skillsext.NoSkill(p.URI)
+		return nil, err
 	}
 	return &getSkillResult{
 		ResultType:  skillsext.ResultComplete,
 		Skill:       sk.Entry(),
 		CacheFields: s.cacheFields(skillsext.ProtocolVersion(p.Meta, ss)),
 	}, nil
+}
+
+// lookupSkill returns the served skill whose SKILL.md URI is uri, or the
+// -32602 error skills/get answers with.
+func (s *server) lookupSkill(uri string) (*catalog.Skill, error) {
+	if uri == "" {
+		return nil, skillsext.InvalidParams("", "skills/get needs params.uri, the skill://<path>/SKILL.md URI of a skill from skills/list")
+	}
+	u, err := skillsext.ParseURI(uri)
+	if err != nil {
+		return nil, skillsext.InvalidParams(uri, "invalid skill URI: %v", err)
+	}
+	if !u.IsSkillFile() {
+		return nil, skillsext.InvalidParams(uri, "%s is not a SKILL.md URI; skills/get takes skill://<skill-path>/SKILL.md", uri)
+	}
+	sk, ok := s.store.Snapshot().Skill(u.String())
+	if !ok {
+		return nil, skillsext.NoSkill(uri)
+	}
+	return sk, nil
 }
 
 func (s *server) readDirectory(_ context.Context, _ *mcp.ServerSession, p *skillsext.ReadDirectoryParams) (*skillsext.ReadDirectoryResult, error) {
