@@ -92,9 +92,31 @@ type rpcError struct {
 func (e *rpcError) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
 
 // call sends a request and decodes the result of its answer into result,
-// in the same pass that decodes the frame. Notifications that arrive first
-// are skipped; requests from the server are answered (ping) or refused.
+// in the same pass that decodes the frame.
 func (s *rawSession) call(ctx context.Context, method string, params, result any) error {
+	return s.exchange(ctx, method, params, func(line []byte) (frameHead, error) {
+		frame := struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Result any             `json:"result"`
+			Error  *rpcError       `json:"error"`
+		}{Result: result}
+		err := json.Unmarshal(line, &frame)
+		return frameHead{id: frame.ID, method: frame.Method, err: frame.Error}, err
+	})
+}
+
+// frameHead is what exchange needs of a frame to route it.
+type frameHead struct {
+	id     json.RawMessage
+	method string
+	err    *rpcError
+}
+
+// exchange sends a request and reads frames with read until the answer.
+// Notifications that arrive first are skipped; requests from the server
+// are answered (ping) or refused.
+func (s *rawSession) exchange(ctx context.Context, method string, params any, read func(line []byte) (frameHead, error)) error {
 	s.lastID++
 	id := strconv.FormatInt(s.lastID, 10)
 	req := struct {
@@ -111,27 +133,22 @@ func (s *rawSession) call(ctx context.Context, method string, params, result any
 		if err != nil {
 			return s.failed(ctx, fmt.Errorf("reading the answer to %s: %w", method, err))
 		}
-		frame := struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Result any             `json:"result"`
-			Error  *rpcError       `json:"error"`
-		}{Result: result}
-		if err := json.Unmarshal(line, &frame); err != nil {
+		frame, err := read(line)
+		if err != nil {
 			return fmt.Errorf("the server wrote a frame that is not JSON-RPC (%v): %s", err, abbreviate(string(line), 120))
 		}
 		switch {
-		case frame.Method != "" && len(frame.ID) > 0: // a request to the client
-			if err := s.answer(ctx, frame.ID, frame.Method); err != nil {
+		case frame.method != "" && len(frame.id) > 0: // a request to the client
+			if err := s.answer(ctx, frame.id, frame.method); err != nil {
 				return err
 			}
 			continue
-		case frame.Method != "": // a notification
+		case frame.method != "": // a notification
 			continue
-		case string(frame.ID) != id:
-			return fmt.Errorf("%s: an answer to request %s arrived instead of %s", method, frame.ID, id)
-		case frame.Error != nil:
-			return frame.Error
+		case string(frame.id) != id:
+			return fmt.Errorf("%s: an answer to request %s arrived instead of %s", method, frame.id, id)
+		case frame.err != nil:
+			return frame.err
 		}
 		return nil
 	}
@@ -198,9 +215,32 @@ func (s *rawSession) failed(ctx context.Context, err error) error {
 	return err
 }
 
+// listPage reads the answer with the skimmer (see skim.go): a listing is
+// most of what the client reads, and decoding it with encoding/json cost
+// the client about as much CPU as the SDK path cost the server.
 func (s *rawSession) listPage(ctx context.Context, cursor string) (*listSkillsResult, error) {
 	var res listSkillsResult
-	if err := s.call(ctx, methodListSkills, listSkillsParams{Cursor: cursor}, &res); err != nil {
+	err := s.exchange(ctx, methodListSkills, listSkillsParams{Cursor: cursor}, func(line []byte) (frameHead, error) {
+		f, err := skimListFrame(bytes.Clone(line)) // the entries outlive the read buffer
+		if err != nil {
+			return frameHead{}, err
+		}
+		h := frameHead{id: f.id}
+		if f.method != nil {
+			if err := json.Unmarshal(f.method, &h.method); err != nil {
+				return h, err
+			}
+		}
+		if f.err != nil {
+			h.err = new(rpcError)
+			if err := json.Unmarshal(f.err, h.err); err != nil {
+				return h, err
+			}
+		}
+		res.Skills, res.NextCursor = f.skills, f.nextCursor
+		return h, nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &res, nil
