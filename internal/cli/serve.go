@@ -381,7 +381,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 			}
 			return err
 		}
-		return c.serveHTTP(ctx, cfg, ms, func() any { return map[string]any{"status": "ok", "profile": "adversarial"} }, nil, log, sdkLog)
+		return c.serveHTTP(ctx, cfg, ms, nil, func() any { return map[string]any{"status": "ok", "profile": "adversarial"} }, nil, log, sdkLog)
 	}
 
 	libs, err := openLibraries(ctx, cfg, c.env, log)
@@ -473,7 +473,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	return c.serveHTTP(ctx, cfg, ms, func() any {
+	return c.serveHTTP(ctx, cfg, ms, srv, func() any {
 		snap := store.Snapshot()
 		if snap.Pending() {
 			return map[string]any{"status": "loading"}
@@ -692,7 +692,10 @@ func ttlOption(d time.Duration) time.Duration {
 	return d
 }
 
-func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, health func() any, ready func() bool, log, sdkLog *slog.Logger) error {
+// serveHTTP serves ms over stateless Streamable HTTP; srv, if not nil, is
+// the catalog server of ms, whose front end then answers the plain
+// skills/list and skills/get requests.
+func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, srv *server.Server, health func() any, ready func() bool, log, sdkLog *slog.Logger) error {
 	addr, err := httpserve.ParseAddr(cfg.http)
 	if err != nil {
 		return usagef("skills-mcp serve -h", "--http: %v", err)
@@ -711,7 +714,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	if err := httpserve.CheckBind(addr, opts); err != nil {
 		return &usageError{err: err}
 	}
-	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, &mcp.StreamableHTTPOptions{
+	var mh http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, &mcp.StreamableHTTPOptions{
 		Stateless: true,
 		// One JSON body per answer, not an event stream: nothing is sent
 		// before a stateless answer, the body needs no SSE framing or
@@ -724,6 +727,9 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		DisableLocalhostProtection: len(cfg.allowedHosts) > 0,
 		Logger:                     sdkLog,
 	})
+	if srv != nil {
+		mh = srv.HTTPHandler(mh, server.HTTPOptions{LocalhostProtection: len(cfg.allowedHosts) == 0})
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)

@@ -124,7 +124,8 @@ type server struct {
 	ready     chan struct{} // closed once the catalog may be read
 	readyOnce sync.Once
 
-	pages *pageCache // skills/list pages, encoded
+	pages *pageCache          // skills/list pages, encoded
+	impl  *mcp.Implementation // what the server says it is
 }
 
 // markReady lets requests held for the first scan through.
@@ -190,7 +191,8 @@ func newServer(store *catalog.Store, opts *Options) (*server, *mcp.Server) {
 		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 	}
 	caps.AddExtension(skillsext.ExtensionID, map[string]any{"directoryRead": true})
-	ms := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version}, &mcp.ServerOptions{
+	s.impl = &mcp.Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version}
+	ms := mcp.NewServer(s.impl, &mcp.ServerOptions{
 		Instructions: s.currentInstructions(),
 		Logger:       s.opts.Logger,
 		PageSize:     s.opts.PageSize,

@@ -136,13 +136,13 @@ func (f *stdioFront) answer(line []byte) bool {
 		return false // the SDK holds it until the catalog is in
 	}
 	req, ok := parseFastRequest(line)
-	if !ok {
-		return false
+	if !ok || req.protocolMeta {
+		return false // per-request protocol: the SDK checks it
 	}
 	b := append(f.frame[:0], `{"jsonrpc":"2.0","id":`...)
 	b = append(b, req.id...)
 	b = append(b, `,"result":`...)
-	if b, ok = f.s.appendFastResult(b, req, skillsext.ProtocolVersion(nil, f.ss)); !ok {
+	if b, ok = f.s.appendFastResult(b, req, skillsext.ProtocolVersion(nil, f.ss), nil); !ok {
 		return false
 	}
 	b = append(b, "}\n"...)
@@ -154,18 +154,22 @@ func (f *stdioFront) answer(line []byte) bool {
 	return true
 }
 
-// fastRequest is a skills/list or skills/get request the front end may
+// fastRequest is a skills/list or skills/get request a front end may
 // answer: one JSON-RPC request object with exactly the members jsonrpc
 // "2.0", id, method and (optionally) params; a plain id (an integer, or a
 // string of printable ASCII without quotes or backslashes) that the SDK
 // would echo byte for byte; params with only cursor (list) or uri (get) as
-// a string and _meta without the io.modelcontextprotocol/ keys of the
-// per-request protocol. Keys are matched exactly and unknown ones refused,
-// so no case-insensitive or lenient decoding could read it differently.
+// a string, and _meta, an object. Keys are matched exactly and unknown ones
+// refused, so no case-insensitive or lenient decoding could read it
+// differently.
 type fastRequest struct {
 	id     []byte
 	method string
 	arg    string // cursor or uri
+	// meta is params._meta; protocolMeta reports whether it holds keys of
+	// the per-request protocol (io.modelcontextprotocol/...).
+	meta         map[string]json.RawMessage
+	protocolMeta bool
 }
 
 func parseFastRequest(line []byte) (fastRequest, bool) {
@@ -221,14 +225,11 @@ func parseFastRequest(line []byte) (fastRequest, bool) {
 				return req, false
 			}
 		case "_meta":
-			var meta map[string]json.RawMessage
-			if json.Unmarshal(v, &meta) != nil {
+			if bytes.Equal(v, []byte("null")) || json.Unmarshal(v, &req.meta) != nil {
 				return req, false
 			}
-			for mk := range meta {
-				if strings.HasPrefix(mk, "io.modelcontextprotocol/") {
-					return req, false
-				}
+			for mk := range req.meta {
+				req.protocolMeta = req.protocolMeta || strings.HasPrefix(mk, "io.modelcontextprotocol/")
 			}
 		default:
 			return req, false
@@ -255,8 +256,14 @@ func plainID(id []byte) bool {
 
 // appendFastResult appends the result of req as the SDK would encode it,
 // or reports false if the request fails (the SDK then answers with the
-// error).
-func (s *server) appendFastResult(b []byte, req fastRequest, version string) ([]byte, bool) {
+// error). meta, if not empty, is the result's _meta, encoded.
+func (s *server) appendFastResult(b []byte, req fastRequest, version string, meta []byte) ([]byte, bool) {
+	b = append(b, '{')
+	if len(meta) > 0 {
+		b = append(b, `"_meta":`...)
+		b = append(b, meta...)
+		b = append(b, ',')
+	}
 	switch req.method {
 	case skillsext.MethodList:
 		key, err := skillsext.DecodeCursor(req.arg)
@@ -264,7 +271,7 @@ func (s *server) appendFastResult(b []byte, req fastRequest, version string) ([]
 			return b, false
 		}
 		page := s.pages.page(s.store.Snapshot(), key)
-		b = append(b, `{"resultType":"complete","skills":`...)
+		b = append(b, `"resultType":"complete","skills":`...)
 		b = append(b, page.skills...)
 		if page.next != "" {
 			b = append(b, `,"nextCursor":"`...)
@@ -276,7 +283,7 @@ func (s *server) appendFastResult(b []byte, req fastRequest, version string) ([]
 		if err != nil {
 			return b, false
 		}
-		b = append(b, `{"resultType":"complete","skill":`...)
+		b = append(b, `"resultType":"complete","skill":`...)
 		b = sk.AppendEntry(b)
 	}
 	if skillsext.UsesCacheFields(version) {

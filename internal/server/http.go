@@ -1,0 +1,215 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTPOptions are the settings of the SDK handler an HTTP front end stands
+// before; the front end takes a request only where they would let it
+// through.
+type HTTPOptions struct {
+	// LocalhostProtection mirrors the SDK's: on a loopback listener, a
+	// request whose Host is not a loopback name is the SDK's to refuse.
+	LocalhostProtection bool
+}
+
+// HTTPHandler returns next, the SDK's stateless handler with JSON
+// responses for srv.MCP(), behind a front end that answers plain
+// skills/list and skills/get POSTs itself, as RunStdio does over stdio.
+//
+// Over stateless HTTP the SDK builds a session per request, decodes the
+// body twice, checks the headers and _meta of the per-request protocol,
+// and encodes the answer twice: about 300 µs of CPU for a skills/get whose
+// entry is already known. The front end takes a request only when every
+// check the SDK makes is one it makes the same way and passes (method,
+// media types, the localhost guard, the protocol header, Mcp-Method, the
+// _meta of 2026-07-28, an exact request shape; see fastRequest), and writes
+// what the SDK would write: status, Content-Type, Cache-Control and body.
+// Anything else, errors included, goes to next with its body intact.
+func (srv *Server) HTTPHandler(next http.Handler, opts HTTPOptions) http.Handler {
+	return &httpFront{s: srv.s, next: next, opts: opts, serverInfo: serverInfoMeta(srv.s.impl)}
+}
+
+type httpFront struct {
+	s          *server
+	next       http.Handler
+	opts       HTTPOptions
+	serverInfo []byte // the _meta the SDK adds to results of 2026-07-28
+}
+
+// frontBodyBytes is the largest request body the front end reads; a larger
+// one goes to the SDK.
+const frontBodyBytes = 64 << 10
+
+// Protocol revisions, as the SDK spells them.
+const (
+	revision20250326 = "2025-03-26"
+	revision20260728 = "2026-07-28"
+)
+
+// frontRevisions are the Mcp-Protocol-Version headers the front end
+// serves; "" is a request without one, which the SDK serves as 2025-03-26.
+var frontRevisions = map[string]bool{"": true, "2025-06-18": true, "2025-11-25": true, revision20260728: true}
+
+func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !f.plainPost(r) {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, frontBodyBytes+1))
+	rest := r.Body
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), rest), rest}
+	if err != nil || len(body) > frontBodyBytes {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	out, ok := f.answer(r, body)
+	if !ok {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(out)
+}
+
+// plainPost reports whether r passes, as the SDK would pass it, every check
+// the SDK makes before reading the body.
+func (f *httpFront) plainPost(r *http.Request) bool {
+	if r.Method != http.MethodPost || r.ContentLength > frontBodyBytes {
+		return false
+	}
+	h := r.Header
+	if len(h.Values("Content-Type")) != 1 || h.Get("Content-Type") != "application/json" ||
+		!plainAccept(h.Values("Accept")) ||
+		len(h.Values("Last-Event-ID")) > 0 || len(h.Values("Mcp-Session-Id")) > 0 ||
+		len(h.Values("Mcp-Protocol-Version")) > 1 || !frontRevisions[h.Get("Mcp-Protocol-Version")] {
+		return false
+	}
+	if f.opts.LocalhostProtection {
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil &&
+			isLoopback(local.String()) && !isLoopback(r.Host) {
+			return false
+		}
+	}
+	select {
+	case <-f.s.ready:
+		return true
+	default:
+		return false // the SDK holds it until the catalog is in
+	}
+}
+
+// plainAccept reports whether the Accept header lists exactly the two
+// media types a streamable HTTP client must accept.
+func plainAccept(values []string) bool {
+	var json, stream int
+	for _, v := range values {
+		for t := range strings.SplitSeq(v, ",") {
+			switch strings.TrimSpace(t) {
+			case "application/json":
+				json++
+			case "text/event-stream":
+				stream++
+			default:
+				return false
+			}
+		}
+	}
+	return json == 1 && stream == 1
+}
+
+// isLoopback is the SDK's test of a loopback address or Host.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// answer returns the response body to a request the front end serves.
+func (f *httpFront) answer(r *http.Request, body []byte) ([]byte, bool) {
+	req, ok := parseFastRequest(body)
+	if !ok {
+		return nil, false
+	}
+	header := r.Header.Get("Mcp-Protocol-Version")
+	version, meta := header, []byte(nil)
+	if header == "" {
+		version = revision20250326
+	}
+	if header == revision20260728 {
+		// The per-request protocol: the SDK requires Mcp-Method, a
+		// matching protocolVersion and client capabilities in _meta, and
+		// adds its server info to the result's _meta.
+		if r.Header.Get("Mcp-Method") != req.method || len(r.Header.Values("Mcp-Method")) != 1 || !newProtocolMeta(req.meta) {
+			return nil, false
+		}
+		meta = f.serverInfo
+	} else if req.protocolMeta {
+		return nil, false
+	}
+	b := make([]byte, 0, 2048)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, req.id...)
+	b = append(b, `,"result":`...)
+	if b, ok = f.s.appendFastResult(b, req, version, meta); !ok {
+		return nil, false
+	}
+	return append(b, '}'), true
+}
+
+// newProtocolMeta reports whether _meta carries what the SDK requires of a
+// 2026-07-28 request, in a form it decodes: protocolVersion 2026-07-28,
+// client capabilities, and client info if any.
+func newProtocolMeta(meta map[string]json.RawMessage) bool {
+	var version string
+	if json.Unmarshal(meta["io.modelcontextprotocol/protocolVersion"], &version) != nil || version != revision20260728 {
+		return false
+	}
+	caps, ok := meta["io.modelcontextprotocol/clientCapabilities"]
+	var c struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	if !ok || !bytes.HasPrefix(caps, []byte("{")) || json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	if info, ok := meta["io.modelcontextprotocol/clientInfo"]; ok {
+		var impl mcp.Implementation
+		if !bytes.HasPrefix(info, []byte("{")) || json.Unmarshal(info, &impl) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// serverInfoMeta encodes the _meta the SDK sets on every result of the
+// per-request protocol, as the SDK encodes it (no HTML escaping).
+func serverInfoMeta(impl *mcp.Implementation) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{"io.modelcontextprotocol/serverInfo": impl}); err != nil {
+		panic(err) // an Implementation always encodes
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

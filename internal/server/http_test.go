@@ -1,0 +1,187 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
+)
+
+// httpPeer is an HTTP server on the front library, with or without the
+// front end, counting the skills/* requests that reach the SDK.
+type httpPeer struct {
+	url   string
+	inSDK atomic.Int64
+}
+
+func startHTTPPeer(t *testing.T, store *catalog.Store, front bool) *httpPeer {
+	t.Helper()
+	srv := NewServer(store, &Options{PageSize: 3, Title: `Skills & "more" <x>`, Version: "1.2"})
+	p := &httpPeer{}
+	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "skills/") {
+				p.inSDK.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP() },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	if front {
+		h = srv.HTTPHandler(h, HTTPOptions{LocalhostProtection: true})
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	p.url = ts.URL + "/mcp"
+	return p
+}
+
+type httpAnswer struct {
+	status       int
+	contentType  string
+	cacheControl string
+	body         string
+}
+
+func (p *httpPeer) do(t *testing.T, method, host string, header map[string]string, body string) httpAnswer {
+	t.Helper()
+	req, err := http.NewRequest(method, p.url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return httpAnswer{resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"), string(data)}
+}
+
+// TestHTTPFrontMatchesSDK sends the same requests to the SDK's handler
+// alone and behind the front end: status, media type, cache header and
+// body are the same for each, whoever answered.
+func TestHTTPFrontMatchesSDK(t *testing.T) {
+	store := catalog.NewStore(frontSnapshot(t))
+	sdk, front := startHTTPPeer(t, store, false), startHTTPPeer(t, store, true)
+
+	const newMeta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	second := skillsext.EncodeCursor("skill://b/SKILL.md")
+	headers := func(version, method string) map[string]string {
+		h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+		if version != "" {
+			h["Mcp-Protocol-Version"] = version
+		}
+		if method != "" {
+			h["Mcp-Method"] = method
+		}
+		return h
+	}
+	with := func(h map[string]string, k, v string) map[string]string {
+		h[k] = v
+		return h
+	}
+	cases := []struct {
+		name   string
+		method string // HTTP method, POST if empty
+		host   string
+		header map[string]string
+		body   string
+		fast   bool
+	}{
+		{name: "list 2026-07-28", header: headers("2026-07-28", "skills/list"), body: `{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{` + newMeta + `}}`, fast: true},
+		{name: "list cursor 2026-07-28", header: headers("2026-07-28", "skills/list"), body: `{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{` + newMeta + `,"cursor":"` + second + `"}}`, fast: true},
+		{name: "get 2026-07-28", header: headers("2026-07-28", "skills/get"), body: `{"jsonrpc":"2.0","id":"g-3","method":"skills/get","params":{"uri":"skill://a/SKILL.md",` + newMeta + `}}`, fast: true},
+		{name: "get hidden 2026-07-28", header: headers("2026-07-28", "skills/get"), body: `{"jsonrpc":"2.0","id":4,"method":"skills/get","params":{"uri":"skill://hidden/SKILL.md",` + newMeta + `}}`, fast: true},
+		{name: "get 2025-11-25", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":5,"method":"skills/get","params":{"uri":"skill://c/nested/d/SKILL.md"}}`, fast: true},
+		{name: "list 2025-06-18", header: headers("2025-06-18", "skills/list"), body: `{"jsonrpc":"2.0","id":6,"method":"skills/list","params":{"cursor":"` + second + `"}}`, fast: true},
+		{name: "list without a version", header: headers("", ""), body: `{"jsonrpc":"2.0","id":7,"method":"skills/list"}`, fast: true},
+		{name: "no client info", header: headers("2026-07-28", "skills/get"), body: `{"jsonrpc":"2.0","id":8,"method":"skills/get","params":{"uri":"skill://a/SKILL.md","_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, fast: true},
+
+		{name: "no Mcp-Method", header: headers("2026-07-28", ""), body: `{"jsonrpc":"2.0","id":10,"method":"skills/list","params":{` + newMeta + `}}`},
+		{name: "Mcp-Method differs", header: headers("2026-07-28", "skills/get"), body: `{"jsonrpc":"2.0","id":11,"method":"skills/list","params":{` + newMeta + `}}`},
+		{name: "meta version differs", header: headers("2026-07-28", "skills/list"), body: `{"jsonrpc":"2.0","id":12,"method":"skills/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`},
+		{name: "no capabilities", header: headers("2026-07-28", "skills/list"), body: `{"jsonrpc":"2.0","id":13,"method":"skills/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+		{name: "capabilities not an object", header: headers("2026-07-28", "skills/list"), body: `{"jsonrpc":"2.0","id":14,"method":"skills/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":"x","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+		{name: "client info not an object", header: headers("2026-07-28", "skills/list"), body: `{"jsonrpc":"2.0","id":15,"method":"skills/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+		{name: "no _meta on 2026-07-28", header: headers("2026-07-28", "skills/list"), body: `{"jsonrpc":"2.0","id":16,"method":"skills/list"}`},
+		{name: "new meta on an old header", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":17,"method":"skills/list","params":{` + newMeta + `}}`},
+		{name: "unsupported version", header: headers("1999-01-01", ""), body: `{"jsonrpc":"2.0","id":18,"method":"skills/list"}`},
+		{name: "JSON only", header: with(headers("2025-11-25", ""), "Accept", "application/json"), body: `{"jsonrpc":"2.0","id":19,"method":"skills/list"}`},
+		{name: "text body", header: with(headers("2025-11-25", ""), "Content-Type", "text/plain"), body: `{"jsonrpc":"2.0","id":20,"method":"skills/list"}`},
+		{name: "GET", method: http.MethodGet, header: headers("2025-11-25", "")},
+		{name: "foreign Host", host: "evil.example", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":21,"method":"skills/list"}`},
+		{name: "unknown skill", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":22,"method":"skills/get","params":{"uri":"skill://nope/SKILL.md"}}`},
+		{name: "bad cursor", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":23,"method":"skills/list","params":{"cursor":"zzz"}}`},
+		{name: "large body", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":24,"method":"skills/get","params":{"uri":"skill://a/SKILL.md","_meta":{"pad":"` + strings.Repeat("p", 70<<10) + `"}}}`},
+		{name: "session header", header: with(headers("2025-11-25", ""), "Mcp-Session-Id", "abc"), body: `{"jsonrpc":"2.0","id":25,"method":"skills/list"}`},
+		{name: "batch", header: headers("2025-03-26", ""), body: `[{"jsonrpc":"2.0","id":26,"method":"skills/list"}]`},
+		{name: "notification", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","method":"skills/list"}`},
+		{name: "tools/list", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":27,"method":"tools/list"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			method := cmpOr(tc.method, http.MethodPost)
+			want := sdk.do(t, method, tc.host, tc.header, tc.body)
+			before := front.inSDK.Load()
+			got := front.do(t, method, tc.host, tc.header, tc.body)
+			if got != want {
+				t.Errorf("front end: %d %q %q %.300s\n       SDK: %d %q %q %.300s",
+					got.status, got.contentType, got.cacheControl, got.body, want.status, want.contentType, want.cacheControl, want.body)
+			}
+			if tc.fast && front.inSDK.Load() != before {
+				t.Error("the front end passed it to the SDK")
+			}
+			if tc.fast && want.status != http.StatusOK {
+				t.Errorf("a request meant to succeed failed: %d %.300s", want.status, want.body)
+			}
+		})
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// TestPlainAccept: only the two media types, once each, in either order.
+func TestPlainAccept(t *testing.T) {
+	for _, tt := range []struct {
+		values []string
+		want   bool
+	}{
+		{[]string{"application/json, text/event-stream"}, true},
+		{[]string{"text/event-stream,application/json"}, true},
+		{[]string{"application/json", "text/event-stream"}, true},
+		{[]string{"application/json"}, false},
+		{[]string{"*/*"}, false},
+		{[]string{"application/json, text/event-stream, text/html"}, false},
+		{[]string{"application/json;q=0.9, text/event-stream"}, false},
+		{[]string{"application/json, application/json, text/event-stream"}, false},
+		{nil, false},
+	} {
+		if got := plainAccept(tt.values); got != tt.want {
+			t.Errorf("plainAccept(%q) = %v, want %v", tt.values, got, tt.want)
+		}
+	}
+}
