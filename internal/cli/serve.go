@@ -156,7 +156,7 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	})
 	fs.BoolVar(&cfg.showDisabled, "show-disabled", false, "list skills marked disable-model-invocation: true (they always answer skills/get), and serve vault playbooks of every status")
 	fs.IntVar(&cfg.rescanSeconds, "rescan-seconds", 300, "interval of the safety rescan in `seconds` (0 = off); changes are picked up at once through file notifications")
-	fs.StringVar(&cfg.cacheDir, "cache-dir", "", "`DIR` for extracted archives and downloads (default: skills-mcp in the user cache folder)")
+	fs.StringVar(&cfg.cacheDir, "cache-dir", "", "`DIR` for extracted archives, downloads, file digests and search indexes (default: skills-mcp in the user cache folder)")
 	fs.BoolVar(&cfg.allowUnverified, "allow-unverified", false, "serve an https library that has neither a #sha256= pin nor a .sha256 sidecar")
 	fs.StringVar(&cfg.profile, "profile", "", "serve `PROFILE` instead of libraries: \"adversarial\" serves only hostile SEP-2640 research fixtures (benign payloads), to test hosts")
 	fs.BoolVar(&cfg.legacyIndex, "legacy-index", false, "also serve skill://index.json and per-skill .tar.gz and .zip archives (superseded SEP-2640 draft) for older hosts")
