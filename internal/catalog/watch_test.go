@@ -150,6 +150,46 @@ func TestWatcherPicksUpEdits(t *testing.T) {
 	}
 }
 
+// TestLateWatchLosesNoEdit follows serve's first start: a scan that
+// watches nothing, then Sync and one rescan. An edit made before the
+// watches is in that rescan; one made after raises an event.
+func TestLateWatchLosesNoEdit(t *testing.T) {
+	lib, dir := tree(t, map[string]string{"a/SKILL.md": strings.Replace(skillMD, "%s", "a", 1)})
+	w, err := catalog.NewWatcher(0, nil)
+	must(t, err)
+	defer w.Close()
+	libs := func() ([]*catalog.Library, *catalog.Options) {
+		return []*catalog.Library{lib}, &catalog.Options{OnFolder: w.Folder}
+	}
+	first, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
+	must(t, err)
+	if got := w.WatchedFolders(); len(got) != 0 {
+		t.Fatalf("a scan without OnFolder watched %v", got)
+	}
+	store := catalog.NewStore(first)
+	swapped := make(chan *catalog.Snapshot, 16)
+	r := catalog.NewReloader(store, libs, func(_, cur *catalog.Snapshot, _ bool) { swapped <- cur })
+	w.Start(r)
+
+	// Before any watch: only the rescan after Sync can see this.
+	must(t, os.WriteFile(filepath.Join(dir, "a/early.md"), []byte("early\n"), 0o644))
+	w.Sync(first)
+	if got := w.WatchedFolders(); len(got) != 2 {
+		t.Fatalf("after Sync, watching %v, want the root and a/", got)
+	}
+	w.Kick()
+	waitFor(t, swapped, func(s *catalog.Snapshot) bool {
+		_, ok := s.File("skill://a/early.md")
+		return ok
+	})
+	// After the watches: an event.
+	must(t, os.WriteFile(filepath.Join(dir, "a/late.md"), []byte("late\n"), 0o644))
+	waitFor(t, swapped, func(s *catalog.Snapshot) bool {
+		_, ok := s.File("skill://a/late.md")
+		return ok
+	})
+}
+
 // waitFor waits until a swapped-in snapshot satisfies ok. The deadline
 // only bounds a broken test; passing never depends on it.
 func waitFor(t *testing.T, ch <-chan *catalog.Snapshot, ok func(*catalog.Snapshot) bool) {

@@ -14,7 +14,9 @@ import (
 
 // HTTPOptions are the settings of the SDK handler an HTTP front end stands
 // before; the front end takes a request only where they would let it
-// through.
+// through. It knows no other SDK option: a handler given CrossOriginProtection,
+// a MaxRequestBodyBytes under 64 KiB, sessions or event-stream answers must
+// not be put behind it.
 type HTTPOptions struct {
 	// LocalhostProtection mirrors the SDK's: on a loopback listener, a
 	// request whose Host is not a loopback name is the SDK's to refuse.
