@@ -148,6 +148,22 @@ func (s *server) currentInstructions() string {
 	return c.text
 }
 
+// Server is the MCP server of a catalog, with the front ends that answer
+// its hottest requests ahead of the SDK (RunStdio, HTTPHandler).
+type Server struct {
+	s  *server
+	ms *mcp.Server
+}
+
+// NewServer returns the server of store; New returns its MCP server.
+func NewServer(store *catalog.Store, opts *Options) *Server {
+	s, ms := newServer(store, opts)
+	return &Server{s: s, ms: ms}
+}
+
+// MCP returns the SDK server, for HTTP and for tests.
+func (srv *Server) MCP() *mcp.Server { return srv.ms }
+
 // New returns an MCP server serving the skills in store. The returned
 // server can be run on any number of transports.
 func New(store *catalog.Store, opts *Options) *mcp.Server {

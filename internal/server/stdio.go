@@ -10,28 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
-
-// Server is the MCP server of a catalog together with what serves it over
-// stdio faster than the SDK alone.
-type Server struct {
-	s  *server
-	ms *mcp.Server
-}
-
-// NewServer returns the server of store; New returns its MCP server.
-func NewServer(store *catalog.Store, opts *Options) *Server {
-	s, ms := newServer(store, opts)
-	return &Server{s: s, ms: ms}
-}
-
-// MCP returns the SDK server, for HTTP and for tests.
-func (srv *Server) MCP() *mcp.Server { return srv.ms }
 
 // RunStdio serves one session over r and w, the host's stdin and stdout,
 // until r ends or ctx is cancelled, as mcp.Server.Run does with a
@@ -159,9 +143,9 @@ func (f *stdioFront) answer(line []byte) bool {
 // "2.0", id, method and (optionally) params; a plain id (an integer, or a
 // string of printable ASCII without quotes or backslashes) that the SDK
 // would echo byte for byte; params with only cursor (list) or uri (get) as
-// a string, and _meta, an object. Keys are matched exactly and unknown ones
-// refused, so no case-insensitive or lenient decoding could read it
-// differently.
+// a string, and _meta, an object. Keys are matched exactly, unknown ones and
+// invalid UTF-8 refused, so no case-insensitive or lenient decoding could
+// read it differently.
 type fastRequest struct {
 	id     []byte
 	method string
@@ -174,8 +158,8 @@ type fastRequest struct {
 
 func parseFastRequest(line []byte) (fastRequest, bool) {
 	var top map[string]json.RawMessage
-	if json.Unmarshal(line, &top) != nil {
-		return fastRequest{}, false
+	if !utf8.Valid(line) || json.Unmarshal(line, &top) != nil {
+		return fastRequest{}, false // decoders differ on invalid UTF-8
 	}
 	var req fastRequest
 	for k, v := range top {

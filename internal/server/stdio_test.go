@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
@@ -253,6 +254,7 @@ func TestParseFastRequest(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"skills/list","Params":{}}`, false},
 		{`{"jsonrpc":"2.0","id":1,"method":"skills/list","params":[]}`, false},
 		{`{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{"_meta":null}}`, false},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"skills/get\",\"params\":{\"uri\":\"skill://a\xff/SKILL.md\"}}", false},
 		{`{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{"_meta":[]}}`, false},
 		{`[{"jsonrpc":"2.0","id":1,"method":"skills/list"}]`, false},
 		{`{"jsonrpc":"2.0","id":1,"method":"skills/list"`, false},
@@ -261,4 +263,44 @@ func TestParseFastRequest(t *testing.T) {
 			t.Errorf("parseFastRequest(%s) = %v, want %v", tt.line, got, tt.want)
 		}
 	}
+}
+
+// FuzzParseFastRequest holds the front ends' request parser to the SDK's
+// reading of the same bytes: whatever it accepts, the SDK decodes as a
+// request with the same method, and answers with the id written as it
+// came.
+func FuzzParseFastRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"skills/list"}`,
+		`{"jsonrpc":"2.0","id":"x-1","method":"skills/list","params":{"cursor":"abc","_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"skills/get","params":{"uri":"skill://a/SKILL.md"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"skills/get","params":{"uri":"skill://a/SKILL.md","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","id":1e3,"method":"skills/list"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		req, ok := parseFastRequest(line)
+		if !ok {
+			return
+		}
+		if req.method != skillsext.MethodList && req.method != skillsext.MethodGet {
+			t.Fatalf("accepted method %q", req.method)
+		}
+		msg, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			t.Fatalf("accepted %s, which the SDK refuses: %v", line, err)
+		}
+		r, isReq := msg.(*jsonrpc.Request)
+		if !isReq || r.Method != req.method || !r.IsCall() {
+			t.Fatalf("accepted %s; the SDK reads %#v", line, msg)
+		}
+		echoed, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: r.ID, Result: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"jsonrpc":"2.0","id":` + string(req.id) + `,"result":{}}`; string(echoed) != want {
+			t.Fatalf("the SDK echoes the id as %s, the front end as %s", echoed, want)
+		}
+	})
 }
