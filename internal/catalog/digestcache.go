@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
@@ -307,9 +308,14 @@ func (c *DigestCache) saveIndex(key string, ix *search.Index) error {
 	return nil
 }
 
+// staleTemp is how old a temporary file of an index write must be to be
+// taken for the leftover of a process that died writing it.
+const staleTemp = 10 * time.Minute
+
 // pruneIndexes removes the saved indexes used least recently, past
-// keptIndexes. Another process may be reading one: it then has the file
-// open, or rebuilds its index.
+// keptIndexes, and temporary files left by writers that died. Another
+// process may be reading an index: it then has the file open, or rebuilds
+// its index.
 func (c *DigestCache) pruneIndexes() {
 	dir := filepath.Join(c.dir, "search")
 	des, err := os.ReadDir(dir)
@@ -322,11 +328,15 @@ func (c *DigestCache) pruneIndexes() {
 	}
 	var all []saved
 	for _, de := range des {
-		if !de.Type().IsRegular() || filepath.Ext(de.Name()) != searchIndexExtension {
+		info, err := de.Info()
+		if !de.Type().IsRegular() || err != nil {
 			continue
 		}
-		if info, err := de.Info(); err == nil {
-			all = append(all, saved{de.Name(), info.ModTime()})
+		switch name := de.Name(); {
+		case filepath.Ext(name) == searchIndexExtension && !strings.HasPrefix(name, "."):
+			all = append(all, saved{name, info.ModTime()})
+		case strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp") && time.Since(info.ModTime()) > staleTemp:
+			os.Remove(filepath.Join(dir, name))
 		}
 	}
 	if len(all) <= keptIndexes {

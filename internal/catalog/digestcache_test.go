@@ -47,8 +47,8 @@ func TestDigestCacheRecordBatches(t *testing.T) {
 	}
 }
 
-// Saving an index removes the least recently used past keptIndexes, and
-// loading one counts as a use.
+// Saving an index removes the least recently used past keptIndexes
+// (loading one counts as a use) and the temporary files of dead writers.
 func TestSavedIndexesBounded(t *testing.T) {
 	c := NewDigestCache(t.TempDir())
 	ix := search.Build([]search.Doc{{ID: 0, Name: "a"}}, 1)
@@ -66,6 +66,16 @@ func TestSavedIndexesBounded(t *testing.T) {
 	if _, err := c.loadIndex("k0", 1); err != nil { // the oldest, used again
 		t.Fatal(err)
 	}
+	// What writers left: one that died long ago, one still writing.
+	dead, live := filepath.Join(c.dir, "search", ".dead.idx.1.tmp"), filepath.Join(c.dir, "search", ".live.idx.2.tmp")
+	for _, p := range []string{dead, live} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(dead, base, base); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.saveIndex("new", ix); err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +91,12 @@ func TestSavedIndexesBounded(t *testing.T) {
 	}
 	if _, err := c.loadIndex("new", 1); err != nil {
 		t.Errorf("the index just saved: %v", err)
+	}
+	if _, err := os.Stat(dead); err == nil {
+		t.Error("an hour-old temporary file was kept")
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a fresh temporary file was removed: %v", err)
 	}
 	if _, err := c.loadIndex("new", 2); err == nil {
 		t.Error("an index of 1 document loaded for a catalog of 2")

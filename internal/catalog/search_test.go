@@ -34,6 +34,24 @@ func (b *logBuffer) take() string {
 	return s
 }
 
+// waitFor waits until the log holds want, and returns the log so far.
+func (b *logBuffer) waitFor(t *testing.T, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.mu.Lock()
+		s := b.buf.String()
+		b.mu.Unlock()
+		if strings.Contains(s, want) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log:\n%s", want, s)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // waitFiles waits until pattern matches n files.
 func waitFiles(t *testing.T, pattern string, n int) []string {
 	t.Helper()
@@ -84,6 +102,7 @@ func TestSearchIndexSaved(t *testing.T) {
 	if got := find(start(), "invoices"); got != "a" {
 		t.Fatalf("first start: invoices finds %q, want a", got)
 	}
+	logs.waitFor(t, "search index saved")
 	waitFiles(t, saved, 1)
 	logs.take()
 
@@ -103,9 +122,10 @@ func TestSearchIndexSaved(t *testing.T) {
 	if got := find(snap, "invoices"); got != "" {
 		t.Errorf("after an edit: invoices still finds %q", got)
 	}
-	if l := logs.take(); strings.Contains(l, "search index loaded") {
+	if l := logs.waitFor(t, "search index saved"); strings.Contains(l, "search index loaded") {
 		t.Errorf("an edited library loaded a saved index; log:\n%s", l)
 	}
+	logs.take()
 
 	for _, f := range waitFiles(t, saved, 2) {
 		must(t, os.WriteFile(f, []byte("not an index"), 0o600))
@@ -113,7 +133,10 @@ func TestSearchIndexSaved(t *testing.T) {
 	if got := find(start(), "quarterly"); got != "a" {
 		t.Errorf("with damaged indexes: quarterly finds %q, want a", got)
 	}
-	if l := logs.take(); !strings.Contains(l, "saved search index not used") {
+	// The index built instead is saved in the background; the test's
+	// folders are removed only after that.
+	l := logs.waitFor(t, "search index saved")
+	if !strings.Contains(l, "saved search index not used") {
 		t.Errorf("a damaged index was not reported; log:\n%s", l)
 	}
 }
