@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -26,14 +25,7 @@ func startHTTPPeer(t *testing.T, store *catalog.Store, front bool) *httpPeer {
 	t.Helper()
 	srv := NewServer(store, &Options{PageSize: 3, Title: `Skills & "more" <x>`, Version: "1.2"})
 	p := &httpPeer{}
-	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if strings.HasPrefix(method, "skills/") {
-				p.inSDK.Add(1)
-			}
-			return next(ctx, method, req)
-		}
-	})
+	countSkillsCalls(srv.MCP(), &p.inSDK)
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP() },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	if front {

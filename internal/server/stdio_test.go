@@ -78,6 +78,19 @@ func (p *stdioPeer) read(id string) (string, error) {
 	}
 }
 
+// countSkillsCalls counts in n the skills/* requests that reach ms's
+// handlers: those the front end passed on.
+func countSkillsCalls(ms *mcp.Server, n *atomic.Int64) {
+	ms.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "skills/") {
+				n.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+}
+
 // startPeer runs a server on the front library over pipes: through
 // RunStdio when front is set, else as mcp.Server.Run does.
 func startPeer(t *testing.T, front bool) *stdioPeer {
@@ -98,14 +111,7 @@ func startPeerOn(t *testing.T, front bool, store *catalog.Store, opts *Options) 
 	t.Helper()
 	srv := NewServer(store, opts)
 	peer := &stdioPeer{}
-	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if strings.HasPrefix(method, "skills/") {
-				peer.inSDK.Add(1)
-			}
-			return next(ctx, method, req)
-		}
-	})
+	countSkillsCalls(srv.MCP(), &peer.inSDK)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
