@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +27,8 @@ type HTTPOptions struct {
 
 // HTTPHandler returns next, the SDK's stateless handler with JSON
 // responses for srv.MCP(), behind a front end that answers plain
-// skills/list and skills/get POSTs itself, as RunStdio does over stdio.
+// skills/list, skills/get and resources/read POSTs itself (RunStdio does
+// the same over stdio for the first two).
 //
 // Over stateless HTTP the SDK builds a session per request, decodes the
 // body twice, checks the headers and _meta of the per-request protocol,
@@ -37,14 +40,18 @@ type HTTPOptions struct {
 // what the SDK would write: status, Content-Type, Cache-Control and body.
 // Anything else, errors included, goes to next with its body intact.
 func (srv *Server) HTTPHandler(next http.Handler, opts HTTPOptions) http.Handler {
-	return &httpFront{s: srv.s, next: next, opts: opts, serverInfo: serverInfoMeta(srv.s.impl)}
+	return &httpFront{s: srv.s, next: next, opts: opts,
+		serverInfo: serverInfoMeta(srv.s.impl, false), serverInfoEscaped: serverInfoMeta(srv.s.impl, true)}
 }
 
 type httpFront struct {
-	s          *server
-	next       http.Handler
-	opts       HTTPOptions
-	serverInfo []byte // the _meta the SDK adds to results of 2026-07-28
+	s    *server
+	next http.Handler
+	opts HTTPOptions
+	// serverInfo is the _meta the SDK adds to results of 2026-07-28;
+	// serverInfoEscaped is the same with HTML escaping, as the SDK's
+	// ReadResourceResult encodes it.
+	serverInfo, serverInfoEscaped []byte
 }
 
 // frontBodyBytes is the largest request body the front end reads; a larger
@@ -159,10 +166,14 @@ func (f *httpFront) answer(r *http.Request, body []byte) ([]byte, bool) {
 		version = revision20250326
 	}
 	if header == revision20260728 {
-		// The per-request protocol: the SDK requires Mcp-Method, a
-		// matching protocolVersion and client capabilities in _meta, and
-		// adds its server info to the result's _meta.
+		// The per-request protocol: the SDK requires Mcp-Method (and for a
+		// read, Mcp-Name), a matching protocolVersion and client
+		// capabilities in _meta, and adds its server info to the result's
+		// _meta.
 		if r.Header.Get("Mcp-Method") != req.method || len(r.Header.Values("Mcp-Method")) != 1 || !newProtocolMeta(req.meta) {
+			return nil, false
+		}
+		if req.method == methodReadResource && (r.Header.Get("Mcp-Name") != req.arg || len(r.Header.Values("Mcp-Name")) != 1) {
 			return nil, false
 		}
 		meta = f.serverInfo
@@ -173,10 +184,98 @@ func (f *httpFront) answer(r *http.Request, body []byte) ([]byte, bool) {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, req.id...)
 	b = append(b, `,"result":`...)
-	if b, ok = f.s.appendFastResult(b, req, version, meta); !ok {
+	if req.method == methodReadResource {
+		if meta != nil {
+			meta = f.serverInfoEscaped
+		}
+		b, ok = f.s.appendFastRead(b, req.arg, meta)
+	} else {
+		b, ok = f.s.appendFastResult(b, req, version, meta)
+	}
+	if !ok {
 		return nil, false
 	}
 	return append(b, '}'), true
+}
+
+// appendFastRead appends the result of resources/read of uri as the SDK
+// encodes a ReadResourceResult: with encoding/json's defaults (HTML
+// characters escaped), the cache fields first, and resultType last on the
+// per-request protocol (meta set). It reports false if uri is not a file
+// the catalog serves or cannot be read, which the SDK then answers.
+func (s *server) appendFastRead(b []byte, uri string, meta []byte) ([]byte, bool) {
+	if !plainURI(uri) {
+		return b, false
+	}
+	f, ok := s.store.Snapshot().File(uri)
+	if !ok {
+		return b, false
+	}
+	data, err := f.ReadFile()
+	if err != nil {
+		return b, false
+	}
+	b = append(b, '{')
+	if meta != nil {
+		b = append(b, `"_meta":`...)
+		b = append(b, meta...)
+		b = append(b, ',')
+	}
+	b = append(b, `"ttlMs":`...)
+	b = strconv.AppendInt(b, int64(s.ttlMs()), 10)
+	b = append(b, `,"cacheScope":"public","contents":[{"uri":`...)
+	b = appendEscaped(b, uri)
+	if f.MIMEType != "" {
+		b = append(b, `,"mimeType":`...)
+		b = appendEscaped(b, f.MIMEType)
+	}
+	switch {
+	case f.Text && len(data) > 0:
+		b = append(b, `,"text":`...)
+		b = appendEscaped(b, string(data))
+	case !f.Text && data != nil:
+		b = append(b, `,"blob":"`...)
+		b = base64.StdEncoding.AppendEncode(b, data)
+		b = append(b, '"')
+	}
+	b = append(b, "}]"...)
+	if meta != nil {
+		b = append(b, `,"resultType":"complete"`...)
+	}
+	return append(b, '}'), true
+}
+
+// plainURI reports whether uri holds only characters that the SDK's
+// template match takes as they are: unreserved and sub-delimiter ASCII,
+// ':', '@', '/' and well-formed percent escapes. (A file whose name needs
+// more, a space for one, is listed by the catalog under a URI the SDK
+// does not match; the front end leaves its reads to the SDK's answer.)
+func plainURI(uri string) bool {
+	for i := 0; i < len(uri); i++ {
+		c := uri[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0:
+		case c == '%' && i+2 < len(uri) && isHex(uri[i+1]) && isHex(uri[i+2]):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// appendEscaped appends s as encoding/json encodes a string by default.
+func appendEscaped(b []byte, s string) []byte {
+	data, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string always encodes
+	}
+	return append(b, data...)
 }
 
 // newProtocolMeta reports whether _meta carries what the SDK requires of a
@@ -205,11 +304,12 @@ func newProtocolMeta(meta map[string]json.RawMessage) bool {
 }
 
 // serverInfoMeta encodes the _meta the SDK sets on every result of the
-// per-request protocol, as the SDK encodes it (no HTML escaping).
-func serverInfoMeta(impl *mcp.Implementation) []byte {
+// per-request protocol, as the SDK encodes it: without HTML escaping, or
+// with it inside results that encode themselves with json.Marshal.
+func serverInfoMeta(impl *mcp.Implementation, escapeHTML bool) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
+	enc.SetEscapeHTML(escapeHTML)
 	if err := enc.Encode(map[string]any{"io.modelcontextprotocol/serverInfo": impl}); err != nil {
 		panic(err) // an Implementation always encodes
 	}

@@ -70,7 +70,8 @@ func (p *httpPeer) do(t *testing.T, method, host string, header map[string]strin
 
 // TestHTTPFrontMatchesSDK sends the same requests to the SDK's handler
 // alone and behind the front end: status, media type, cache header and
-// body are the same for each, whoever answered.
+// body are the same for each, whoever answered. Reads are checked too: the
+// SDK encodes their results with HTML escaping, unlike the skills results.
 func TestHTTPFrontMatchesSDK(t *testing.T) {
 	store := catalog.NewStore(frontSnapshot(t))
 	sdk, front := startHTTPPeer(t, store, false), startHTTPPeer(t, store, true)
@@ -128,6 +129,21 @@ func TestHTTPFrontMatchesSDK(t *testing.T) {
 		{name: "batch", header: headers("2025-03-26", ""), body: `[{"jsonrpc":"2.0","id":26,"method":"skills/list"}]`},
 		{name: "notification", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","method":"skills/list"}`},
 		{name: "tools/list", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":27,"method":"tools/list"}`},
+
+		{name: "read SKILL.md 2025-11-25", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":30,"method":"resources/read","params":{"uri":"skill://a/SKILL.md"}}`, fast: true},
+		{name: "read odd text", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":31,"method":"resources/read","params":{"uri":"skill://e/odd.md"}}`, fast: true},
+		{name: "read empty", header: headers("", ""), body: `{"jsonrpc":"2.0","id":32,"method":"resources/read","params":{"uri":"skill://e/empty.md"}}`, fast: true},
+		{name: "read binary", header: headers("2025-06-18", ""), body: `{"jsonrpc":"2.0","id":33,"method":"resources/read","params":{"uri":"skill://e/assets/icon.bin"}}`, fast: true},
+		{name: "read escaped name", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":34,"method":"resources/read","params":{"uri":"skill://g/references/x%20y.md"}}`},
+		{name: "read 2026-07-28", header: with(headers("2026-07-28", "resources/read"), "Mcp-Name", "skill://e/odd.md"), body: `{"jsonrpc":"2.0","id":35,"method":"resources/read","params":{"uri":"skill://e/odd.md",` + newMeta + `}}`, fast: true},
+		{name: "read binary 2026-07-28", header: with(headers("2026-07-28", "resources/read"), "Mcp-Name", "skill://e/assets/icon.bin"), body: `{"jsonrpc":"2.0","id":36,"method":"resources/read","params":{"uri":"skill://e/assets/icon.bin",` + newMeta + `}}`, fast: true},
+		{name: "read without Mcp-Name", header: headers("2026-07-28", "resources/read"), body: `{"jsonrpc":"2.0","id":37,"method":"resources/read","params":{"uri":"skill://e/odd.md",` + newMeta + `}}`},
+		{name: "read with another Mcp-Name", header: with(headers("2026-07-28", "resources/read"), "Mcp-Name", "skill://a/SKILL.md"), body: `{"jsonrpc":"2.0","id":38,"method":"resources/read","params":{"uri":"skill://e/odd.md",` + newMeta + `}}`},
+		{name: "read unknown", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":39,"method":"resources/read","params":{"uri":"skill://e/none.md"}}`},
+		{name: "read a directory", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":40,"method":"resources/read","params":{"uri":"skill://e/assets"}}`},
+		{name: "read a raw space", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":41,"method":"resources/read","params":{"uri":"skill://g/references/x y.md"}}`},
+		{name: "read a non-ASCII name", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":43,"method":"resources/read","params":{"uri":"skill://g/references/ünïcode.md"}}`},
+		{name: "read without uri", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":42,"method":"resources/read","params":{}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,6 +190,27 @@ func TestPlainAccept(t *testing.T) {
 	} {
 		if got := plainAccept(tt.values); got != tt.want {
 			t.Errorf("plainAccept(%q) = %v, want %v", tt.values, got, tt.want)
+		}
+	}
+}
+
+// TestPlainURI: URI characters the SDK's template match takes as they are.
+func TestPlainURI(t *testing.T) {
+	for uri, want := range map[string]bool{
+		"skill://a/SKILL.md":                  true,
+		"skill://a/refs/x%20y.md":             true,
+		"skill://a/it's(1)+more=;,!$&*~@:.md": true,
+		"skill://a/x y.md":                    false,
+		"skill://a/ünïcode.md":                false,
+		"skill://a/x%2.md":                    false,
+		"skill://a/x%zz.md":                   false,
+		"skill://a/x?y":                       false,
+		"skill://a/x#y":                       false,
+		"skill://a/[x]":                       false,
+		"skill://a/x\"y":                      false,
+	} {
+		if got := plainURI(uri); got != want {
+			t.Errorf("plainURI(%q) = %v, want %v", uri, got, want)
 		}
 	}
 }

@@ -120,8 +120,11 @@ func (f *stdioFront) answer(line []byte) bool {
 		return false // the SDK holds it until the catalog is in
 	}
 	req, ok := parseFastRequest(line)
-	if !ok || req.protocolMeta {
-		return false // per-request protocol: the SDK checks it
+	if !ok || req.protocolMeta || req.method == methodReadResource {
+		// The per-request protocol is the SDK's to check. Reads stay with
+		// the SDK too: it serves each on a goroutine of its own, and a
+		// slow file would hold up this loop.
+		return false
 	}
 	b := append(f.frame[:0], `{"jsonrpc":"2.0","id":`...)
 	b = append(b, req.id...)
@@ -138,11 +141,15 @@ func (f *stdioFront) answer(line []byte) bool {
 	return true
 }
 
-// fastRequest is a skills/list or skills/get request a front end may
-// answer: one JSON-RPC request object with exactly the members jsonrpc
+// methodReadResource is the base protocol's read; only the HTTP front end
+// answers it.
+const methodReadResource = "resources/read"
+
+// fastRequest is a skills/list, skills/get or resources/read request a
+// front end may answer: one JSON-RPC request object with exactly the members jsonrpc
 // "2.0", id, method and (optionally) params; a plain id (an integer, or a
 // string of printable ASCII without quotes or backslashes) that the SDK
-// would echo byte for byte; params with only cursor (list) or uri (get) as
+// would echo byte for byte; params with only cursor (list) or uri (get, read) as
 // a string, and _meta, an object. Keys are matched exactly, unknown ones and
 // invalid UTF-8 refused, so no case-insensitive or lenient decoding could
 // read it differently.
@@ -189,7 +196,7 @@ func parseFastRequest(line []byte) (fastRequest, bool) {
 	switch req.method {
 	case skillsext.MethodList:
 		argName = "cursor"
-	case skillsext.MethodGet:
+	case skillsext.MethodGet, methodReadResource:
 		argName = "uri"
 	default:
 		return req, false

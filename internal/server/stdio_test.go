@@ -28,6 +28,9 @@ func frontLibrary() fstest.MapFS {
 		"c/nested/d/SKILL.md":     {Data: []byte("---\nname: d\ndescription: Nested.\n---\nBody.\n")},
 		"hidden/SKILL.md":         {Data: []byte("---\nname: hidden\ndescription: Hidden.\ndisable-model-invocation: true\n---\nBody.\n")},
 		"e/scripts/run.sh":        {Data: []byte("echo hi\n")},
+		"e/assets/icon.bin":       {Data: []byte{0x89, 'P', 'N', 'G', 0xff, 0x00, '<'}},
+		"e/empty.md":              {Data: []byte{}},
+		"e/odd.md":                {Data: []byte("line\u2028sep & <tag> \"q\" \\ \x01 é\n")},
 		"e/SKILL.md":              {Data: []byte("---\nname: e\ndescription: Fifth.\n---\nBody.\n")},
 		"f-long/SKILL.md":         {Data: []byte("---\nname: f-long\ndescription: " + strings.Repeat("long ", 200) + "\n---\nBody.\n")},
 		"g/references/x y.md":     {Data: []byte("space\n")},
@@ -78,12 +81,12 @@ func (p *stdioPeer) read(id string) (string, error) {
 	}
 }
 
-// countSkillsCalls counts in n the skills/* requests that reach ms's
-// handlers: those the front end passed on.
+// countSkillsCalls counts in n the skills/* and resources/read requests
+// that reach ms's handlers: those the front end passed on.
 func countSkillsCalls(ms *mcp.Server, n *atomic.Int64) {
 	ms.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if strings.HasPrefix(method, "skills/") {
+			if strings.HasPrefix(method, "skills/") || method == methodReadResource {
 				n.Add(1)
 			}
 			return next(ctx, method, req)
@@ -174,6 +177,7 @@ func TestStdioFrontMatchesSDK(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":20,"method":"tools/list"}`, "20", false},
 		{`{"jsonrpc":"2.0","id":21,"method":"skills/get","params":{"uri":"skill://./a/SKILL.md"}}`, "21", false},
 		{`{"jsonrpc":"2.0","id":22,"method":"skills/get","params":{"uri":"skill://f-long/SKILL.md"}}`, "22", true},
+		{`{"jsonrpc":"2.0","id":23,"method":"resources/read","params":{"uri":"skill://e/odd.md"}}`, "23", false},
 	}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
@@ -246,7 +250,9 @@ func TestParseFastRequest(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{"uri":"skill://a/SKILL.md","_meta":{"progressToken":1}}}`, true},
 		{`{"jsonrpc":"2.0","id":1,"method":"skills/get"}`, false},
 		{`{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{"cursor":"x"}}`, false},
-		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"skill://a/SKILL.md"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"skill://a/SKILL.md"}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"skill://a/SKILL.md","cursor":"x"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`, false},
 		{`{"jsonrpc":"1.0","id":1,"method":"skills/list"}`, false},
 		{`{"id":1,"method":"skills/list"}`, false},
 		{`{"jsonrpc":"2.0","method":"skills/list"}`, false},
@@ -290,7 +296,7 @@ func FuzzParseFastRequest(f *testing.F) {
 		if !ok {
 			return
 		}
-		if req.method != skillsext.MethodList && req.method != skillsext.MethodGet {
+		if req.method != skillsext.MethodList && req.method != skillsext.MethodGet && req.method != methodReadResource {
 			t.Fatalf("accepted method %q", req.method)
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
