@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -307,7 +308,7 @@ func (c *checker) parseEntry(raw json.RawMessage, v string, report bool) *entry 
 			res.ok = false
 			if report {
 				c.rec.add(Fail, "resources-digest-format", v, e.uri, "resources[%d] (%s) needs a uri, a digest sha256:<64 lowercase hex> and an integer size ≥ 0; got %s",
-					i, cmpOr(res.uri, "no uri"), truncate(string(r), 160))
+					i, cmp.Or(res.uri, "no uri"), truncate(string(r), 160))
 			}
 		} else if report {
 			c.rec.ok("resources-digest-format", v)
@@ -315,13 +316,6 @@ func (c *checker) parseEntry(raw json.RawMessage, v string, report bool) *entry 
 		e.files = append(e.files, res)
 	}
 	return e
-}
-
-func cmpOr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
 
 var (

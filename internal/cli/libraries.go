@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -384,7 +385,7 @@ func (l *libraries) reloadConfig(ctx context.Context) error {
 	// Open every library first; swap only when all opened.
 	var opened []*opened
 	for _, lc := range c.Libraries {
-		src := source{ns: lc.Namespace, value: cmpOr(lc.URL, lc.Root), sha256: lc.SHA256, noScripts: lc.NoScripts,
+		src := source{ns: lc.Namespace, value: cmp.Or(lc.URL, lc.Root), sha256: lc.SHA256, noScripts: lc.NoScripts,
 			info: catalog.Info{Title: lc.Title, Source: lc.Source, Version: lc.Version, Metadata: lc.Metadata}}
 		if lc.Vault != nil {
 			src.vault, src.noVault = lc.Vault.Path, lc.Vault.Disabled
@@ -405,13 +406,6 @@ func (l *libraries) reloadConfig(ctx context.Context) error {
 	l.mu.Unlock()
 	l.release(replaced, rootGrace)
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Source implements catalog.Source: the current libraries and the scan

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -147,7 +148,7 @@ func TestHTTPFrontMatchesSDK(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			method := cmpOr(tc.method, http.MethodPost)
+			method := cmp.Or(tc.method, http.MethodPost)
 			want := sdk.do(t, method, tc.host, tc.header, tc.body)
 			before := front.inSDK.Load()
 			got := front.do(t, method, tc.host, tc.header, tc.body)
@@ -163,13 +164,6 @@ func TestHTTPFrontMatchesSDK(t *testing.T) {
 			}
 		})
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // TestPlainAccept: only the two media types, once each, in either order.
