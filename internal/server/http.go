@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
 // HTTPOptions are the settings of the SDK handler an HTTP front end stands
@@ -102,6 +104,9 @@ func (f *httpFront) plainPost(r *http.Request) bool {
 		return false
 	}
 	h := r.Header
+	if m := h.Get("Mcp-Method"); m != "" && m != skillsext.MethodList && m != skillsext.MethodGet && m != methodReadResource {
+		return false // another method: not worth reading the body for
+	}
 	if len(h.Values("Content-Type")) != 1 || h.Get("Content-Type") != "application/json" ||
 		!plainAccept(h.Values("Accept")) ||
 		len(h.Values("Last-Event-ID")) > 0 || len(h.Values("Mcp-Session-Id")) > 0 ||

@@ -130,6 +130,7 @@ func TestHTTPFrontMatchesSDK(t *testing.T) {
 		{name: "batch", header: headers("2025-03-26", ""), body: `[{"jsonrpc":"2.0","id":26,"method":"skills/list"}]`},
 		{name: "notification", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","method":"skills/list"}`},
 		{name: "tools/list", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":27,"method":"tools/list"}`},
+		{name: "tools/list 2026-07-28", header: headers("2026-07-28", "tools/list"), body: `{"jsonrpc":"2.0","id":28,"method":"tools/list","params":{` + newMeta + `}}`},
 
 		{name: "read SKILL.md 2025-11-25", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":30,"method":"resources/read","params":{"uri":"skill://a/SKILL.md"}}`, fast: true},
 		{name: "read odd text", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":31,"method":"resources/read","params":{"uri":"skill://e/odd.md"}}`, fast: true},
