@@ -39,7 +39,7 @@ func (snap *Snapshot) startSearch() {
 				if err := snap.cache.saveIndex(key, snap.search); err != nil {
 					snap.log.Warn("search index not saved; the next start builds it again", "err", err)
 				} else {
-					snap.log.Debug("search index saved", "skills", len(snap.skills), "ms", msSince(start))
+					snap.log.Debug("search index saved", "skills", len(snap.skills), "ms", millis(time.Since(start)))
 				}
 			}
 		}()
@@ -70,7 +70,7 @@ func (snap *Snapshot) indexSkills() (key string, built bool) {
 		ix, err := snap.cache.loadIndex(key, len(snap.skills))
 		if err == nil {
 			snap.search = ix
-			snap.log.Debug("search index loaded", "skills", len(snap.skills), "ms", msSince(start))
+			snap.log.Debug("search index loaded", "skills", len(snap.skills), "ms", millis(time.Since(start)))
 			return key, false
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -126,7 +126,8 @@ func (snap *Snapshot) searchKey() string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+// millis is d in milliseconds, to the microsecond, as logs and stats give it.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Search ranks the skills for a query in plain words, optionally within one
 // library and category, and returns at most limit hits.

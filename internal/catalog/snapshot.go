@@ -268,7 +268,7 @@ func (s *Snapshot) Stats() Stats {
 		Libraries:  append([]LibraryStats(nil), s.libraries...),
 		Warnings:   append([]Warning{}, s.warnings...),
 		ByReason:   map[string]int{},
-		ScanMillis: float64(s.ScanDuration.Microseconds()) / 1000,
+		ScanMillis: millis(s.ScanDuration),
 		Generation: s.Generation,
 		FilesRead:  s.reads,
 	}
