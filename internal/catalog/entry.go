@@ -28,10 +28,6 @@ func entrySize(sk *Skill) int {
 // AppendEntry appends the skill's skills/list entry, the JSON object that
 // Entry returns, to dst.
 func (sk *Skill) AppendEntry(dst []byte) []byte {
-	// Every file URI starts with the skill's root, so the root is checked
-	// for characters to escape once and each file only past it.
-	root := strings.TrimSuffix(sk.URI, skillsext.SkillFile)
-	plainRoot := isPlainJSON(root)
 	b := append(dst, `{"uri":`...)
 	b = appendJSONString(b, sk.URI)
 	b = append(b, `,"frontmatter":`...)
@@ -41,15 +37,19 @@ func (sk *Skill) AppendEntry(dst []byte) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"uri":`...)
-		if rest, ok := strings.CutPrefix(f.URI, root); ok && plainRoot && isPlainJSON(rest) {
-			b = append(append(append(b, '"'), f.URI...), '"')
+		if f.plain {
+			b = append(b, `{"uri":"`...)
+			b = append(b, f.URI...)
+			b = append(b, `","digest":"`...)
+			b = append(b, f.Digest...)
+			b = append(b, `","size":`...)
 		} else {
+			b = append(b, `{"uri":`...)
 			b = appendJSONString(b, f.URI)
+			b = append(b, `,"digest":`...)
+			b = appendJSONString(b, f.Digest)
+			b = append(b, `,"size":`...)
 		}
-		b = append(b, `,"digest":`...)
-		b = appendJSONString(b, f.Digest)
-		b = append(b, `,"size":`...)
 		b = strconv.AppendInt(b, f.Size, 10)
 		b = append(b, '}')
 	}

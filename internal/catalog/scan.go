@@ -656,6 +656,7 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 			tree:     w.tree,
 			name:     f.name,
 		}
+		file.plain = isPlainJSON(file.URI) && isPlainJSON(file.Digest)
 		if f.name == mdName {
 			sk.md = file
 		}

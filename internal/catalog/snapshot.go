@@ -159,6 +159,9 @@ type File struct {
 	MIMEType string
 	// Text reports whether the content is valid UTF-8 and is sent as text.
 	Text bool
+	// plain reports that URI and Digest need no escape in JSON, so that a
+	// listing copies them as they are.
+	plain bool
 	// Script says how the file is run when it is a script, else nil.
 	Script *skill.Script
 	// Skill is the innermost skill that owns the file; for the SKILL.md of

@@ -136,12 +136,12 @@ func (s *server) appendFastResult(b []byte, req fastRequest, version string, met
 		if err != nil {
 			return b, false
 		}
-		page := s.pages.page(s.store.Snapshot(), key)
 		b = append(b, `"resultType":"complete","skills":`...)
-		b = append(b, page.skills...)
-		if page.next != "" {
+		var next string
+		b, next = appendPage(b, s.store.Snapshot().Skills(), key, s.opts.PageSize)
+		if next != "" {
 			b = append(b, `,"nextCursor":"`...)
-			b = append(b, page.next...)
+			b = append(b, next...)
 			b = append(b, '"')
 		}
 	case skillsext.MethodGet:

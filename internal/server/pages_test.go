@@ -32,23 +32,23 @@ func pagesSnapshot(t *testing.T, n int, body string) *catalog.Snapshot {
 	return snap
 }
 
-// walkPages follows a listing through the cache and returns the entries of
+// walkPages follows a listing page by page and returns the entries of
 // every page, decoded into separate raw messages.
-func walkPages(t *testing.T, c *pageCache, snap *catalog.Snapshot) (pages [][]json.RawMessage) {
+func walkPages(t *testing.T, snap *catalog.Snapshot, size int) (pages [][]json.RawMessage) {
 	t.Helper()
 	key := ""
 	for range snap.Len() + 2 {
-		p := c.page(snap, key)
+		page, next := appendPage(nil, snap.Skills(), key, size)
 		var entries []json.RawMessage
-		if err := json.Unmarshal(p.skills, &entries); err != nil {
-			t.Fatalf("page %d is not a JSON array: %v\n%s", len(pages)+1, err, p.skills)
+		if err := json.Unmarshal(page, &entries); err != nil {
+			t.Fatalf("page %d is not a JSON array: %v\n%s", len(pages)+1, err, page)
 		}
 		pages = append(pages, entries)
-		if p.next == "" {
+		if next == "" {
 			return pages
 		}
 		var err error
-		if key, err = skillsext.DecodeCursor(p.next); err != nil {
+		if key, err = skillsext.DecodeCursor(next); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,64 +56,53 @@ func walkPages(t *testing.T, c *pageCache, snap *catalog.Snapshot) (pages [][]js
 	return nil
 }
 
-func TestPageCacheServesEveryEntryOnce(t *testing.T) {
+func TestPagesServeEveryEntryOnce(t *testing.T) {
 	snap := pagesSnapshot(t, 7, "Body.")
 	for _, size := range []int{1, 3, 7, 100} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			c := newPageCache(size)
-			for round := range 2 { // the second walk is served from the cache
-				pages := walkPages(t, c, snap)
-				if want := (7 + size - 1) / size; len(pages) != want {
-					t.Errorf("round %d: %d pages, want %d", round, len(pages), want)
+			pages := walkPages(t, snap, size)
+			if want := (7 + size - 1) / size; len(pages) != want {
+				t.Errorf("%d pages, want %d", len(pages), want)
+			}
+			var got []string
+			for _, p := range pages {
+				for _, e := range p {
+					got = append(got, string(e))
 				}
-				var got []string
-				for _, p := range pages {
-					for _, e := range p {
-						got = append(got, string(e))
-					}
-				}
-				var want []string
-				for _, sk := range snap.Skills() {
-					want = append(want, string(sk.Entry()))
-				}
-				if strings.Join(got, "\n") != strings.Join(want, "\n") {
-					t.Errorf("round %d: entries differ from Skill.Entry:\n got %s\nwant %s", round, got, want)
-				}
+			}
+			var want []string
+			for _, sk := range snap.Skills() {
+				want = append(want, string(sk.Entry()))
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("entries differ from Skill.Entry:\n got %s\nwant %s", got, want)
 			}
 		})
 	}
 }
 
-func TestPageCacheFollowsTheSnapshot(t *testing.T) {
-	c := newPageCache(2)
-	first := pagesSnapshot(t, 3, "Old body.")
-	second := pagesSnapshot(t, 4, "New body.")
-	for _, snap := range []*catalog.Snapshot{first, second, first} {
-		p := c.page(snap, "")
-		var want []string
-		for _, sk := range snap.Skills()[:2] {
-			want = append(want, string(sk.Entry()))
-		}
-		if got := string(p.skills); got != "["+strings.Join(want, ",")+"]" {
-			t.Errorf("first page of a %d-skill snapshot is stale:\n got %s\nwant [%s]", snap.Len(), got, strings.Join(want, ","))
-		}
+func TestPageAppendsToItsBuffer(t *testing.T) {
+	snap := pagesSnapshot(t, 2, "Body.")
+	page, next := appendPage([]byte("prefix:"), snap.Skills(), "", 1)
+	want := "prefix:[" + string(snap.Skills()[0].Entry()) + "]"
+	if string(page) != want || next != skillsext.EncodeCursor(snap.Skills()[0].URI) {
+		t.Errorf("got %s, next %q; want %s, next after the first skill", page, next, want)
 	}
 }
 
-func TestPageCacheEmptyAndUnknownKeys(t *testing.T) {
-	c := newPageCache(10)
+func TestPageEmptyAndUnknownKeys(t *testing.T) {
 	empty := pagesSnapshot(t, 0, "")
-	if p := c.page(empty, ""); string(p.skills) != "[]" || p.next != "" {
-		t.Errorf("empty catalog: page %s, next %q; want [] and no cursor", p.skills, p.next)
+	if page, next := appendPage(nil, empty.Skills(), "", 10); string(page) != "[]" || next != "" {
+		t.Errorf("empty catalog: page %s, next %q; want [] and no cursor", page, next)
 	}
 	snap := pagesSnapshot(t, 3, "Body.")
 	// A key between two URIs (a skill removed since the cursor was issued)
 	// resumes after it; a key past the end gives an empty last page.
 	mid := snap.Skills()[0].URI + "-gone"
-	if p := c.page(snap, mid); !strings.Contains(string(p.skills), snap.Skills()[1].URI) || strings.Contains(string(p.skills), snap.Skills()[0].URI) {
-		t.Errorf("after %s: got %s", mid, p.skills)
+	if page, _ := appendPage(nil, snap.Skills(), mid, 10); !strings.Contains(string(page), snap.Skills()[1].URI) || strings.Contains(string(page), snap.Skills()[0].URI) {
+		t.Errorf("after %s: got %s", mid, page)
 	}
-	if p := c.page(snap, "skill://~"); string(p.skills) != "[]" || p.next != "" {
-		t.Errorf("past the end: page %s, next %q", p.skills, p.next)
+	if page, next := appendPage(nil, snap.Skills(), "skill://~", 10); string(page) != "[]" || next != "" {
+		t.Errorf("past the end: page %s, next %q", page, next)
 	}
 }

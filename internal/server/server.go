@@ -124,8 +124,7 @@ type server struct {
 	ready     chan struct{} // closed once the catalog may be read
 	readyOnce sync.Once
 
-	pages *pageCache          // skills/list pages, encoded
-	impl  *mcp.Implementation // what the server says it is
+	impl *mcp.Implementation // what the server says it is
 }
 
 // markReady lets requests held for the first scan through.
@@ -188,7 +187,6 @@ func newServer(store *catalog.Store, opts *Options) (*server, *mcp.Server) {
 	if s.opts.PageSize <= 0 {
 		s.opts.PageSize = DefaultPageSize
 	}
-	s.pages = newPageCache(s.opts.PageSize)
 	if s.opts.TTL == 0 {
 		s.opts.TTL = DefaultTTL
 	}

@@ -52,11 +52,12 @@ func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillse
 	if err != nil {
 		return nil, skillsext.InvalidParams("", "%v", err)
 	}
-	page := s.pages.page(s.store.Snapshot(), key)
+	// About 1 KiB per entry: one allocation for most pages.
+	skills, next := appendPage(make([]byte, 0, 1024*s.opts.PageSize), s.store.Snapshot().Skills(), key, s.opts.PageSize)
 	return &listSkillsResult{
 		ResultType:  skillsext.ResultComplete,
-		Skills:      page.skills,
-		NextCursor:  page.next,
+		Skills:      skills,
+		NextCursor:  next,
 		CacheFields: s.cacheFields(skillsext.ProtocolVersion(meta, ss)),
 	}, nil
 }
