@@ -1,50 +1,142 @@
 package catalog
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"hash/crc32"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/skills-mcp/skills-mcp/internal/bench"
+	"github.com/skills-mcp/skills-mcp/internal/lint"
 	"github.com/skills-mcp/skills-mcp/internal/search"
+	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
 
-// A record larger than one batch reads back whole; a truncated one, or one
-// of another rule set, is refused rather than half used.
-func TestDigestCacheRecordBatches(t *testing.T) {
-	c := NewDigestCache(t.TempDir())
-	p := filepath.Join(c.dir, "digests", "lib.gob")
-	n := 2*cacheBatch + 7
-	entries := make([]cacheFile, n)
-	for i := range entries {
-		entries[i] = cacheFile{Name: "f" + strconv.Itoa(i), Size: int64(i), Digest: "sha256:x"}
+// recordFiles are entries with every field of a record set.
+func recordFiles() []*found {
+	md := &skillMD{
+		frontmatter: []byte(`{"name":"alpha","description":"Does a."}`),
+		problems:    []skill.Problem{{Rule: "F14", Field: "extra", Message: "unknown field", Fatal: false}, {Rule: "F3", Message: "bad", Fatal: true}},
+		bodyOffset:  42, name: "alpha", description: "Does a.", category: "tools",
+		tags: []string{"x", "y"}, setup: []string{"pip install a"}, chains: []string{"ship"}, stage: "build",
+		tier: "pro", devStatus: "beta", hasTier: true, hasDev: true, disabled: true,
+		deps: skill.Dependencies{Required: []string{"beta"}, Optional: []string{"gamma", "delta"}},
 	}
-	entries[5].MD = &cachedMD{Name: "five", BodyOffset: 42}
-	if err := c.write(p, "rules", entries); err != nil {
+	return []*found{
+		{name: "alpha/SKILL.md", size: 100, stat: fileStat{ok: true, dev: 1, ino: 2, size: 100, mtimeNs: -3, ctimeNs: 4}, hashedAt: 5,
+			digest: Digest{1, 2, 3}, text: true, linted: true, md: md},
+		{name: "alpha/scripts/run.py", size: 7, stat: fileStat{ok: true, dev: 1, ino: 9, size: 7, mtimeNs: 1 << 60, ctimeNs: 1 << 61}, hashedAt: 1 << 62,
+			digest: Digest{31: 0xff}, text: true, linted: true, script: &skill.Script{Interpreter: "uv run", PEP723: true},
+			findings: []lint.Finding{{Rule: "pipe-to-shell", Severity: lint.Error, Path: "scripts/run.py", Line: 3, Column: 14, Message: "curl | sh"}}},
+		{name: "alpha/scripts/tool.xyz", size: 1, stat: fileStat{ok: true, size: 1}, script: &skill.Script{Interpreter: "an unusual one"}},
+		{name: "beta/blob.zip", size: 0, stat: fileStat{ok: true}, archive: true},
+	}
+}
+
+// A record reads back every field as written, and a damaged, truncated,
+// extended or foreign record is refused rather than half used.
+func TestDigestRecordRoundTrip(t *testing.T) {
+	files := recordFiles()
+	var buf bytes.Buffer
+	if err := writeRecord(&buf, "rules", files); err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.read(p, "rules")
+	data := buf.Bytes()
+	got, err := readRecord(data, "rules")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != n || got[n-1].Name != "f"+strconv.Itoa(n-1) || got[5].MD == nil || got[5].MD.BodyOffset != 42 {
-		t.Fatalf("read back %d entries, last %+v, fifth %+v", len(got), got[len(got)-1], got[5].MD)
+	if len(got) != len(files) {
+		t.Fatalf("read back %d entries, want %d", len(got), len(files))
 	}
-	if _, err := c.read(p, "other rules"); err == nil {
+	for _, want := range files {
+		if g := got[want.name]; g == nil || !reflect.DeepEqual(*g, *want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", want.name, g, want)
+		}
+	}
+	if _, err := readRecord(data, "other rules"); err == nil {
 		t.Error("a record of another rule set was used")
 	}
-	info, err := os.Stat(p)
-	if err != nil {
+	for i := range data {
+		bad := slices.Clone(data)
+		bad[i] ^= 0x10
+		if _, err := readRecord(bad, "rules"); err == nil {
+			t.Errorf("a record with byte %d flipped was used", i)
+		}
+	}
+	for n := range len(data) {
+		if _, err := readRecord(data[:n], "rules"); err == nil {
+			t.Errorf("a record cut to %d of %d bytes was used", n, len(data))
+		}
+	}
+	if _, err := readRecord(append(slices.Clone(data), 0), "rules"); err == nil {
+		t.Error("a record with a byte appended was used")
+	}
+}
+
+// sealRecord gives body a valid checksum, so that the decoder itself is
+// exercised on crafted input.
+func sealRecord(body []byte) []byte {
+	return binary.LittleEndian.AppendUint32(slices.Clone(body), crc32.Checksum(body, recordCRC))
+}
+
+// A record whose checksum holds but whose content does not (a crafted
+// file) is refused, never a panic.
+func TestDigestRecordCrafted(t *testing.T) {
+	var buf bytes.Buffer
+	if err := writeRecord(&buf, "rules", recordFiles()); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(p, info.Size()*2/3); err != nil {
-		t.Fatal(err)
+	body := buf.Bytes()[:buf.Len()-4]
+	magic := len(digestCacheVersion) + 1
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{
+		{"huge count", append(append(slices.Clone(body[:magic]), "\x05rules"...), binary.AppendUvarint(nil, 1<<40)...)},
+		{"shared prefix past the previous name", append(append(slices.Clone(body[:magic]), "\x05rules\x01"...), 9, 1, 'a')},
+		{"string past the end", append(append(slices.Clone(body[:magic]), "\x05rules\x01\x00"...), 0x7f, 'a')},
+		{"cut in a digest", append(append(slices.Clone(body[:magic]), "\x05rules\x01\x00\x01a\x00\x00\x00\x00\x00\x00"...), 1, 2, 3)},
+	} {
+		if got, err := readRecord(sealRecord(tc.body), "rules"); err == nil {
+			t.Errorf("%s: read %d entries", tc.name, len(got))
+		}
 	}
-	if got, err := c.read(p, "rules"); err == nil {
-		t.Errorf("a truncated record gave %d entries", len(got))
+}
+
+func FuzzReadRecord(f *testing.F) {
+	var buf bytes.Buffer
+	if err := writeRecord(&buf, "rules", recordFiles()); err != nil {
+		f.Fatal(err)
 	}
+	f.Add(buf.Bytes()[:buf.Len()-4])
+	f.Add([]byte(digestCacheVersion + "\n\x05rules\x00"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		files, err := readRecord(sealRecord(body), "rules")
+		if err != nil {
+			return
+		}
+		// What reads back writes back to the same entries.
+		list := slices.Collect(maps.Values(files))
+		slices.SortFunc(list, func(a, b *found) int { return strings.Compare(a.name, b.name) })
+		var again bytes.Buffer
+		if err := writeRecord(&again, "rules", list); err != nil {
+			t.Fatal(err)
+		}
+		back, err := readRecord(again.Bytes(), "rules")
+		if err != nil || len(back) != len(files) {
+			t.Fatalf("a record read back does not round-trip: %v, %d of %d entries", err, len(back), len(files))
+		}
+	})
 }
 
 // Saving an index removes the least recently used past keptIndexes
@@ -100,5 +192,29 @@ func TestSavedIndexesBounded(t *testing.T) {
 	}
 	if _, err := c.loadIndex("new", 2); err == nil {
 		t.Error("an index of 1 document loaded for a catalog of 2")
+	}
+}
+
+// BenchmarkDigestCacheLoad reads the record of a 5,000-skill library, as a
+// warm start does before its walk.
+func BenchmarkDigestCacheLoad(b *testing.B) {
+	dir, err := bench.SharedLibrary(5000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lib, err := OpenDirectory("", dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lib.Close()
+	c := NewDigestCache(b.TempDir())
+	if _, err := Scan(context.Background(), []*Library{lib}, 1, &Options{DigestCache: c}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := c.load([]*Library{lib}); len(got[libKey(lib)]) < 5000 {
+			b.Fatalf("loaded %d files", len(got[libKey(lib)]))
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"path"
 	"strconv"
@@ -20,7 +21,7 @@ func encodeEntry(sk *Skill) []byte {
 func entrySize(sk *Skill) int {
 	n := 64 + len(sk.URI) + len(sk.Frontmatter)
 	for _, f := range sk.Files {
-		n += 48 + len(f.URI) + len(f.Digest)
+		n += 48 + len(f.URI) + digestLen
 	}
 	return n
 }
@@ -40,14 +41,14 @@ func (sk *Skill) AppendEntry(dst []byte) []byte {
 		if f.plain {
 			b = append(b, `{"uri":"`...)
 			b = append(b, f.URI...)
-			b = append(b, `","digest":"`...)
-			b = append(b, f.Digest...)
-			b = append(b, `","size":`...)
+			b = append(b, `","digest":`...)
+			b = f.Digest.appendJSON(b)
+			b = append(b, `,"size":`...)
 		} else {
 			b = append(b, `{"uri":`...)
 			b = appendJSONString(b, f.URI)
 			b = append(b, `,"digest":`...)
-			b = appendJSONString(b, f.Digest)
+			b = f.Digest.appendJSON(b)
 			b = append(b, `,"size":`...)
 		}
 		b = strconv.AppendInt(b, f.Size, 10)
@@ -142,4 +143,23 @@ func mimeType(name string, text bool) string {
 	default:
 		return "application/octet-stream"
 	}
+}
+
+// Digest is the SHA-256 of a file's content. It is kept as 32 bytes and
+// written as SEP-2640 gives it: "sha256:" and 64 lowercase hex digits.
+type Digest [32]byte
+
+// digestLen is the length of a Digest's string form.
+const digestLen = len("sha256:") + 2*len(Digest{})
+
+// String returns the digest as "sha256:<64 lowercase hex>".
+func (d Digest) String() string { return string(d.append(make([]byte, 0, digestLen))) }
+
+func (d Digest) append(b []byte) []byte {
+	return hex.AppendEncode(append(b, "sha256:"...), d[:])
+}
+
+// appendJSON appends the digest as a JSON string: it needs no escape.
+func (d Digest) appendJSON(b []byte) []byte {
+	return append(d.append(append(b, '"')), '"')
 }

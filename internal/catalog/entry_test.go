@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/skills-mcp/skills-mcp/internal/lint"
@@ -28,7 +29,7 @@ func refEncode(t *testing.T, sk *Skill) string {
 	t.Helper()
 	e := refEntry{URI: sk.URI, Frontmatter: sk.Frontmatter, Resources: []skillsext.Resource{}}
 	for _, f := range sk.Files {
-		e.Resources = append(e.Resources, skillsext.Resource{URI: f.URI, Digest: f.Digest, Size: f.Size})
+		e.Resources = append(e.Resources, skillsext.Resource{URI: f.URI, Digest: f.Digest.String(), Size: f.Size})
 	}
 	d := sk.Dependencies
 	if flags := sk.RiskFlags(); len(d.Required)+len(d.Optional) > 0 || len(flags) > 0 {
@@ -45,7 +46,7 @@ func refEncode(t *testing.T, sk *Skill) string {
 }
 
 func TestEncodeEntryMatchesEncodingJSON(t *testing.T) {
-	digest := "sha256:" + fmt.Sprintf("%064x", 42)
+	digest := Digest{31: 42}
 	// Every string that needs an escape, or that json.Marshal escapes
 	// although JSON would not need it, takes the slow path.
 	odd := []string{
@@ -97,10 +98,16 @@ func BenchmarkEncodeEntry(b *testing.B) {
 		Frontmatter: json.RawMessage(`{"name":"review-report","description":"Reviews report work for analysts, keeping the result readable and accurate. Use it when a customer reports a problem.","category":"data-analysis","tags":["review","report","pipeline"]}`),
 	}
 	for j, f := range []string{"SKILL.md", "references/checklist.md", "references/examples/image-example.md", "references/guide.md", "scripts/run.py"} {
-		sk.Files = append(sk.Files, &File{URI: "skill://data-analysis/review-report/" + f, Digest: fmt.Sprintf("sha256:%064x", j), Size: int64(1000 + j)})
+		sk.Files = append(sk.Files, &File{URI: "skill://data-analysis/review-report/" + f, Digest: Digest{31: byte(j)}, Size: int64(1000 + j)})
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		sk.Entry()
+	}
+}
+
+func TestDigestString(t *testing.T) {
+	if got, want := (Digest{0: 0xab, 31: 42}).String(), "sha256:ab"+strings.Repeat("0", 60)+"2a"; got != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }

@@ -28,5 +28,5 @@ func (w *Watcher) NotifySynced(ch chan<- struct{}) { w.synced = ch }
 func ReadOne(name string, data, buf []byte) ([]byte, string, error) {
 	f := &found{name: name, size: int64(len(data))}
 	buf = readOne(bytes.NewReader(data), f, buf, true)
-	return buf, f.digest, f.err
+	return buf, f.digest.String(), f.err
 }

@@ -135,7 +135,7 @@ type found struct {
 	stat fileStat
 	// Filled by readAll, or copied from the previous scan when the file is
 	// unchanged.
-	digest   string
+	digest   Digest
 	script   *skill.Script
 	findings []lint.Finding // paths relative to the library root
 	hashedAt int64          // UnixNano of the scan that read the file
@@ -419,8 +419,7 @@ func readOne(r io.Reader, f *found, buf []byte, lintFiles bool) []byte {
 		return buf
 	}
 	data = data[:n]
-	sum := sha256.Sum256(data)
-	f.digest = "sha256:" + hex.EncodeToString(sum[:])
+	f.digest = sha256.Sum256(data)
 	f.text = utf8.Valid(data)
 	head := data[:min(len(data), sniffBytes)]
 	f.archive = isArchive(f.name, head)
@@ -656,7 +655,7 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 			tree:     w.tree,
 			name:     f.name,
 		}
-		file.plain = isPlainJSON(file.URI) && isPlainJSON(file.Digest)
+		file.plain = isPlainJSON(file.URI)
 		if f.name == mdName {
 			sk.md = file
 		}

@@ -117,7 +117,7 @@ func (snap *Snapshot) searchKey() string {
 			field(t)
 		}
 		if sk.md != nil {
-			field(sk.md.Digest)
+			field(sk.md.Digest.String())
 		} else {
 			field("")
 		}

@@ -155,12 +155,12 @@ func (s *Skill) Entry() json.RawMessage { return encodeEntry(s) }
 type File struct {
 	URI      string
 	Size     int64
-	Digest   string // "sha256:" + 64 lowercase hex
+	Digest   Digest
 	MIMEType string
 	// Text reports whether the content is valid UTF-8 and is sent as text.
 	Text bool
-	// plain reports that URI and Digest need no escape in JSON, so that a
-	// listing copies them as they are.
+	// plain reports that URI needs no escape in JSON, so that a listing
+	// copies it as it is.
 	plain bool
 	// Script says how the file is run when it is a script, else nil.
 	Script *skill.Script
@@ -423,7 +423,7 @@ func (f *File) Name() string { return f.name }
 // contradict the manifest it holds; on a mismatch it returns ErrChanged.
 func (f *File) ReadFile() ([]byte, error) {
 	r, err := f.tree.open(f.name)
-	return readVerified(r, err, f.URI, f.Size, f.Digest)
+	return readVerified(r, err, f.URI, f.Size, f.Digest.String())
 }
 
 // readVerified reads r, just opened (with openErr), which must hold exactly

@@ -189,7 +189,7 @@ func (c *legacyCache) indexJSON() ([]byte, error) {
 	}
 	doc.Skills = []legacyEntry{}
 	for _, sk := range c.snap.Skills() {
-		e := legacyEntry{URL: sk.URI, Digest: sk.Files[fileIndex(sk)].Digest, Frontmatter: sk.Frontmatter}
+		e := legacyEntry{URL: sk.URI, Digest: sk.Files[fileIndex(sk)].Digest.String(), Frontmatter: sk.Frontmatter}
 		for f, form := range legacyFormats {
 			_, digest, err := c.archive(sk, f)
 			if err != nil {

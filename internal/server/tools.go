@@ -370,7 +370,7 @@ func fileInfos(sk *catalog.Skill) []FileInfo {
 	root := skillsext.RootURI(sk.Path) + "/"
 	out := make([]FileInfo, len(sk.Files))
 	for i, f := range sk.Files {
-		out[i] = FileInfo{Path: strings.TrimPrefix(f.URI, root), URI: f.URI, Size: f.Size, MIMEType: f.MIMEType, Digest: f.Digest}
+		out[i] = FileInfo{Path: strings.TrimPrefix(f.URI, root), URI: f.URI, Size: f.Size, MIMEType: f.MIMEType, Digest: f.Digest.String()}
 		if f.Script != nil {
 			out[i].Interpreter, out[i].PEP723 = f.Script.Interpreter, f.Script.PEP723
 		}
