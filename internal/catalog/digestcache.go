@@ -20,10 +20,11 @@ import (
 // DigestCache persists, per directory library, what scans learned about
 // each file: its identity (device, inode, size, mtime, ctime), digest, text
 // or binary, archive and script sniffing, lint findings and, for SKILL.md,
-// its parsed summary (not its body, which the catalog reads on demand). It
+// its parsed summary (not its body, which the catalog reads on demand),
+// and each folder's listing with the folder's identity (see listing). It
 // also keeps the search index of the last few catalogs, keyed by what they
 // index. A warm start of an unchanged library then reads no file content
-// at all.
+// and lists no folder: it stats each folder and file once.
 //
 // Each library's record is one file, in a compact binary form with a
 // checksum (digestrecord.go). It is written to a temporary file and renamed
@@ -48,7 +49,7 @@ const (
 // digestCacheVersion changes whenever the record format or what a scan
 // computes per file changes (for example new lint rules), which
 // invalidates every record. The record's format is in digestrecord.go.
-const digestCacheVersion = "skills-mcp digest cache v6"
+const digestCacheVersion = "skills-mcp digest cache v7"
 
 // NewDigestCache returns a cache keeping its records in dir, created on
 // first save.
@@ -68,17 +69,24 @@ func (c *DigestCache) path(lib *Library) string {
 	return filepath.Join(c.dir, "digests", hex.EncodeToString(sum[:12])+".rec")
 }
 
+// cachedLib is what a record holds of one library: its files and its
+// folders' listings, by name below the library root.
+type cachedLib struct {
+	files map[string]*found
+	dirs  map[string]*listing
+}
+
 // load reads the records of the directory libraries among libs. A missing
 // or damaged record gives no entry for that library.
-func (c *DigestCache) load(libs []*Library) map[string]map[string]*found {
-	out := map[string]map[string]*found{}
+func (c *DigestCache) load(libs []*Library) map[string]cachedLib {
+	out := map[string]cachedLib{}
 	fp := lintFingerprint()
 	for _, lib := range libs {
 		if lib.Dir == "" {
 			continue
 		}
-		if files, err := c.read(c.path(lib), fp); err == nil {
-			out[libKey(lib)] = files
+		if cl, err := c.read(c.path(lib), fp); err == nil {
+			out[libKey(lib)] = cl
 		}
 	}
 	return out
@@ -86,22 +94,22 @@ func (c *DigestCache) load(libs []*Library) map[string]map[string]*found {
 
 // read returns the entries of the record at p, if it was written by this
 // version with the rule set fp.
-func (c *DigestCache) read(p, fp string) (map[string]*found, error) {
+func (c *DigestCache) read(p, fp string) (cachedLib, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, err
+		return cachedLib{}, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return cachedLib{}, err
 	}
 	if info.Size() > MaxDigestCacheBytes {
-		return nil, errors.New("digest cache record too large")
+		return cachedLib{}, errors.New("digest cache record too large")
 	}
 	data := make([]byte, info.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, err
+		return cachedLib{}, err
 	}
 	return readRecord(data, fp)
 }
@@ -126,8 +134,10 @@ func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
 			files = append(files, f)
 		}
 		slices.SortFunc(files, func(a, b *found) int { return strings.Compare(a.name, b.name) })
+		dirs := snap.listed[libKey(lib)]
+		sortListed(dirs)
 		p := c.path(lib)
-		errs = append(errs, c.write(p, fp, files))
+		errs = append(errs, c.write(p, fp, files, dirs))
 		// The record of the format before this one, which no version reads
 		// back once this one is written.
 		os.Remove(strings.TrimSuffix(p, ".rec") + ".gob")
@@ -135,7 +145,7 @@ func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
 	return errors.Join(errs...)
 }
 
-func (c *DigestCache) write(p, fp string, files []*found) error {
+func (c *DigestCache) write(p, fp string, files []*found, dirs []listedFolder) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
@@ -143,7 +153,7 @@ func (c *DigestCache) write(p, fp string, files []*found) error {
 	// its checksum and is ignored, which costs one full read, while syncing
 	// would cost a disk flush after every edit of a watched library.
 	return atomicfile.Write(p, 0o600, false, func(f io.Writer) error {
-		return writeRecord(&limitedWriter{w: f, left: MaxDigestCacheBytes}, fp, files)
+		return writeRecord(&limitedWriter{w: f, left: MaxDigestCacheBytes}, fp, files, dirs)
 	})
 }
 

@@ -42,12 +42,23 @@ func recordFiles() []*found {
 	}
 }
 
+// recordDirs are listings with every field of a record set.
+func recordDirs() []listedFolder {
+	return []listedFolder{
+		{".", &listing{dir: fileStat{ok: true, dev: 1, ino: 2, size: 4096, mtimeNs: 3, ctimeNs: 4}, listedAt: 5,
+			names: []string{".git", "alpha", "beta", "notes.txt"}, kinds: []byte{kindDir, kindDir, kindDir, kindFile}}},
+		{"alpha", &listing{dir: fileStat{ok: true, dev: 1, ino: 7}, listedAt: -1, names: []string{"SKILL.md", "link", "pipe"},
+			kinds: []byte{kindFile, kindSymlink, kindOther}}},
+		{"alpha/empty", &listing{dir: fileStat{ok: true}, names: []string{}, kinds: []byte{}}},
+	}
+}
+
 // A record reads back every field as written, and a damaged, truncated,
 // extended or foreign record is refused rather than half used.
 func TestDigestRecordRoundTrip(t *testing.T) {
-	files := recordFiles()
+	files, dirs := recordFiles(), recordDirs()
 	var buf bytes.Buffer
-	if err := writeRecord(&buf, "rules", files); err != nil {
+	if err := writeRecord(&buf, "rules", files, dirs); err != nil {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
@@ -55,12 +66,17 @@ func TestDigestRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(files) {
-		t.Fatalf("read back %d entries, want %d", len(got), len(files))
+	if len(got.files) != len(files) || len(got.dirs) != len(dirs) {
+		t.Fatalf("read back %d files and %d folders, want %d and %d", len(got.files), len(got.dirs), len(files), len(dirs))
 	}
 	for _, want := range files {
-		if g := got[want.name]; g == nil || !reflect.DeepEqual(*g, *want) {
+		if g := got.files[want.name]; g == nil || !reflect.DeepEqual(*g, *want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", want.name, g, want)
+		}
+	}
+	for _, want := range dirs {
+		if g := got.dirs[want.dir]; g == nil || !reflect.DeepEqual(*g, *want.l) {
+			t.Errorf("folder %s:\n got %+v\nwant %+v", want.dir, g, want.l)
 		}
 	}
 	if _, err := readRecord(data, "other rules"); err == nil {
@@ -93,7 +109,7 @@ func sealRecord(body []byte) []byte {
 // file) is refused, never a panic.
 func TestDigestRecordCrafted(t *testing.T) {
 	var buf bytes.Buffer
-	if err := writeRecord(&buf, "rules", recordFiles()); err != nil {
+	if err := writeRecord(&buf, "rules", recordFiles(), recordDirs()); err != nil {
 		t.Fatal(err)
 	}
 	body := buf.Bytes()[:buf.Len()-4]
@@ -108,33 +124,73 @@ func TestDigestRecordCrafted(t *testing.T) {
 		{"cut in a digest", append(append(slices.Clone(body[:magic]), "\x05rules\x01\x00\x01a\x00\x00\x00\x00\x00\x00"...), 1, 2, 3)},
 	} {
 		if got, err := readRecord(sealRecord(tc.body), "rules"); err == nil {
-			t.Errorf("%s: read %d entries", tc.name, len(got))
+			t.Errorf("%s: read %d files", tc.name, len(got.files))
+		}
+	}
+}
+
+// Listings that no scan could have made are refused: they would lead the
+// walk out of the folder it lists.
+func TestDigestRecordCraftedListings(t *testing.T) {
+	l := func(names ...string) *listing {
+		return &listing{dir: fileStat{ok: true}, names: names, kinds: make([]byte, len(names))}
+	}
+	for _, tc := range []struct {
+		name string
+		dir  listedFolder
+	}{
+		{"parent entry", listedFolder{"a", l("..")}},
+		{"dot entry", listedFolder{"a", l(".")}},
+		{"entry with a slash", listedFolder{"a", l("b/../../c")}},
+		{"empty entry", listedFolder{"a", l("")}},
+		{"entry with NUL", listedFolder{"a", l("b\x00")}},
+		{"unsorted entries", listedFolder{"a", l("b", "a")}},
+		{"repeated entries", listedFolder{"a", l("b", "b")}},
+		{"unknown kind", listedFolder{"a", &listing{names: []string{"b"}, kinds: []byte{9}}}},
+		{"folder outside the root", listedFolder{"../a", l("b")}},
+		{"absolute folder", listedFolder{"/etc", l("passwd")}},
+		{"unclean folder", listedFolder{"a//b", l("c")}},
+	} {
+		var buf bytes.Buffer
+		if err := writeRecord(&buf, "rules", nil, []listedFolder{tc.dir}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := readRecord(buf.Bytes(), "rules"); err == nil {
+			t.Errorf("%s: read back %v", tc.name, got.dirs)
 		}
 	}
 }
 
 func FuzzReadRecord(f *testing.F) {
 	var buf bytes.Buffer
-	if err := writeRecord(&buf, "rules", recordFiles()); err != nil {
+	if err := writeRecord(&buf, "rules", recordFiles(), recordDirs()); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes()[:buf.Len()-4])
-	f.Add([]byte(digestCacheVersion + "\n\x05rules\x00"))
+	f.Add([]byte(digestCacheVersion + "\n\x05rules\x00\x00"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		files, err := readRecord(sealRecord(body), "rules")
+		got, err := readRecord(sealRecord(body), "rules")
 		if err != nil {
 			return
 		}
 		// What reads back writes back to the same entries.
-		list := slices.Collect(maps.Values(files))
+		list := slices.Collect(maps.Values(got.files))
 		slices.SortFunc(list, func(a, b *found) int { return strings.Compare(a.name, b.name) })
+		var dirs []listedFolder
+		for dir, l := range got.dirs {
+			if !cleanName(dir) || !validListing(l) {
+				t.Fatalf("folder %q read back with an invalid listing %+v", dir, l)
+			}
+			dirs = append(dirs, listedFolder{dir, l})
+		}
+		sortListed(dirs)
 		var again bytes.Buffer
-		if err := writeRecord(&again, "rules", list); err != nil {
+		if err := writeRecord(&again, "rules", list, dirs); err != nil {
 			t.Fatal(err)
 		}
 		back, err := readRecord(again.Bytes(), "rules")
-		if err != nil || len(back) != len(files) {
-			t.Fatalf("a record read back does not round-trip: %v, %d of %d entries", err, len(back), len(files))
+		if err != nil || len(back.files) != len(got.files) || len(back.dirs) != len(got.dirs) {
+			t.Fatalf("a record read back does not round-trip: %v", err)
 		}
 	})
 }
@@ -213,8 +269,8 @@ func BenchmarkDigestCacheLoad(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if got := c.load([]*Library{lib}); len(got[libKey(lib)]) < 5000 {
-			b.Fatalf("loaded %d files", len(got[libKey(lib)]))
+		if got := c.load([]*Library{lib}); len(got[libKey(lib)].files) < 5000 || len(got[libKey(lib)].dirs) < 5000 {
+			b.Fatalf("loaded %d files and %d folders", len(got[libKey(lib)].files), len(got[libKey(lib)].dirs))
 		}
 	}
 }

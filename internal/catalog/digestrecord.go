@@ -28,6 +28,11 @@ import (
 //	  script     string interpreter, if flagScript
 //	  findings   uvarint count, then rule, severity, path, line, column, message
 //	  SKILL.md   if flagMD: frontmatter, problems, body offset, fields
+//	count        uvarint
+//	count folder listings (see listing), by name:
+//	  name       as for files ("." for the root)
+//	  identity   uvarint dev, ino; varint size, mtime, ctime, listedAt
+//	  entries    uvarint count, then each entry's kind byte and name
 //	crc          CRC-32C of all the above, 4 bytes little-endian
 //
 // Strings are a uvarint length and the bytes; lists of strings a uvarint
@@ -82,8 +87,8 @@ func (e *recordWriter) strs(list []string) {
 }
 
 // writeRecord writes the record of files, computed with the lint rule set
-// fp, to w.
-func writeRecord(w io.Writer, fp string, files []*found) error {
+// fp, and of the listings of dirs, to w. Both are sorted by name.
+func writeRecord(w io.Writer, fp string, files []*found, dirs []listedFolder) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	e := &recordWriter{w: bw, buf: make([]byte, 0, 64<<10)}
 	e.buf = append(e.buf, digestCacheVersion+"\n"...)
@@ -147,6 +152,29 @@ func writeRecord(w io.Writer, fp string, files []*found) error {
 			e.uint(uint64(boolFlag(m.hasTier, flagHasTier) | boolFlag(m.hasDev, flagHasDev) | boolFlag(m.disabled, flagDisabled)))
 			e.strs(m.deps.Required)
 			e.strs(m.deps.Optional)
+		}
+		if len(e.buf) >= 48<<10 {
+			e.flush()
+		}
+	}
+	e.uint(uint64(len(dirs)))
+	prev = ""
+	for _, d := range dirs {
+		shared := commonPrefix(prev, d.dir)
+		e.uint(uint64(shared))
+		e.str(d.dir[shared:])
+		prev = d.dir
+		l := d.l
+		e.uint(l.dir.dev)
+		e.uint(l.dir.ino)
+		e.int(l.dir.size)
+		e.int(l.dir.mtimeNs)
+		e.int(l.dir.ctimeNs)
+		e.int(l.listedAt)
+		e.uint(uint64(len(l.names)))
+		for i, name := range l.names {
+			e.buf = append(e.buf, l.kinds[i])
+			e.str(name)
 		}
 		if len(e.buf) >= 48<<10 {
 			e.flush()
@@ -261,20 +289,36 @@ func (d *recordReader) strs() []string {
 }
 
 // readRecord decodes a record written by writeRecord with the lint rule
-// set fp, keyed by file name.
-func readRecord(data []byte, fp string) (map[string]*found, error) {
+// set fp.
+func readRecord(data []byte, fp string) (cachedLib, error) {
 	magic := digestCacheVersion + "\n"
 	if len(data) < len(magic)+4 || string(data[:len(magic)]) != magic {
-		return nil, errors.New("digest cache record of another version")
+		return cachedLib{}, errors.New("digest cache record of another version")
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, recordCRC) != sum {
-		return nil, errRecordDamaged
+		return cachedLib{}, errRecordDamaged
 	}
 	d := &recordReader{data: body[len(magic):]}
 	if d.str() != fp {
-		return nil, errors.New("digest cache record of another lint rule set")
+		return cachedLib{}, errors.New("digest cache record of another lint rule set")
 	}
+	files, err := readFiles(d)
+	if err != nil {
+		return cachedLib{}, err
+	}
+	dirs, err := readListings(d)
+	if err != nil {
+		return cachedLib{}, err
+	}
+	if len(d.data) != 0 {
+		return cachedLib{}, errRecordDamaged
+	}
+	return cachedLib{files: files, dirs: dirs}, nil
+}
+
+// readFiles reads the files of a record, keyed by name.
+func readFiles(d *recordReader) (map[string]*found, error) {
 	n := d.count()
 	if n > MaxDigestCacheFiles {
 		return nil, errors.New("digest cache record too large")
@@ -334,14 +378,74 @@ func readRecord(data []byte, fp string) (map[string]*found, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	if len(d.data) != 0 {
-		return nil, errRecordDamaged
-	}
 	blob, start := names.String(), 0
 	for i := range all {
 		all[i].name = blob[start:ends[i]]
 		start = ends[i]
 		out[all[i].name] = &all[i]
+	}
+	return out, nil
+}
+
+// readListings reads the folder listings of a record, keyed by folder.
+// Their names are taken from one string: the listings live as long as the
+// scan that reads them.
+func readListings(d *recordReader) (map[string]*listing, error) {
+	n := d.count()
+	out := make(map[string]*listing, n)
+	var blob strings.Builder
+	blob.Grow(len(d.data))
+	type span struct{ start, end int }
+	dirs := make([]span, n)
+	all := make([]listing, n)
+	var entryNames [][]span
+	var name []byte
+	for i := range all {
+		shared := d.uint()
+		if shared > uint64(len(name)) {
+			d.fail()
+			break
+		}
+		name = append(name[:shared], d.bytes()...)
+		dirs[i].start = blob.Len()
+		blob.Write(name)
+		dirs[i].end = blob.Len()
+		l := &all[i]
+		l.dir = fileStat{ok: true, dev: d.uint(), ino: d.uint()}
+		l.dir.size, l.dir.mtimeNs, l.dir.ctimeNs, l.listedAt = d.int(), d.int(), d.int(), d.int()
+		k := d.count()
+		l.kinds = make([]byte, k)
+		spans := make([]span, k)
+		for j := range k {
+			if len(d.data) == 0 {
+				d.fail()
+				break
+			}
+			l.kinds[j], d.data = d.data[0], d.data[1:]
+			spans[j].start = blob.Len()
+			blob.Write(d.bytes())
+			spans[j].end = blob.Len()
+		}
+		entryNames = append(entryNames, spans)
+		if d.err != nil {
+			break
+		}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	s := blob.String()
+	for i := range all {
+		l := &all[i]
+		l.names = make([]string, len(entryNames[i]))
+		for j, sp := range entryNames[i] {
+			l.names[j] = s[sp.start:sp.end]
+		}
+		dir := s[dirs[i].start:dirs[i].end]
+		if !cleanName(dir) || !validListing(l) {
+			return nil, errRecordDamaged
+		}
+		out[dir] = l
 	}
 	return out, nil
 }

@@ -30,3 +30,10 @@ func ReadOne(name string, data, buf []byte) ([]byte, string, error) {
 	buf = readOne(bytes.NewReader(data), f, buf, true)
 	return buf, f.digest.String(), f.err
 }
+
+// ListingsTrusted reports whether scans of lib walk unchanged folders from
+// the listings of earlier scans.
+func ListingsTrusted(lib *Library) bool {
+	bt, ok := lib.tree.(*beneathTree)
+	return ok && bt.listings
+}

@@ -35,7 +35,7 @@ func (sc *scanner) reuse(lib *Library, f *found) {
 	if sc.prev != nil {
 		old = sc.prev.reuse[libKey(lib)][f.name]
 	} else if sc.cached != nil {
-		old = sc.cached[libKey(lib)][f.name]
+		old = sc.cached[libKey(lib)].files[f.name]
 	}
 	if old == nil || old.err != nil || old.stat != f.stat || old.linted != !sc.opts.NoLint {
 		return

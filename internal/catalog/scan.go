@@ -67,8 +67,11 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 	for _, e := range o.Exclude {
 		sc.exclude[e] = true
 	}
-	if sc.prev == nil && o.DigestCache != nil {
-		sc.cached = o.DigestCache.load(libs)
+	if o.DigestCache != nil {
+		sc.keepListings = true
+		if sc.prev == nil {
+			sc.cached = o.DigestCache.load(libs)
+		}
 	}
 	// Readers start first and take files as the walk finds them, so that
 	// walking (one core) and reading (the others) overlap.
@@ -89,11 +92,14 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 	snap := sc.build()
 	snap.cache, snap.log = o.DigestCache, o.Logger
 	snap.buildVaults(libs, o)
-	if o.DigestCache != nil && snap.reads > 0 {
+	// Saved when it learned something: a file read, or at start a folder
+	// the cache did not know as it is.
+	if o.DigestCache != nil && (snap.reads > 0 || (sc.prev == nil && snap.relisted > 0)) {
 		if err := o.DigestCache.save(libs, snap); err != nil {
 			o.Logger.Warn("digest cache not saved; the next start reads every file", "err", err)
 		}
 	}
+	snap.listed = nil
 	// The skills hold their bodies until their search index is built; what
 	// the next scan reuses does not need them.
 	for _, files := range snap.reuse {
@@ -119,7 +125,10 @@ type scanner struct {
 	start   time.Time
 	prev    *Snapshot
 	// cached is what the persistent digest cache knew at start, per library.
-	cached map[string]map[string]*found
+	cached map[string]cachedLib
+	// keepListings says to record each folder's listing, for the digest
+	// cache.
+	keepListings bool
 	// read hands a file to the readers; set by startReaders. Only the
 	// walking goroutine calls it.
 	read      func(*found, tree)
@@ -166,6 +175,12 @@ type walk struct {
 	warnings []Warning
 	dirs     []string // every folder walked, for watchers
 	stats    struct{ scriptsWithheld int }
+	// listed is the listing of each folder walked, for the digest cache.
+	listed []listedFolder
+	// foldersListed counts the folders listed from the file system, rather
+	// than walked from a listing; relisted those among them that a
+	// listingTree listed.
+	foldersListed, relisted int
 	// fanout, while the root is walked, takes its subfolders to walk them
 	// concurrently.
 	fanout func(dir string)
@@ -201,6 +216,9 @@ func (w *walk) visitRoot() {
 		}
 		w.warnings = append(w.warnings, sub.warnings...)
 		w.dirs = append(w.dirs, sub.dirs...)
+		w.listed = append(w.listed, sub.listed...)
+		w.foldersListed += sub.foldersListed
+		w.relisted += sub.relisted
 	}
 }
 
@@ -225,7 +243,7 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 	if w.sc.opts.OnFolder != nil {
 		w.sc.opts.OnFolder(w.lib, dir)
 	}
-	entries, err := w.tree.readDir(dir)
+	entries, err := w.readDir(dir)
 	w.dirs = append(w.dirs, dir)
 	if err != nil {
 		w.warn(dir, "unreadable", "cannot read folder: %v", unwrapPath(err))
@@ -486,10 +504,16 @@ func (sc *scanner) build() *Snapshot {
 		byURI:  map[string]*Skill{},
 		reuse:  map[string]map[string]*found{},
 		walked: map[*Library][]string{},
+		listed: map[string][]listedFolder{},
 	}
 	claimed := map[string]string{} // skill URI → "namespace:folder" that claimed it
 	for _, w := range sc.walks {
 		snap.walked[w.lib] = w.dirs
+		snap.foldersListed += w.foldersListed
+		snap.relisted += w.relisted
+		if len(w.listed) > 0 {
+			snap.listed[libKey(w.lib)] = w.listed
+		}
 		reuse := make(map[string]*found, len(w.files))
 		snap.reuse[libKey(w.lib)] = reuse
 		for _, f := range w.files {

@@ -42,11 +42,16 @@ type Snapshot struct {
 	cache       *DigestCache  // where the search index is saved and loaded, if set
 	log         *slog.Logger  // set with cache
 	files       []*File       // every served file, sorted by URI
-	warnings    []Warning
-	libraries   []LibraryStats
-	vaults      []*Vault
-	vaultURIs   map[string]VaultResource // playbook:// and value-chain:// URI → what it names
-	pending     bool                     // the empty catalog of a store whose first scan runs
+	// listed holds the folder listings of the scan until the digest cache
+	// is saved.
+	listed map[string][]listedFolder
+	// foldersListed and relisted are the walks' counts (see walk).
+	foldersListed, relisted int
+	warnings                []Warning
+	libraries               []LibraryStats
+	vaults                  []*Vault
+	vaultURIs               map[string]VaultResource // playbook:// and value-chain:// URI → what it names
+	pending                 bool                     // the empty catalog of a store whose first scan runs
 }
 
 // Pending reports whether s is the empty placeholder a store serves before
@@ -258,6 +263,9 @@ type Stats struct {
 	// FilesRead counts the files the scan read; the others were unchanged
 	// since the previous scan and reused.
 	FilesRead int `json:"filesRead"`
+	// FoldersListed counts the folders the scan listed; the others were
+	// unchanged since an earlier scan, whose listing the digest cache kept.
+	FoldersListed int `json:"foldersListed"`
 	// Playbooks and ValueChains count what the libraries' vaults serve.
 	Playbooks   int `json:"playbooks"`
 	ValueChains int `json:"valueChains"`
@@ -266,14 +274,15 @@ type Stats struct {
 // Stats returns the snapshot's statistics.
 func (s *Snapshot) Stats() Stats {
 	st := Stats{
-		Skills:     len(s.skills),
-		Hidden:     len(s.all) - len(s.skills),
-		Libraries:  append([]LibraryStats(nil), s.libraries...),
-		Warnings:   append([]Warning{}, s.warnings...),
-		ByReason:   map[string]int{},
-		ScanMillis: millis(s.ScanDuration),
-		Generation: s.Generation,
-		FilesRead:  s.reads,
+		Skills:        len(s.skills),
+		Hidden:        len(s.all) - len(s.skills),
+		Libraries:     append([]LibraryStats(nil), s.libraries...),
+		Warnings:      append([]Warning{}, s.warnings...),
+		ByReason:      map[string]int{},
+		ScanMillis:    millis(s.ScanDuration),
+		Generation:    s.Generation,
+		FilesRead:     s.reads,
+		FoldersListed: s.foldersListed,
 	}
 	for _, l := range s.libraries {
 		st.Withheld += l.Withheld

@@ -23,6 +23,11 @@ import (
 type beneathTree struct {
 	root int    // O_PATH handle of the library root
 	dir  string // its absolute path, for names only
+	// listings reports that the root is on a file system known to update a
+	// folder's timestamps when its entries change, whose device is dev:
+	// only folders there are walked from earlier listings (listingTree).
+	listings bool
+	dev      uint64
 }
 
 const resolveBeneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
@@ -46,7 +51,23 @@ func openBeneathTree(dir string) (*beneathTree, error) {
 		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
 	unix.Close(probe)
+	var sfs unix.Statfs_t
+	var st unix.Stat_t
+	if unix.Fstatfs(fd, &sfs) == nil && unix.Fstat(fd, &st) == nil {
+		t.listings, t.dev = honestTimestamps[int64(sfs.Type)], uint64(st.Dev)
+	}
 	return t, nil
+}
+
+// honestTimestamps are the file systems, by statfs magic number, that
+// update a folder's mtime and ctime whenever an entry is created, removed
+// or renamed in it, at once and on the machine that lists it. Network and
+// FUSE file systems are left out: their timestamps may be cached or
+// invented, and their folders are always listed.
+var honestTimestamps = map[int64]bool{
+	unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true, unix.BTRFS_SUPER_MAGIC: true,
+	unix.TMPFS_MAGIC: true, unix.OVERLAYFS_SUPER_MAGIC: true, unix.F2FS_SUPER_MAGIC: true,
+	0x2fc12fc1: true, // ZFS
 }
 
 func (t *beneathTree) openat(name string, flags int) (int, error) {
@@ -71,6 +92,11 @@ func (t *beneathTree) readDir(dir string) ([]entry, error) {
 		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: err}
 	}
 	defer unix.Close(fd)
+	return t.list(fd, dir)
+}
+
+// list lists the open folder fd, dir.
+func (t *beneathTree) list(fd int, dir string) ([]entry, error) {
 	out, err := readEntries(fd)
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: err}
@@ -84,36 +110,101 @@ func (t *beneathTree) readDir(dir string) ([]entry, error) {
 		// fstatat on the folder handle: confined, and one call. It also
 		// types the entries of file systems that report no types.
 		var st unix.Stat_t
-		if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			if e.typ == typeUnknown {
-				e.typ = fs.ModeIrregular
-			}
-			e.err = err
-			continue
-		}
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
-			e.typ = 0
-			e.size = st.Size
-			e.stat = fileStat{ok: true, dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
-				mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano()}
-		case unix.S_IFDIR:
-			if e.typ == typeUnknown {
-				e.typ = fs.ModeDir
-			} else {
-				e.typ = fs.ModeIrregular // replaced since the listing
-			}
-		case unix.S_IFLNK:
-			if e.typ == typeUnknown {
-				e.typ = fs.ModeSymlink
-			} else {
-				e.typ = fs.ModeIrregular
-			}
-		default:
-			e.typ = fs.ModeIrregular
-		}
+		statEntry(e, &st, unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW))
 	}
 	return out, nil
+}
+
+// statEntry completes e, regular or of unknown type, from its stat.
+func statEntry(e *entry, st *unix.Stat_t, err error) {
+	if err != nil {
+		if e.typ == typeUnknown {
+			e.typ = fs.ModeIrregular
+		}
+		e.err = err
+		return
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		e.typ = 0
+		e.size = st.Size
+		e.stat = statOfUnix(st)
+	case unix.S_IFDIR:
+		if e.typ == typeUnknown {
+			e.typ = fs.ModeDir
+		} else {
+			e.typ = fs.ModeIrregular // replaced since the listing
+		}
+	case unix.S_IFLNK:
+		if e.typ == typeUnknown {
+			e.typ = fs.ModeSymlink
+		} else {
+			e.typ = fs.ModeIrregular
+		}
+	default:
+		e.typ = fs.ModeIrregular
+	}
+}
+
+func statOfUnix(st *unix.Stat_t) fileStat {
+	return fileStat{ok: true, dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
+		mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano()}
+}
+
+// readDirStat is readDir, with the folder's identity (fstat of the handle
+// it lists). Outside a file system with honest timestamps the identity is
+// left empty, so that the listing is never reused.
+func (t *beneathTree) readDirStat(dir string) ([]entry, fileStat, error) {
+	if !cleanName(dir) {
+		return nil, fileStat{}, &fs.PathError{Op: "readdir", Path: dir, Err: fs.ErrInvalid}
+	}
+	fd, err := t.openat(dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, fileStat{}, &fs.PathError{Op: "readdir", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	var id fileStat
+	var st unix.Stat_t
+	if t.listings && unix.Fstat(fd, &st) == nil && uint64(st.Dev) == t.dev {
+		id = statOfUnix(&st)
+	}
+	out, err := t.list(fd, dir)
+	return out, id, err
+}
+
+// relist returns dir's entries from l, if the folder is unchanged since l
+// was made, without opening it: the folder and each regular file in it
+// are statted by their path from the root.
+//
+// Those stats resolve the path without openat2's confinement, so a folder
+// on the path swapped for a symlink since its parent was checked could
+// lead outside the root. They reveal nothing there: a folder is walked
+// from l, and a file's cached digest reused, only when the device, inode
+// and ctime found are those recorded inside the root, which a folder or
+// file moved out of the root no longer has (a rename updates the ctime).
+// Every byte served is still read through openat2.
+func (t *beneathTree) relist(dir string, l *listing) ([]entry, bool) {
+	if !t.listings || !cleanName(dir) {
+		return nil, false
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(t.root, dir, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil ||
+		st.Mode&unix.S_IFMT != unix.S_IFDIR || uint64(st.Dev) != t.dev || !l.current(statOfUnix(&st)) {
+		return nil, false
+	}
+	out := make([]entry, len(l.names))
+	prefix := ""
+	if dir != "." {
+		prefix = dir + "/"
+	}
+	for i, name := range l.names {
+		e := &out[i]
+		e.name, e.typ = name, kindMode(l.kinds[i])
+		if l.kinds[i] == kindFile {
+			statEntry(e, &st, unix.Fstatat(t.root, prefix+name, &st, unix.AT_SYMLINK_NOFOLLOW))
+		}
+	}
+	return out, true
 }
 
 // typeUnknown marks an entry whose type the listing did not give

@@ -674,7 +674,7 @@ const scanDelay = 100 * time.Millisecond
 func logCatalog(log *slog.Logger, snap *catalog.Snapshot) {
 	st := snap.Stats()
 	log.Info("catalog ready", "generation", st.Generation, "skills", st.Skills, "hidden", st.Hidden, "withheld", st.Withheld,
-		"files", st.Files, "bytes", st.Bytes, "warnings", len(st.Warnings), "scanMs", st.ScanMillis, "filesRead", st.FilesRead)
+		"files", st.Files, "bytes", st.Bytes, "warnings", len(st.Warnings), "scanMs", st.ScanMillis, "filesRead", st.FilesRead, "foldersListed", st.FoldersListed)
 	if st.Skills == 0 {
 		log.Warn("no skill is served; run with --stats to see why")
 	}

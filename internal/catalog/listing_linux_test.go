@@ -1,0 +1,107 @@
+package catalog_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
+)
+
+// ageFolders sets the mtime of every folder under dir an hour back, out
+// of the racy window, as files are by tree.
+func ageFolders(t *testing.T, dir string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	must(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	}))
+}
+
+// A start with a digest cache walks unchanged folders from the listings
+// of the last scan, and still sees every change: a folder added, a file
+// removed, a file added to a folder whose mtime was then set back.
+func TestListingsFromTheDigestCache(t *testing.T) {
+	lib, dir := tree(t, map[string]string{
+		"tools/a/SKILL.md":     strings.Replace(skillMD, "%s", "a", 1),
+		"tools/a/refs/x.md":    "x\n",
+		"tools/b/SKILL.md":     strings.Replace(skillMD, "%s", "b", 1),
+		"tools/b/refs/gone.md": "gone\n",
+		"docs/c/SKILL.md":      strings.Replace(skillMD, "%s", "c", 1),
+		"docs/c/scripts/r.py":  "print(1)\n",
+	})
+	if !catalog.ListingsTrusted(lib) {
+		t.Skip("the temporary folder's file system is not one whose folder timestamps are trusted")
+	}
+	ageFolders(t, dir)
+	opts := &catalog.Options{DigestCache: catalog.NewDigestCache(t.TempDir())}
+	// start is a new process's first scan: no previous snapshot.
+	start := func() *catalog.Snapshot {
+		t.Helper()
+		snap, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, opts)
+		must(t, err)
+		return snap
+	}
+	uris := func(snap *catalog.Snapshot) []string {
+		var out []string
+		for _, sk := range snap.Skills() {
+			for _, f := range sk.Files {
+				out = append(out, f.URI)
+			}
+		}
+		return out
+	}
+	first := start()
+	if got := first.Stats().FoldersListed; got != 9 {
+		t.Fatalf("cold start listed %d folders, want all 9", got)
+	}
+	warm := start()
+	if st := warm.Stats(); st.FoldersListed != 0 || st.FilesRead != 0 {
+		t.Errorf("warm start listed %d folders and read %d files, want none", st.FoldersListed, st.FilesRead)
+	}
+	if !slices.Equal(uris(warm), uris(first)) {
+		t.Errorf("warm start serves %v, want %v", uris(warm), uris(first))
+	}
+
+	// A new skill: tools changes, and the new folders are listed; the
+	// others are not.
+	must(t, os.MkdirAll(filepath.Join(dir, "tools/d"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "tools/d/SKILL.md"), []byte(strings.Replace(skillMD, "%s", "d", 1)), 0o644))
+	// Out of the racy window, so that the new listings are kept.
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{"tools", "tools/d", "tools/d/SKILL.md"} {
+		must(t, os.Chtimes(filepath.Join(dir, p), old, old))
+	}
+	added := start()
+	if _, ok := added.Skill("skill://tools/d/SKILL.md"); !ok {
+		t.Errorf("a skill added since the cache was written is not served: %v", uris(added))
+	}
+	if got := added.Stats().FoldersListed; got != 2 {
+		t.Errorf("after adding a skill, listed %d folders, want 2 (tools and tools/d)", got)
+	}
+	if got := start().Stats().FoldersListed; got != 0 {
+		t.Errorf("the start after that listed %d folders: the new listings were not kept", got)
+	}
+
+	// A file removed.
+	must(t, os.Remove(filepath.Join(dir, "tools/b/refs/gone.md")))
+	if _, ok := start().File("skill://tools/b/refs/gone.md"); ok {
+		t.Error("a removed file is still served")
+	}
+
+	// A file added to a folder whose mtime is then set back: the folder's
+	// ctime still differs.
+	must(t, os.WriteFile(filepath.Join(dir, "docs/c/scripts/new.py"), []byte("print(2)\n"), 0o644))
+	must(t, os.Chtimes(filepath.Join(dir, "docs/c/scripts"), old, old))
+	if _, ok := start().File("skill://docs/c/scripts/new.py"); !ok {
+		t.Error("a file added to a folder whose mtime was set back is not served")
+	}
+}
