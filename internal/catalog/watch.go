@@ -21,9 +21,8 @@ type Reloader struct {
 	source Source
 	onSwap func(old, cur *Snapshot, changed bool)
 
-	mu     sync.Mutex // serialises rescans
-	gen    uint64
-	latest *Snapshot // the last scan, swapped in or not
+	mu  sync.Mutex // serialises rescans, and guards the served snapshot's reuse map
+	gen uint64
 }
 
 // Source returns what to scan: the libraries and the scan options. Both may
@@ -52,22 +51,23 @@ func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
 	if o != nil {
 		opts = *o
 	}
-	opts.Previous = r.latest
-	if opts.Previous == nil {
-		opts.Previous = r.store.Snapshot()
-	}
+	old := r.store.Snapshot()
+	opts.Previous = old
 	r.gen++
 	snap, err := Scan(ctx, libs, r.gen, &opts)
 	if err != nil {
 		return nil, err
 	}
-	r.latest = snap
-	old := r.store.Snapshot()
 	changed := Changed(old, snap)
 	if !changed && sameWarnings(old, snap) && sameLibraries(old, snap) {
 		// Nothing a client or operator can see changed: keep serving the
-		// old snapshot. The new one still seeds the next rescan and tells
-		// the watcher which folders exist.
+		// old snapshot, and hand it what the new scan learned of each file
+		// (a touched file's new times, a digest hashed out of the racy
+		// window), which seeds the next rescan. Only rescans read it, under
+		// r.mu. Keeping the whole new snapshot for that held a second
+		// catalog in memory. The new one still tells the watcher which
+		// folders exist.
+		old.reuse = snap.reuse
 		return snap, nil
 	}
 	r.store.Swap(snap)

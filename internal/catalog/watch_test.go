@@ -414,3 +414,29 @@ func TestFolderGoneIsQuiet(t *testing.T) {
 		t.Errorf("logged %q for a folder that is gone", logged.String())
 	}
 }
+
+// A rescan that changes nothing visible keeps serving the old snapshot,
+// yet what it learned seeds the next: a file touched without a change is
+// read once, not by every rescan after.
+func TestRescanSeedsTheNextWithoutASwap(t *testing.T) {
+	lib, dir := tree(t, map[string]string{
+		"a/SKILL.md":  strings.Replace(skillMD, "%s", "a", 1),
+		"a/refs/x.md": "x\n",
+	})
+	first, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
+	must(t, err)
+	store := catalog.NewStore(first)
+	r := catalog.NewReloader(store, func() ([]*catalog.Library, *catalog.Options) { return []*catalog.Library{lib}, nil }, nil)
+	touched := time.Now().Add(-30 * time.Minute)
+	must(t, os.Chtimes(filepath.Join(dir, "a/refs/x.md"), touched, touched))
+	for i, want := range []int{1, 0, 0} {
+		snap, err := r.Rescan(context.Background())
+		must(t, err)
+		if got := snap.Stats().FilesRead; got != want {
+			t.Errorf("rescan %d read %d files, want %d", i+1, got, want)
+		}
+		if store.Snapshot() != first {
+			t.Fatalf("rescan %d swapped in a snapshot that serves the same", i+1)
+		}
+	}
+}
