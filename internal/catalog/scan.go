@@ -514,16 +514,6 @@ func (sc *scanner) build() *Snapshot {
 		if len(w.listed) > 0 {
 			snap.listed[libKey(w.lib)] = w.listed
 		}
-		reuse := make(map[string]*found, len(w.files))
-		snap.reuse[libKey(w.lib)] = reuse
-		for _, f := range w.files {
-			if f.err == nil {
-				reuse[f.name] = f
-			}
-			if !f.reused {
-				snap.reads++
-			}
-		}
 		stats := LibraryStats{Namespace: w.lib.Namespace, Kind: w.lib.Kind, Origin: w.lib.Origin, Info: w.lib.Info}
 		for _, rs := range w.skills {
 			sk := w.makeSkill(rs)
@@ -547,6 +537,18 @@ func (sc *scanner) build() *Snapshot {
 			}
 			stats.Files += len(sk.Files)
 			stats.Bytes += sk.Bytes
+		}
+		// After makeSkill, which gives served files names that share their
+		// URI's bytes.
+		reuse := make(map[string]*found, len(w.files))
+		snap.reuse[libKey(w.lib)] = reuse
+		for _, f := range w.files {
+			if f.err == nil {
+				reuse[f.name] = f
+			}
+			if !f.reused {
+				snap.reads++
+			}
 		}
 		stats.ScriptsWithheld = w.stats.scriptsWithheld
 		snap.libraries = append(snap.libraries, stats)
@@ -668,8 +670,14 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 			fd.Path = rel
 			sk.Risks = append(sk.Risks, fd)
 		}
+		uri := skillsext.FileURI(sk.Path, rel)
+		if tail := len(uri) - len(f.name); tail > 0 && uri[tail-1] == '/' && uri[tail:] == f.name {
+			// The name below the library root is most often the URI's
+			// tail: keep one copy of the bytes, not two.
+			f.name = uri[tail:]
+		}
 		file := &File{
-			URI:      skillsext.FileURI(sk.Path, rel),
+			URI:      uri,
 			Size:     f.size,
 			Digest:   f.digest,
 			MIMEType: mimeType(f.name, f.text),
