@@ -461,7 +461,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		case <-ctx.Done():
 			return
 		}
-		if err := c.startCatalog(ctx, cfg, libs, watcher, store, notifier, instrFile, log); err != nil && ctx.Err() == nil {
+		if err := c.startCatalog(ctx, cfg, libs, watcher, store, notifier, srv.Listed(), instrFile, log); err != nil && ctx.Err() == nil {
 			log.Error("first scan failed", "err", err)
 		}
 	}()
@@ -542,7 +542,7 @@ func firstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Optio
 // the catalog current: the reloader, the watcher, config and archive
 // reloads and SIGHUP. It returns when the catalog is live (or ctx ends).
 func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs *libraries, watcher *catalog.Watcher,
-	store *catalog.Store, notifier *server.Notifier, instrFile string, log *slog.Logger) error {
+	store *catalog.Store, notifier *server.Notifier, listed <-chan struct{}, instrFile string, log *slog.Logger) error {
 	list, opts := libs.Source()
 	// The first scan watches no folder: the host waits for it, and at
 	// 5,000 skills the 14,308 watches were a quarter of it. They are added
@@ -584,7 +584,15 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 	// before its folder was watched is in that rescan, one after raises an
 	// event, so none is lost. Later scans watch each folder before listing
 	// it. The rescan reads nothing unchanged, as the safety rescan does.
+	// Both wait for the host's first complete listing, or watchDelay: at
+	// 5,000 skills they take about 350 ms of CPU, which the listing needs.
 	go func() {
+		select {
+		case <-listed:
+		case <-time.After(watchDelay):
+		case <-ctx.Done():
+			return
+		}
 		watcher.Sync(snap)
 		watcher.Kick()
 	}()
@@ -669,6 +677,10 @@ func writeInstructions(file, text string, log *slog.Logger) {
 // scanDelay is how long a stdio server waits for its host's first request
 // before it starts the first scan anyway.
 const scanDelay = 100 * time.Millisecond
+
+// watchDelay is how long after the first scan the folders are watched if
+// no host has listed the whole catalog by then.
+const watchDelay = time.Second
 
 // logCatalog logs what a snapshot serves.
 func logCatalog(log *slog.Logger, snap *catalog.Snapshot) {

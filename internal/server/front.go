@@ -143,6 +143,8 @@ func (s *server) appendFastResult(b []byte, req fastRequest, version string, met
 			b = append(b, `,"nextCursor":"`...)
 			b = append(b, next...)
 			b = append(b, '"')
+		} else {
+			s.markListed()
 		}
 	case skillsext.MethodGet:
 		sk, err := s.lookupSkill(req.arg)

@@ -106,3 +106,45 @@ func TestPageEmptyAndUnknownKeys(t *testing.T) {
 		t.Errorf("past the end: page %s, next %q", page, next)
 	}
 }
+
+// Listed closes once the last page of a listing is served, by either path.
+func TestListedAfterTheLastPage(t *testing.T) {
+	snap := pagesSnapshot(t, 3, "Body.")
+	for _, front := range []bool{false, true} {
+		srv := NewServer(catalog.NewStore(snap), &Options{PageSize: 2})
+		s := srv.s
+		closed := func() bool {
+			select {
+			case <-srv.Listed():
+				return true
+			default:
+				return false
+			}
+		}
+		page := func(cursor string) string {
+			if front {
+				b, ok := s.appendFastResult(nil, fastRequest{method: skillsext.MethodList, arg: cursor}, "", nil)
+				if !ok {
+					t.Fatal("the front end refused a plain page")
+				}
+				var res struct{ NextCursor string }
+				if err := json.Unmarshal(b, &res); err != nil {
+					t.Fatal(err)
+				}
+				return res.NextCursor
+			}
+			res, err := s.listSkills(context.Background(), nil, &skillsext.ListSkillsParams{Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.NextCursor
+		}
+		next := page("")
+		if next == "" || closed() {
+			t.Fatalf("front %v: after the first of two pages, next %q, listed %v", front, next, closed())
+		}
+		if page(next) != "" || !closed() {
+			t.Errorf("front %v: after the last page, listed %v", front, closed())
+		}
+	}
+}

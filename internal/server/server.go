@@ -124,11 +124,18 @@ type server struct {
 	ready     chan struct{} // closed once the catalog may be read
 	readyOnce sync.Once
 
+	listed     chan struct{} // closed once a complete listing was served
+	listedOnce sync.Once
+
 	impl *mcp.Implementation // what the server says it is
 }
 
 // markReady lets requests held for the first scan through.
 func (s *server) markReady() { s.readyOnce.Do(func() { close(s.ready) }) }
+
+// markListed records that a skills/list page without a next cursor was
+// served: some client has the whole catalog.
+func (s *server) markListed() { s.listedOnce.Do(func() { close(s.listed) }) }
 
 type cachedInstructions struct {
 	snap *catalog.Snapshot
@@ -163,6 +170,11 @@ func NewServer(store *catalog.Store, opts *Options) *Server {
 // MCP returns the SDK server, for HTTP and for tests.
 func (srv *Server) MCP() *mcp.Server { return srv.ms }
 
+// Listed returns a channel closed once the server has answered the last
+// page of a skills/list: a host's start-up burst is then over, and work
+// that can wait (watching folders) no longer delays it.
+func (srv *Server) Listed() <-chan struct{} { return srv.s.listed }
+
 // New returns an MCP server serving the skills in store. The returned
 // server can be run on any number of transports.
 func New(store *catalog.Store, opts *Options) *mcp.Server {
@@ -171,7 +183,7 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 }
 
 func newServer(store *catalog.Store, opts *Options) (*server, *mcp.Server) {
-	s := &server{store: store, ready: make(chan struct{})}
+	s := &server{store: store, ready: make(chan struct{}), listed: make(chan struct{})}
 	if !store.Snapshot().Pending() {
 		s.markReady()
 	}

@@ -54,6 +54,9 @@ func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillse
 	}
 	// About 1 KiB per entry: one allocation for most pages.
 	skills, next := appendPage(make([]byte, 0, 1024*s.opts.PageSize), s.store.Snapshot().Skills(), key, s.opts.PageSize)
+	if next == "" {
+		s.markListed()
+	}
 	return &listSkillsResult{
 		ResultType:  skillsext.ResultComplete,
 		Skills:      skills,
