@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"path/filepath"
 	"slices"
 )
 
@@ -10,8 +11,15 @@ func (w *Watcher) WatchedFolders() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
-	for d := range w.watched {
-		out = append(out, d)
+	for lib, dirs := range w.watched {
+		for d := range dirs {
+			out = append(out, filepath.Join(lib.Dir, filepath.FromSlash(d)))
+		}
+	}
+	for d := range w.fileDirs {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
 	}
 	slices.Sort(out)
 	return out

@@ -132,14 +132,22 @@ type Watcher struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	watched map[string]bool
-	files   map[string]func() // watched single files → their handlers
-	fileDue map[string]bool   // files whose handler runs at the next debounce
+	mu sync.Mutex
+	// watched holds the folders watched per library, below its root,
+	// with the Sync generation that last wanted each: keyed by the
+	// snapshots' own strings, so that a folder already watched costs no
+	// path to look up.
+	watched  map[*Library]map[string]uint64
+	gen      uint64
+	fileDirs map[string]bool   // folders watched for single files, absolute
+	files    map[string]func() // watched single files → their handlers
+	fileDue  map[string]bool   // files whose handler runs at the next debounce
 	// limitWarned records that a folder could not be watched.
 	limitWarned bool
 	// synced, if set (by tests), hears of each Sync after a rescan.
 	synced chan<- struct{}
+	// afterRescan, if set, runs after each rescan and its Sync.
+	afterRescan func()
 }
 
 // NewWatcher returns a watcher that is not yet running. Give Folder to the
@@ -155,7 +163,8 @@ func NewWatcher(safety time.Duration, log *slog.Logger) (*Watcher, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Watcher{fsw: fsw, log: log, safety: safety, kick: make(chan struct{}, 1),
-		stop: make(chan struct{}), watched: map[string]bool{}, files: map[string]func(){}, fileDue: map[string]bool{}}, nil
+		stop: make(chan struct{}), watched: map[*Library]map[string]uint64{}, fileDirs: map[string]bool{},
+		files: map[string]func(){}, fileDue: map[string]bool{}}, nil
 }
 
 // Start runs the watcher: file events and the safety interval rescan r.
@@ -175,15 +184,23 @@ func (w *Watcher) Start(r *Reloader) {
 // per process; one that is gone or unreadable is not watched, and the scan
 // that lists it says so.
 func (w *Watcher) Folder(lib *Library, dir string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.folder(lib, dir)
+}
+
+// folder is Folder with w.mu held: it marks dir with the current
+// generation.
+func (w *Watcher) folder(lib *Library, dir string) {
 	if lib.Dir == "" {
 		return
 	}
-	p := filepath.Join(lib.Dir, filepath.FromSlash(dir))
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.watched[p] {
+	dirs := w.watched[lib]
+	if _, ok := dirs[dir]; ok {
+		dirs[dir] = w.gen
 		return
 	}
+	p := filepath.Join(lib.Dir, filepath.FromSlash(dir))
 	if err := w.fsw.Add(p); err != nil {
 		if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EMFILE) {
 			return
@@ -194,7 +211,11 @@ func (w *Watcher) Folder(lib *Library, dir string) {
 		}
 		return
 	}
-	w.watched[p] = true
+	if dirs == nil {
+		dirs = map[string]uint64{}
+		w.watched[lib] = dirs
+	}
+	dirs[dir] = w.gen
 }
 
 // WatchFile calls fn, debounced like rescans and before the rescan they
@@ -206,15 +227,19 @@ func (w *Watcher) WatchFile(path string, fn func()) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.files[path] = fn
-	if w.watched[dir] {
+	if w.fileDirs[dir] {
 		return nil
 	}
 	if err := w.fsw.Add(dir); err != nil {
 		return err
 	}
-	w.watched[dir] = true
+	w.fileDirs[dir] = true
 	return nil
 }
+
+// AfterRescan sets fn to run after each rescan the watcher makes, once the
+// watches follow the new scan. Call it before Start.
+func (w *Watcher) AfterRescan(fn func()) { w.afterRescan = fn }
 
 // Kick asks for a rescan soon, as a file event would (SIGHUP uses it).
 func (w *Watcher) Kick() {
@@ -228,27 +253,26 @@ func (w *Watcher) Kick() {
 // dropped and any not yet watched are added. The watcher calls it after
 // every rescan.
 func (w *Watcher) Sync(snap *Snapshot) {
-	want := map[string]bool{}
-	for lib, dirs := range snap.walked {
-		if lib.Dir == "" {
-			continue
-		}
-		for _, d := range dirs {
-			want[filepath.Join(lib.Dir, filepath.FromSlash(d))] = true
-		}
-		for _, d := range dirs {
-			w.Folder(lib, d)
-		}
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for path := range w.files {
-		want[filepath.Dir(path)] = true
+	w.gen++
+	for lib, dirs := range snap.walked {
+		for _, d := range dirs {
+			w.folder(lib, d)
+		}
 	}
-	for d := range w.watched {
-		if !want[d] {
-			w.fsw.Remove(d) // the folder may be gone already
-			delete(w.watched, d)
+	for lib, dirs := range w.watched {
+		for d, gen := range dirs {
+			if gen == w.gen {
+				continue
+			}
+			delete(dirs, d)
+			if p := filepath.Join(lib.Dir, filepath.FromSlash(d)); !w.fileDirs[p] {
+				w.fsw.Remove(p) // the folder may be gone already
+			}
+		}
+		if len(dirs) == 0 {
+			delete(w.watched, lib)
 		}
 	}
 }
@@ -346,6 +370,9 @@ func (w *Watcher) rescan() {
 		return
 	}
 	w.Sync(snap)
+	if w.afterRescan != nil {
+		w.afterRescan()
+	}
 	if w.synced != nil {
 		select {
 		case w.synced <- struct{}{}:

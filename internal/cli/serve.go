@@ -572,6 +572,7 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 		logCatalog(log, cur)
 		go func() {
 			<-cur.SearchReady()
+			debug.FreeOSMemory() // the new index's garbage, as after the first
 			limitMemory(c.env, log)
 		}()
 		if changed {
@@ -579,6 +580,10 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 			writeInstructions(instrFile, notifier.Instructions(), log)
 		}
 	})
+	// A rescan makes a catalog's worth of garbage and the server then
+	// idles: hand it back rather than hold twice the catalog until the
+	// next (at 5,000 skills, 75 MiB resident instead of about 40).
+	watcher.AfterRescan(debug.FreeOSMemory)
 	watcher.Start(reloader)
 	// Watch what the first scan walked, then rescan once: an edit made
 	// before its folder was watched is in that rescan, one after raises an
