@@ -225,7 +225,7 @@ func NewStore(s *Snapshot) *Store {
 func NewPendingStore() *Store {
 	st := new(Store)
 	empty := &Snapshot{pending: true, searchReady: make(chan struct{})}
-	empty.startSearch()
+	empty.StartSearch()
 	st.cur.Store(empty)
 	return st
 }
@@ -233,8 +233,15 @@ func NewPendingStore() *Store {
 // Snapshot returns the current snapshot.
 func (st *Store) Snapshot() *Snapshot { return st.cur.Load() }
 
-// Swap installs s and returns the snapshot it replaced.
+// Swap installs s, starts its search index, and returns the snapshot it
+// replaced.
 func (st *Store) Swap(s *Snapshot) *Snapshot {
-	s.startSearch()
+	s.StartSearch()
 	return st.cur.Swap(s)
 }
+
+// Install installs s as Swap does, but leaves its search index to the
+// first search or to StartSearch: a server's first catalog is installed
+// so, and its index loaded once the host has listed the catalog, rather
+// than beside the listing.
+func (st *Store) Install(s *Snapshot) *Snapshot { return st.cur.Swap(s) }

@@ -24,12 +24,12 @@ type Hit struct {
 	Matched []string
 }
 
-// startSearch starts indexing the listed skills in the background, once
+// StartSearch starts indexing the listed skills in the background, once
 // per snapshot: a snapshot serves listings at once, and the first search
-// waits for the index if it is not ready yet. Stores start it when a
+// waits for the index if it is not ready yet. Store.Swap starts it when a
 // snapshot is installed, so that a rescan that changed nothing and is
-// dropped never pays for an index.
-func (snap *Snapshot) startSearch() {
+// dropped never pays for an index; the first search starts it otherwise.
+func (snap *Snapshot) StartSearch() {
 	snap.searchOnce.Do(func() {
 		go func() {
 			key, built := snap.indexSkills()
@@ -132,7 +132,7 @@ func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // Search ranks the skills for a query in plain words, optionally within one
 // library and category, and returns at most limit hits.
 func (snap *Snapshot) Search(query, library, category string, limit int) []Hit {
-	snap.startSearch()
+	snap.StartSearch()
 	<-snap.searchReady
 	hits := snap.search.Search(search.Query{Text: query, Library: library, Category: category, Limit: limit})
 	out := make([]Hit, len(hits))
