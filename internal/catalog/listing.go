@@ -115,6 +115,9 @@ type listingTree interface {
 	// relist returns dir's entries from l if the folder is unchanged since
 	// l was made, with regular files statted as readDir does.
 	relist(dir string, l *listing) ([]entry, bool)
+	// statPath returns the identity of the folder (dir) or regular file
+	// name, or false if it is something else, or gone.
+	statPath(name string, dir bool) (fileStat, bool)
 }
 
 // readDir lists dir for the walk: from the listing of an earlier scan when
@@ -147,4 +150,69 @@ func (sc *scanner) cachedListing(lib *Library, dir string) *listing {
 		return nil
 	}
 	return sc.cached[libKey(lib)].dirs[dir]
+}
+
+// folderID is a folder's identity when a scan listed it.
+type folderID struct {
+	dir      string
+	id       fileStat
+	listedAt int64
+}
+
+// keepFolders keeps the identity of every folder walked, from the scan's
+// listings, for Unchanged. Any folder without one (unreadable, or on a
+// file system whose timestamps are not trusted) makes the snapshot
+// unprovable.
+func (snap *Snapshot) keepFolders() {
+	snap.folders = map[*Library][]folderID{}
+	for lib, dirs := range snap.walked {
+		if lib.Dir == "" {
+			continue // not watched: nothing to check
+		}
+		listed := snap.listed[libKey(lib)]
+		if len(listed) != len(dirs) {
+			snap.unprovable = true
+			return
+		}
+		ids := make([]folderID, len(listed))
+		for i, f := range listed {
+			ids[i] = folderID{f.dir, f.l.dir, f.l.listedAt}
+		}
+		snap.folders[lib] = ids
+	}
+}
+
+// Unchanged reports whether every folder and file that the first scan of
+// the process walked is provably as the scan saw it: the same identity,
+// last changed well before it was listed or hashed (racyWindow). It stats
+// each once, reads nothing and builds nothing. A server calls it once the
+// folders are watched: an edit made before the watches is caught by it,
+// one after by the watches, and only when it reports false does a rescan
+// build a second catalog. It answers once per snapshot; later calls, and
+// snapshots of rescans, report false.
+func (snap *Snapshot) Unchanged() bool {
+	folders := snap.folders
+	snap.folders = nil
+	if folders == nil || snap.unprovable {
+		return false
+	}
+	for lib, ids := range folders {
+		lt, ok := treeOf(lib).(listingTree)
+		if !ok {
+			return false
+		}
+		for _, f := range ids {
+			id, ok := lt.statPath(f.dir, true)
+			if !ok || id != f.id || id.mtimeNs >= f.listedAt-int64(racyWindow) {
+				return false
+			}
+		}
+		for _, f := range snap.reuse[libKey(lib)] {
+			id, ok := lt.statPath(f.name, false)
+			if !ok || id != f.stat || id.mtimeNs >= f.hashedAt-int64(racyWindow) {
+				return false
+			}
+		}
+	}
+	return true
 }

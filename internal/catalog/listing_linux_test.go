@@ -105,3 +105,69 @@ func TestListingsFromTheDigestCache(t *testing.T) {
 		t.Error("a file added to a folder whose mtime was set back is not served")
 	}
 }
+
+// Unchanged proves an aged library unchanged since the first scan without
+// a rescan, and reports every kind of change made since: a file edited,
+// a file added, a folder whose mtime was set back after a change.
+func TestUnchangedSinceTheFirstScan(t *testing.T) {
+	files := map[string]string{
+		"tools/a/SKILL.md":    strings.Replace(skillMD, "%s", "a", 1),
+		"tools/a/refs/x.md":   "x\n",
+		"docs/c/SKILL.md":     strings.Replace(skillMD, "%s", "c", 1),
+		"docs/c/scripts/r.py": "print(1)\n",
+	}
+	type change struct {
+		name string
+		do   func(t *testing.T, dir string)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, tc := range []change{
+		{"nothing", func(*testing.T, string) {}},
+		{"a file edited", func(t *testing.T, dir string) {
+			must(t, os.WriteFile(filepath.Join(dir, "tools/a/refs/x.md"), []byte("y\n"), 0o644))
+		}},
+		{"a file edited and its mtime set back", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "tools/a/refs/x.md")
+			must(t, os.WriteFile(p, []byte("y\n"), 0o644))
+			must(t, os.Chtimes(p, old, old))
+		}},
+		{"a file added, the folder's mtime set back", func(t *testing.T, dir string) {
+			must(t, os.WriteFile(filepath.Join(dir, "docs/c/scripts/new.py"), nil, 0o644))
+			must(t, os.Chtimes(filepath.Join(dir, "docs/c/scripts"), old, old))
+		}},
+		{"a folder removed", func(t *testing.T, dir string) {
+			must(t, os.RemoveAll(filepath.Join(dir, "docs/c/scripts")))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lib, dir := tree(t, files)
+			if !catalog.ListingsTrusted(lib) {
+				t.Skip("the temporary folder's file system is not one whose folder timestamps are trusted")
+			}
+			ageFolders(t, dir)
+			snap, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, &catalog.Options{DigestCache: catalog.NewDigestCache(t.TempDir())})
+			must(t, err)
+			tc.do(t, dir)
+			if got, want := snap.Unchanged(), tc.name == "nothing"; got != want {
+				t.Errorf("Unchanged = %v, want %v", got, want)
+			}
+			if snap.Unchanged() {
+				t.Error("a second Unchanged answered true: it answers once")
+			}
+		})
+	}
+	// Without proof, it answers false: a library just written (racy), or
+	// a scan without a digest cache (no folder identities).
+	lib, dir := tree(t, files)
+	fresh, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, &catalog.Options{DigestCache: catalog.NewDigestCache(t.TempDir())})
+	must(t, err)
+	if fresh.Unchanged() {
+		t.Error("a library whose folders changed just before the scan was proved unchanged")
+	}
+	ageFolders(t, dir)
+	uncached, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
+	must(t, err)
+	if uncached.Unchanged() {
+		t.Error("a scan without folder identities was proved unchanged")
+	}
+}

@@ -99,6 +99,9 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 			o.Logger.Warn("digest cache not saved; the next start reads every file", "err", err)
 		}
 	}
+	if sc.prev == nil {
+		snap.keepFolders()
+	}
 	snap.listed = nil
 	// The skills hold their bodies until their search index is built; what
 	// the next scan reuses does not need them.
@@ -509,6 +512,11 @@ func (sc *scanner) build() *Snapshot {
 	claimed := map[string]string{} // skill URI → "namespace:folder" that claimed it
 	for _, w := range sc.walks {
 		snap.walked[w.lib] = w.dirs
+		for _, f := range w.files {
+			if f.err != nil || !f.stat.ok {
+				snap.unprovable = true
+			}
+		}
 		snap.foldersListed += w.foldersListed
 		snap.relisted += w.relisted
 		if len(w.listed) > 0 {

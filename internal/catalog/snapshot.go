@@ -47,6 +47,11 @@ type Snapshot struct {
 	listed map[string][]listedFolder
 	// foldersListed and relisted are the walks' counts (see walk).
 	foldersListed, relisted int
+	// folders holds, until Unchanged, the identity of each folder the
+	// first scan of a process walked; unprovable records that some file
+	// or folder has none, so that only a rescan can tell what changed.
+	folders    map[*Library][]folderID
+	unprovable bool
 	warnings                []Warning
 	libraries               []LibraryStats
 	vaults                  []*Vault

@@ -172,6 +172,26 @@ func (t *beneathTree) readDirStat(dir string) ([]entry, fileStat, error) {
 	return out, id, err
 }
 
+// statPath stats name by its path from the root, as relist does (see
+// there why that is safe), on a file system with honest timestamps only.
+func (t *beneathTree) statPath(name string, dir bool) (fileStat, bool) {
+	if !t.listings || !cleanName(name) {
+		return fileStat{}, false
+	}
+	want := uint32(unix.S_IFREG)
+	if dir {
+		want = unix.S_IFDIR
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(t.root, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != want {
+		return fileStat{}, false
+	}
+	if dir && uint64(st.Dev) != t.dev {
+		return fileStat{}, false
+	}
+	return statOfUnix(&st), true
+}
+
 // relist returns dir's entries from l, if the folder is unchanged since l
 // was made, without opening it: the folder and each regular file in it
 // are statted by their path from the root.

@@ -461,7 +461,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		case <-ctx.Done():
 			return
 		}
-		if err := c.startCatalog(ctx, cfg, libs, watcher, store, notifier, srv.Listed(), instrFile, log); err != nil && ctx.Err() == nil {
+		if err := c.startCatalog(ctx, cfg, libs, watcher, store, notifier, srv, instrFile, log); err != nil && ctx.Err() == nil {
 			log.Error("first scan failed", "err", err)
 		}
 	}()
@@ -542,7 +542,7 @@ func firstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Optio
 // the catalog current: the reloader, the watcher, config and archive
 // reloads and SIGHUP. It returns when the catalog is live (or ctx ends).
 func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs *libraries, watcher *catalog.Watcher,
-	store *catalog.Store, notifier *server.Notifier, listed <-chan struct{}, instrFile string, log *slog.Logger) error {
+	store *catalog.Store, notifier *server.Notifier, srv *server.Server, instrFile string, log *slog.Logger) error {
 	list, opts := libs.Source()
 	// The first scan watches no folder: the host waits for it, and at
 	// 5,000 skills the 14,308 watches were a quarter of it. They are added
@@ -564,11 +564,6 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 	// catalog's, not the scan's high-water mark. Again once the search
 	// index is in.
 	debug.FreeOSMemory()
-	go func() {
-		<-snap.SearchReady()
-		debug.FreeOSMemory()
-		limitMemory(c.env, log)
-	}()
 
 	reloader := catalog.NewReloader(store, libs.Source, func(_, cur *catalog.Snapshot, changed bool) {
 		logCatalog(log, cur)
@@ -588,22 +583,42 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 	watcher.AfterRescan(debug.FreeOSMemory)
 	watcher.Start(reloader)
 	// Load the search index, and watch what the first scan walked, then
-	// rescan once: an edit made before its folder was watched is in that
-	// rescan, one after raises an event, so none is lost. Later scans
-	// watch each folder before listing it. The rescan reads nothing
-	// unchanged, as the safety rescan does. All of it waits for the host's
-	// first complete listing, or watchDelay: at 5,000 skills it takes about
-	// 370 ms of CPU, which the listing needs. A search meanwhile loads the
-	// index itself.
+	// check that nothing changed before the watches: an edit made before
+	// its folder was watched is seen by the check (or, when it cannot
+	// prove the library unchanged, by a rescan), one after raises an
+	// event, so none is lost. Later scans watch each folder before listing
+	// it. All of it waits for the host's first complete listing (or
+	// watchDelay), as it needs the cores the listing needs, and the
+	// watches and the check for a pause in the host's requests too: at
+	// 5,000 skills they take about 200 ms of CPU. A search before the
+	// listing ends loads the index itself.
 	go func() {
 		select {
-		case <-listed:
+		case <-srv.Listed():
 		case <-time.After(watchDelay):
 		case <-ctx.Done():
 			return
 		}
-		snap.StartSearch()
+		quiet := func() bool {
+			srv.WaitQuiet(ctx, quietBeforeWork, watchDelay)
+			return ctx.Err() == nil
+		}
+		snap.StartSearch() // hosts often search right after listing
+		<-snap.SearchReady()
+		debug.FreeOSMemory() // what loading it left
+		limitMemory(c.env, log)
+		if !quiet() {
+			return
+		}
 		watcher.Sync(snap)
+		if !quiet() {
+			return
+		}
+		start := time.Now()
+		if snap.Unchanged() {
+			log.Debug("library unchanged since the first scan", "ms", time.Since(start).Milliseconds())
+			return
+		}
 		watcher.Kick()
 	}()
 	reload := func() {}
@@ -689,8 +704,12 @@ func writeInstructions(file, text string, log *slog.Logger) {
 const scanDelay = 100 * time.Millisecond
 
 // watchDelay is how long after the first scan the folders are watched if
-// no host has listed the whole catalog by then.
-const watchDelay = time.Second
+// no host has listed the whole catalog by then, and how long they wait at
+// most for a pause in its requests (quietBeforeWork without one).
+const (
+	watchDelay      = time.Second
+	quietBeforeWork = 250 * time.Millisecond
+)
 
 // logCatalog logs what a snapshot serves.
 func logCatalog(log *slog.Logger, snap *catalog.Snapshot) {

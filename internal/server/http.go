@@ -71,6 +71,7 @@ const (
 var frontRevisions = map[string]bool{"": true, "2025-06-18": true, "2025-11-25": true, revision20260728: true}
 
 func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.s.sawRequest()
 	if !f.plainPost(r) {
 		f.next.ServeHTTP(w, r)
 		return

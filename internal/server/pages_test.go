@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
@@ -146,5 +147,33 @@ func TestListedAfterTheLastPage(t *testing.T) {
 		if page(next) != "" || !closed() {
 			t.Errorf("front %v: after the last page, listed %v", front, closed())
 		}
+	}
+}
+
+// WaitQuiet returns at once when no request ever came, when its limit is
+// already spent, or when its context ends.
+func TestWaitQuietReturns(t *testing.T) {
+	srv := NewServer(catalog.NewStore(pagesSnapshot(t, 1, "Body.")), nil)
+	done := func(f func()) bool {
+		ch := make(chan struct{})
+		go func() { f(); close(ch) }()
+		select {
+		case <-ch:
+			return true
+		case <-time.After(10 * time.Second):
+			return false
+		}
+	}
+	if !done(func() { srv.WaitQuiet(context.Background(), time.Hour, time.Hour) }) {
+		t.Error("with no request yet, WaitQuiet waited")
+	}
+	srv.s.sawRequest()
+	if !done(func() { srv.WaitQuiet(context.Background(), time.Hour, 0) }) {
+		t.Error("with no time left, WaitQuiet waited")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if !done(func() { srv.WaitQuiet(ctx, time.Hour, time.Hour) }) {
+		t.Error("with its context ended, WaitQuiet waited")
 	}
 }

@@ -127,6 +127,8 @@ type server struct {
 	listed     chan struct{} // closed once a complete listing was served
 	listedOnce sync.Once
 
+	lastRequest atomic.Int64 // UnixNano of the latest request a front end saw
+
 	impl *mcp.Implementation // what the server says it is
 }
 
@@ -174,6 +176,31 @@ func (srv *Server) MCP() *mcp.Server { return srv.ms }
 // page of a skills/list: a host's start-up burst is then over, and work
 // that can wait (watching folders) no longer delays it.
 func (srv *Server) Listed() <-chan struct{} { return srv.s.listed }
+
+// sawRequest records that a request arrived.
+func (s *server) sawRequest() { s.lastRequest.Store(time.Now().UnixNano()) }
+
+// WaitQuiet returns once no request has arrived for quiet, or limit after
+// it was called, or when ctx ends. Work that can wait (watching folders,
+// loading the search index) waits for it, so that it runs between a
+// host's requests rather than beside them.
+func (srv *Server) WaitQuiet(ctx context.Context, quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		now := time.Now()
+		wait := min(time.Unix(0, srv.s.lastRequest.Load()).Add(quiet).Sub(now), deadline.Sub(now))
+		if wait <= 0 {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
 
 // New returns an MCP server serving the skills in store. The returned
 // server can be run on any number of transports.

@@ -83,6 +83,7 @@ func (f *stdioFront) pump(r io.Reader) {
 	for {
 		chunk, err := in.ReadSlice('\n')
 		if len(chunk) > 0 {
+			f.s.sawRequest()
 			whole := !partial && err == nil
 			partial = errors.Is(err, bufio.ErrBufferFull)
 			if !(whole && f.answer(chunk)) {
