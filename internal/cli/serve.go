@@ -553,6 +553,12 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 		return err
 	}
 	store.Install(snap)
+	if snap.Stats().FilesRead > 0 {
+		// Bodies were read: the index is built from them, not loaded, and
+		// they are held until it is, so build it now, as before the
+		// listing was served alone.
+		snap.StartSearch()
+	}
 	restore()
 	logCatalog(log, snap)
 	// Kept before the first request is let through, so that a host that
