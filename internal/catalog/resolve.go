@@ -43,8 +43,10 @@ func (snap *Snapshot) Resolve(ref string) (*Skill, error) {
 			if sk, ok := snap.byURI[u.String()]; ok && !sk.Hidden {
 				return sk, nil
 			}
-			if sk, ok := snap.byPath[u.Path]; ok {
-				return sk, nil // the skill root URI
+			if names, err := skillsext.UnescapePath(u.Path); err == nil {
+				if sk, ok := snap.byPath[names]; ok {
+					return sk, nil // the skill root URI
+				}
 			}
 			if f, ok := snap.File(u.String()); ok && !f.Skill.Hidden {
 				return f.Skill, nil

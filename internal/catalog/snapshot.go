@@ -360,11 +360,11 @@ func (s *Snapshot) Directory(uri string) ([]Entry, bool) {
 		rest := f.URI[len(uri)+1:]
 		if j := strings.IndexByte(rest, '/'); j >= 0 {
 			sub := f.URI[:len(uri)+1+j]
-			entries = append(entries, Entry{URI: sub, Name: rest[:j], MIMEType: skillsext.DirectoryMIMEType})
+			entries = append(entries, Entry{URI: sub, Name: unescapeName(rest[:j]), MIMEType: skillsext.DirectoryMIMEType})
 			i = s.after(sub+"/", i, hi)
 			continue
 		}
-		e := Entry{URI: f.URI, Name: rest, MIMEType: f.MIMEType, Size: f.Size, File: f}
+		e := Entry{URI: f.URI, Name: unescapeName(rest), MIMEType: f.MIMEType, Size: f.Size, File: f}
 		if owner, ok := s.byURI[f.URI]; ok {
 			e.Name, e.Description = owner.Name, owner.Description
 		}
@@ -472,4 +472,14 @@ func skillPathJoin(parts ...string) string {
 		b.WriteString(p)
 	}
 	return b.String()
+}
+
+// unescapeName returns the name of an escaped URI segment of a served
+// file, which always unescapes.
+func unescapeName(seg string) string {
+	name, err := skillsext.UnescapePath(seg)
+	if err != nil {
+		return seg
+	}
+	return name
 }

@@ -320,9 +320,9 @@ func (c *checker) parseEntry(raw json.RawMessage, v string, report bool) *entry 
 
 var (
 	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	// regName is an RFC 3986 reg-name without percent-encoding:
-	// unreserved characters and sub-delimiters.
-	regName = regexp.MustCompile(`^[A-Za-z0-9._~!$&'()*+,;=-]+$`)
+	// regName is an RFC 3986 reg-name: unreserved characters,
+	// sub-delimiters and percent-escapes.
+	regName = regexp.MustCompile(`^(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})+$`)
 )
 
 // entryChecks runs the checks that need only the listing.

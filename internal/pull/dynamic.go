@@ -3,7 +3,6 @@ package pull
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -30,7 +29,7 @@ func (c *Client) discover(ctx context.Context, e *Entry, o *PullOptions) ([]File
 	if o.AllowOversize {
 		limit = 100 * skillsext.MaxResources
 	}
-	root := e.Scheme + "://" + e.Path
+	root := e.Scheme + "://" + e.uriPath
 	type dir struct {
 		uri   string
 		depth int
@@ -62,8 +61,11 @@ func (c *Client) discover(ctx context.Context, e *Entry, o *PullOptions) ([]File
 				if r == nil {
 					continue
 				}
-				rel, ok := strings.CutPrefix(r.URI, root+"/")
-				if !ok {
+				rel, err := relOf(r.URI, e.Scheme, e.uriPath)
+				if err != nil {
+					return nil, &VerifyError{URI: r.URI, Reason: err.Error()}
+				}
+				if rel == "" {
 					return nil, &VerifyError{URI: r.URI, Reason: "the folder listing names a resource outside the skill " + root}
 				}
 				if err := checkRel(rel); err != nil {

@@ -40,6 +40,10 @@ type Entry struct {
 	Optional []string `json:"optional,omitempty"`
 	// Err says why the entry cannot be pulled, or is nil.
 	Err error `json:"-"`
+
+	// uriPath is Path as the skill's URIs spell it: percent-escaped, in
+	// canonical form.
+	uriPath string
 }
 
 // File is one file of a static manifest.
@@ -48,6 +52,15 @@ type File struct {
 	Rel    string // path relative to the skill root, slash-separated
 	Digest string
 	Size   int64
+}
+
+// rootURI returns the URI of the skill's root.
+func (e *Entry) rootURI() string {
+	p := e.uriPath
+	if p == "" {
+		p = skillsext.EscapePath(e.Path)
+	}
+	return e.Scheme + "://" + p
 }
 
 // Bytes returns the total listed size of the entry's files.
@@ -82,8 +95,9 @@ var schemePattern = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
 
 // splitURI splits a skill URI under any scheme into scheme and path, with
 // the grammar checks of skillsext.ParseURI applied to the path whatever the
-// scheme: no query, fragment, userinfo, port, percent-encoding, backslash,
-// control character, empty, "." or ".." segment.
+// scheme: no query, fragment, userinfo, port, backslash, control
+// character, empty, "." or ".." segment, or escape of one. The path comes
+// back in ParseURI's canonical, escaped form.
 func splitURI(uri string) (scheme, path string, err error) {
 	scheme, rest, ok := strings.Cut(uri, "://")
 	if !ok || !schemePattern.MatchString(scheme) {
@@ -128,11 +142,15 @@ func parseEntry(raw json.RawMessage) *Entry {
 	if err != nil {
 		return fail("%v", err)
 	}
-	skillPath, ok := strings.CutSuffix(p, "/"+skillsext.SkillFile)
+	uriPath, ok := strings.CutSuffix(p, "/"+skillsext.SkillFile)
 	if !ok {
 		return fail("the uri does not name a %s", skillsext.SkillFile)
 	}
-	e.Scheme, e.Path = scheme, skillPath
+	skillPath, err := skillsext.UnescapePath(uriPath)
+	if err != nil {
+		return fail("%v", err)
+	}
+	e.Scheme, e.Path, e.uriPath = scheme, skillPath, uriPath
 	e.Name = skillPath[strings.LastIndexByte(skillPath, '/')+1:]
 
 	fm, err := decodeObject(w.Frontmatter)
@@ -175,7 +193,7 @@ func parseEntry(raw json.RawMessage) *Entry {
 // URI once, every URI a file inside the skill, a safe relative path, a
 // well-formed digest and a size.
 func (e *Entry) parseFiles(list []skillsext.Resource) error {
-	root := e.Scheme + "://" + e.Path + "/"
+	root := e.Scheme + "://" + e.uriPath
 	e.Files = make([]File, 0, len(list))
 	seen := make(map[string]bool, len(list))
 	folded := make(map[string]string, len(list))
@@ -188,12 +206,12 @@ func (e *Entry) parseFiles(list []skillsext.Resource) error {
 			return fmt.Errorf("resources list %s twice", r.URI)
 		}
 		seen[r.URI] = true
-		if _, _, err := splitURI(r.URI); err != nil {
-			return fmt.Errorf("resource: %v", err)
+		rel, err := relOf(r.URI, e.Scheme, e.uriPath)
+		if err != nil {
+			return fmt.Errorf("resource %s: %v", r.URI, err)
 		}
-		rel, ok := strings.CutPrefix(r.URI, root)
-		if !ok {
-			return fmt.Errorf("resource %s is outside the skill %s", r.URI, strings.TrimSuffix(root, "/"))
+		if rel == "" {
+			return fmt.Errorf("resource %s is outside the skill %s", r.URI, root)
 		}
 		if err := checkRel(rel); err != nil {
 			return fmt.Errorf("resource %s: %v", r.URI, err)
@@ -266,6 +284,21 @@ func (e *Entry) parseMeta(raw json.RawMessage) error {
 	}
 	e.Required, e.Optional = deps.Required, deps.Optional
 	return nil
+}
+
+// relOf returns the names of the path of uri below the skill root at
+// uriPath (escaped) under scheme, unescaped, or "" when uri is not below
+// it. The URI's escapes are compared in canonical form.
+func relOf(uri, scheme, uriPath string) (string, error) {
+	s, p, err := splitURI(uri)
+	if err != nil {
+		return "", err
+	}
+	rest, ok := strings.CutPrefix(p, uriPath+"/")
+	if s != scheme || !ok {
+		return "", nil
+	}
+	return skillsext.UnescapePath(rest)
 }
 
 // checkRel checks a slash-separated relative path before any part of it

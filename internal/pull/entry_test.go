@@ -65,6 +65,28 @@ func TestParseEntryOtherScheme(t *testing.T) {
 	}
 }
 
+// A skill whose path or files need escapes in their URIs is written under
+// the names they escape, whatever case the escapes' hex digits use; an
+// escape cannot smuggle a separator into a name.
+func TestParseEntryEscapedNames(t *testing.T) {
+	digest := `"digest":"sha256:` + strings.Repeat("a", 64) + `","size":1`
+	e := parseEntry(json.RawMessage(`{"uri":"skill://My%20Tools/tool/SKILL.md","frontmatter":{"name":"tool","description":"d"},
+		"resources":[{"uri":"skill://My%20Tools/tool/SKILL.md",` + digest + `},{"uri":"skill://My%20Tools/tool/refs/caf%c3%a9%20notes.md",` + digest + `}]}`))
+	if e.Err != nil || e.Path != "My Tools/tool" || e.Name != "tool" || len(e.Files) != 2 || e.Files[1].Rel != "refs/café notes.md" {
+		t.Fatalf("entry = %+v", e)
+	}
+	if e.Files[1].URI != "skill://My%20Tools/tool/refs/caf%c3%a9%20notes.md" {
+		t.Errorf("file URI %q is not the one listed, to be read back as listed", e.Files[1].URI)
+	}
+	for _, uri := range []string{"skill://My%20Tools/tool/refs%2Fx.md", "skill://My%20Tools/tool/%2E%2E/x.md", "skill://My%20Tools/other/x.md"} {
+		e := parseEntry(json.RawMessage(`{"uri":"skill://My%20Tools/tool/SKILL.md","frontmatter":{"name":"tool","description":"d"},
+			"resources":[{"uri":"skill://My%20Tools/tool/SKILL.md",` + digest + `},{"uri":"` + uri + `",` + digest + `}]}`))
+		if e.Err == nil {
+			t.Errorf("resource %s accepted: %+v", uri, e.Files)
+		}
+	}
+}
+
 func TestParseEntryRefusesDuplicateKeys(t *testing.T) {
 	e := parseEntry(json.RawMessage(`{"uri":"skill://x/SKILL.md","frontmatter":{"name":"x","description":"safe","description":"evil"},"resources":"dynamic"}`))
 	if e.Err == nil || !strings.Contains(e.Err.Error(), `key "description" appears twice`) {

@@ -65,7 +65,7 @@ func selectOne(entries []*Entry, ref string) (*Entry, error) {
 	ref = strings.TrimSpace(ref)
 	if strings.Contains(ref, "://") {
 		for _, e := range entries {
-			if e.URI == ref || (e.Err == nil && e.Scheme+"://"+e.Path == ref) {
+			if e.URI == ref || (e.Err == nil && e.rootURI() == ref) {
 				return e, nil
 			}
 		}

@@ -33,12 +33,13 @@ func (s *server) scriptGuidance(snap *catalog.Snapshot, sk *catalog.Skill) strin
 	}
 	var cmds []command
 	for _, c := range closure {
-		root := skillsext.RootURI(c.Path) + "/"
+		root := skillsext.RootURI(c.Path)
 		for _, f := range c.Files {
 			if f.Script == nil || f.Skill != c || isTestFile(f.URI) {
 				continue
 			}
-			cmds = append(cmds, command{sk: c, rel: strings.TrimPrefix(f.URI, root), line: f.Script.Interpreter})
+			rel, _ := skillsext.RelPath(f.URI, root)
+			cmds = append(cmds, command{sk: c, rel: rel, line: f.Script.Interpreter})
 		}
 	}
 	if len(cmds) == 0 {

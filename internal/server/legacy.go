@@ -228,6 +228,10 @@ func (l *legacy) readArchive(ctx context.Context, req *mcp.ReadResourceRequest) 
 		if !ok || !strings.HasPrefix(uri, "skill://") {
 			continue
 		}
+		p, err := skillsext.UnescapePath(p)
+		if err != nil {
+			continue
+		}
 		sk, ok := c.snap.Skill(skillsext.SkillURI(p))
 		if !ok {
 			break
@@ -279,11 +283,11 @@ type legacyFile struct {
 // every directory before what it holds. The skill's SKILL.md is at the
 // archive root; nested skills' files are included, as in the manifest.
 func legacyFiles(sk *catalog.Skill) ([]legacyFile, error) {
-	root := skillsext.RootURI(sk.Path) + "/"
+	root := skillsext.RootURI(sk.Path)
 	dirs := map[string]bool{}
 	var out []legacyFile
 	for _, f := range sk.Files {
-		rel, ok := strings.CutPrefix(f.URI, root)
+		rel, ok := skillsext.RelPath(f.URI, root)
 		if !ok {
 			continue
 		}

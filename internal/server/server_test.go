@@ -398,3 +398,63 @@ func TestPendingStore(t *testing.T) {
 		t.Errorf("pending instructions = %q", got)
 	}
 }
+
+// Files whose names hold spaces, non-ASCII letters or URI delimiters are
+// listed under escaped URIs, and every listed URI reads back through the
+// SDK's resource template, escaped as listed or not; folder listings name
+// the files as they are on disk.
+func TestNamesThatNeedEscapes(t *testing.T) {
+	lib := fstest.MapFS{
+		"My Tools/tool/SKILL.md":          {Data: []byte("---\nname: tool\ndescription: A tool.\n---\nBody.\n")},
+		"My Tools/tool/refs/my notes.md":  {Data: []byte("notes\n")},
+		"My Tools/tool/refs/café.md":      {Data: []byte("café\n")},
+		"My Tools/tool/refs/a+b[1]#2?.md": {Data: []byte("odd\n")},
+		"My Tools/tool/refs/100%.md":      {Data: []byte("percent\n")},
+	}
+	snap, err := catalog.Scan(context.Background(), []*catalog.Library{{FS: lib, Kind: "test"}}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	if err := mcp.AddSendingCustomMethod[*skillsext.ReadDirectoryParams, *rawResult](c, skillsext.MethodReadDirectory); err != nil {
+		t.Fatal(err)
+	}
+	cs := session(t, server.New(catalog.NewStore(snap), nil), c, "")
+	sk := snap.Skills()[0]
+	if sk.URI != "skill://My%20Tools/tool/SKILL.md" {
+		t.Errorf("skill URI = %s", sk.URI)
+	}
+	var uris []string
+	for _, f := range sk.Files {
+		uris = append(uris, f.URI)
+		if _, err := skillsext.ParseURI(f.URI); err != nil {
+			t.Errorf("listed URI %s does not parse: %v", f.URI, err)
+		}
+	}
+	want := []string{
+		"skill://My%20Tools/tool/SKILL.md",
+		"skill://My%20Tools/tool/refs/100%25.md",
+		"skill://My%20Tools/tool/refs/a+b%5B1%5D%232%3F.md",
+		"skill://My%20Tools/tool/refs/caf%C3%A9.md",
+		"skill://My%20Tools/tool/refs/my%20notes.md",
+	}
+	if !slices.Equal(uris, want) {
+		t.Errorf("listed %q, want %q", uris, want)
+	}
+	for _, uri := range append(uris, "skill://My%20Tools/tool/refs/caf%c3%a9.md") {
+		if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err != nil {
+			t.Errorf("read %s: %v", uri, err)
+		}
+	}
+	res, err := call(t, cs, skillsext.MethodReadDirectory, &skillsext.ReadDirectoryParams{URI: "skill://My%20Tools/tool/refs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range decode[[]mcp.Resource](t, res["resources"]) {
+		names = append(names, r.Name)
+	}
+	if want := []string{"100%.md", "a+b[1]#2?.md", "café.md", "my notes.md"}; !slices.Equal(names, want) {
+		t.Errorf("folder listing names %q, want %q", names, want)
+	}
+}

@@ -106,9 +106,10 @@ func (s *server) readDirectory(_ context.Context, _ *mcp.ServerSession, p *skill
 		return nil, skillsext.InvalidParams("", "resources/directory/read needs params.uri, a directory URI such as skill://<skill-path>")
 	}
 	snap := s.store.Snapshot()
-	entries, ok := snap.Directory(p.URI)
+	uri := skillsext.Canonical(p.URI)
+	entries, ok := snap.Directory(uri)
 	if !ok {
-		if _, isFile := snap.File(p.URI); isFile {
+		if _, isFile := snap.File(uri); isFile {
 			return nil, skillsext.InvalidParams(p.URI, "%s is a file, not a directory; read it with resources/read", p.URI)
 		}
 		return nil, skillsext.InvalidParams(p.URI, "no directory is served at %s; skill roots are the SKILL.md URIs from skills/list without /SKILL.md", p.URI)

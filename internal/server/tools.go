@@ -367,10 +367,11 @@ func (s *server) source(snap *catalog.Snapshot, sk *catalog.Skill) string {
 }
 
 func fileInfos(sk *catalog.Skill) []FileInfo {
-	root := skillsext.RootURI(sk.Path) + "/"
+	root := skillsext.RootURI(sk.Path)
 	out := make([]FileInfo, len(sk.Files))
 	for i, f := range sk.Files {
-		out[i] = FileInfo{Path: strings.TrimPrefix(f.URI, root), URI: f.URI, Size: f.Size, MIMEType: f.MIMEType, Digest: f.Digest.String()}
+		rel, _ := skillsext.RelPath(f.URI, root)
+		out[i] = FileInfo{Path: rel, URI: f.URI, Size: f.Size, MIMEType: f.MIMEType, Digest: f.Digest.String()}
 		if f.Script != nil {
 			out[i].Interpreter, out[i].PEP723 = f.Script.Interpreter, f.Script.PEP723
 		}
