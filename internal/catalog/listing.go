@@ -106,8 +106,9 @@ func sortListed(list []listedFolder) {
 
 // listingTree is a tree that can vouch for a folder's identity: it lists
 // folders with it, and walks a folder from an earlier listing when the
-// identity is unchanged. Only trees over file systems known to keep
-// folder timestamps honestly are (beneathTree, see listingsTrusted).
+// identity is unchanged. A beneathTree is one, and vouches only for
+// folders on a file system known to keep folder timestamps honestly (see
+// honestTimestamps); elsewhere it gives no identity and reuses nothing.
 type listingTree interface {
 	tree
 	// readDirStat is readDir, with the folder's identity.
@@ -139,8 +140,8 @@ func (w *walk) readDir(dir string) ([]entry, error) {
 	entries, st, err := lt.readDirStat(dir)
 	if err == nil && st.ok {
 		w.listed = append(w.listed, listedFolder{dir, newListing(st, w.sc.start.UnixNano(), entries)})
+		w.relisted++ // a listing the digest cache did not have
 	}
-	w.relisted++
 	return entries, err
 }
 
@@ -164,6 +165,8 @@ type folderID struct {
 // file system whose timestamps are not trusted) makes the snapshot
 // unprovable.
 func (snap *Snapshot) keepFolders() {
+	// The reuse map as built: a rescan may hand the snapshot another.
+	snap.seen = snap.reuse
 	snap.folders = map[*Library][]folderID{}
 	for lib, dirs := range snap.walked {
 		if lib.Dir == "" {
@@ -191,8 +194,8 @@ func (snap *Snapshot) keepFolders() {
 // build a second catalog. It answers once per snapshot; later calls, and
 // snapshots of rescans, report false.
 func (snap *Snapshot) Unchanged() bool {
-	folders := snap.folders
-	snap.folders = nil
+	folders, seen := snap.folders, snap.seen
+	snap.folders, snap.seen = nil, nil
 	if folders == nil || snap.unprovable {
 		return false
 	}
@@ -207,7 +210,7 @@ func (snap *Snapshot) Unchanged() bool {
 				return false
 			}
 		}
-		for _, f := range snap.reuse[libKey(lib)] {
+		for _, f := range seen[libKey(lib)] {
 			id, ok := lt.statPath(f.name, false)
 			if !ok || id != f.stat || id.mtimeNs >= f.hashedAt-int64(racyWindow) {
 				return false

@@ -171,3 +171,29 @@ func TestUnchangedSinceTheFirstScan(t *testing.T) {
 		t.Error("a scan without folder identities was proved unchanged")
 	}
 }
+
+// Unchanged may run while a rescan that changes nothing hands the served
+// snapshot a new reuse map (run with -race).
+func TestUnchangedBesideARescan(t *testing.T) {
+	lib, dir := tree(t, map[string]string{
+		"tools/a/SKILL.md":  strings.Replace(skillMD, "%s", "a", 1),
+		"tools/a/refs/x.md": "x\n",
+	})
+	ageFolders(t, dir)
+	cache := catalog.NewDigestCache(t.TempDir())
+	snap, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, &catalog.Options{DigestCache: cache})
+	must(t, err)
+	store := catalog.NewStore(snap)
+	r := catalog.NewReloader(store, func() ([]*catalog.Library, *catalog.Options) {
+		return []*catalog.Library{lib}, &catalog.Options{DigestCache: cache}
+	}, nil)
+	done := make(chan bool)
+	go func() { done <- snap.Unchanged() }()
+	for range 3 {
+		_, err := r.Rescan(context.Background())
+		must(t, err)
+	}
+	if unchanged := <-done; !unchanged && catalog.ListingsTrusted(lib) {
+		t.Error("an unchanged library was not proved unchanged beside the rescans")
+	}
+}

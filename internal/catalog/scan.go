@@ -181,8 +181,8 @@ type walk struct {
 	// listed is the listing of each folder walked, for the digest cache.
 	listed []listedFolder
 	// foldersListed counts the folders listed from the file system, rather
-	// than walked from a listing; relisted those among them that a
-	// listingTree listed.
+	// than walked from a listing; relisted those among them whose listing
+	// the digest cache can keep.
 	foldersListed, relisted int
 	// fanout, while the root is walked, takes its subfolders to walk them
 	// concurrently.

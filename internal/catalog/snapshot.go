@@ -52,11 +52,14 @@ type Snapshot struct {
 	// or folder has none, so that only a rescan can tell what changed.
 	folders    map[*Library][]folderID
 	unprovable bool
-	warnings   []Warning
-	libraries  []LibraryStats
-	vaults     []*Vault
-	vaultURIs  map[string]VaultResource // playbook:// and value-chain:// URI → what it names
-	pending    bool                     // the empty catalog of a store whose first scan runs
+	// seen is the files the first scan saw, for Unchanged: the reuse map
+	// as built, which a rescan may replace.
+	seen      map[string]map[string]*found
+	warnings  []Warning
+	libraries []LibraryStats
+	vaults    []*Vault
+	vaultURIs map[string]VaultResource // playbook:// and value-chain:// URI → what it names
+	pending   bool                     // the empty catalog of a store whose first scan runs
 }
 
 // Pending reports whether s is the empty placeholder a store serves before

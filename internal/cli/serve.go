@@ -585,7 +585,7 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 	})
 	// A rescan makes a catalog's worth of garbage and the server then
 	// idles: hand it back rather than hold twice the catalog until the
-	// next (at 5,000 skills, 75 MiB resident instead of about 40).
+	// next (at 5,000 skills, 75 MiB resident instead of about 46).
 	watcher.AfterRescan(debug.FreeOSMemory)
 	watcher.Start(reloader)
 	// Load the search index, and watch what the first scan walked, then
@@ -709,9 +709,10 @@ func writeInstructions(file, text string, log *slog.Logger) {
 // before it starts the first scan anyway.
 const scanDelay = 100 * time.Millisecond
 
-// watchDelay is how long after the first scan the folders are watched if
-// no host has listed the whole catalog by then, and how long they wait at
-// most for a pause in its requests (quietBeforeWork without one).
+// watchDelay is how long after the first scan the search index loads and
+// the folders are watched if no host has listed the whole catalog by then,
+// and the longest the watches and the check after them wait for a pause of
+// quietBeforeWork in the host's requests.
 const (
 	watchDelay      = time.Second
 	quietBeforeWork = 250 * time.Millisecond

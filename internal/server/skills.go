@@ -12,7 +12,7 @@ import (
 )
 
 // listSkillsResult is skills/list as the server writes it: the skills array
-// comes encoded from the page cache.
+// comes encoded already (appendPage).
 type listSkillsResult struct {
 	mcp.ResultBase
 	ResultType string          `json:"resultType"`

@@ -18,10 +18,10 @@ import (
 //
 // skills/list and skills/get are most of what hosts send and most of what
 // the server writes: a complete listing of 5,000 skills is 4.7 MB, which
-// the SDK would encode twice more after the page cache (once to a raw
-// result, once into the response frame). A front end reads each line
-// first and answers these two methods itself, from the encoded pages and
-// entries, when the request is of the plain kind the SDK would answer with
+// the SDK would encode twice more after the server encoded it (once to a
+// raw result, once into the response frame). A front end reads each line
+// first and answers these two methods itself, encoding the page or entry
+// into its frame, when the request is of the plain kind the SDK would answer with
 // the same bytes (see fastRequest); every other line, and every request in
 // doubt, goes to the SDK unchanged.
 func (srv *Server) RunStdio(ctx context.Context, r io.Reader, w io.Writer) error {
