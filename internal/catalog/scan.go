@@ -656,6 +656,9 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 	}
 	noScripts := o.NoScripts || w.lib.NoScripts
 	var scriptsWithheld int
+	if sk.Path == sk.Folder {
+		sk.Path = sk.Folder // one copy of the bytes, as for file names below
+	}
 	sk.URI = skillsext.SkillURI(sk.Path)
 
 	sk.Risks = append(sk.Risks, rs.findings...)
@@ -678,7 +681,10 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 			fd.Path = rel
 			sk.Risks = append(sk.Risks, fd)
 		}
-		uri := skillsext.FileURI(sk.Path, rel)
+		uri := sk.URI // the SKILL.md's, already made
+		if f.name != mdName {
+			uri = skillsext.FileURI(sk.Path, rel)
+		}
 		if tail := len(uri) - len(f.name); tail > 0 && uri[tail-1] == '/' && uri[tail:] == f.name {
 			// The name below the library root is most often the URI's
 			// tail: keep one copy of the bytes, not two.
