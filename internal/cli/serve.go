@@ -616,6 +616,7 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 		if !quiet() {
 			return
 		}
+		lowerPriority()
 		watcher.Sync(snap)
 		if !quiet() {
 			return

@@ -1,0 +1,28 @@
+package cli
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// lowerPriority gives the calling goroutine's thread, and only it, the
+// lowest priority.
+func TestLowerPriority(t *testing.T) {
+	got := make(chan int)
+	go func() {
+		lowerPriority()
+		// The system call gives 20 - nice.
+		p, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- 20 - p
+	}()
+	if nice := <-got; nice != backgroundNice {
+		t.Errorf("the background thread runs at nice %d, want %d", nice, backgroundNice)
+	}
+	if p, err := unix.Getpriority(unix.PRIO_PROCESS, 0); err != nil || 20-p == backgroundNice {
+		t.Errorf("the process runs at nice %d (%v): only the background thread may", 20-p, err)
+	}
+}
