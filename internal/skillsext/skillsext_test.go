@@ -42,6 +42,8 @@ func TestParseURI(t *testing.T) {
 		"skill://a/%2F/SKILL.md", "skill://a/b%2fc.md", "skill://a/%5C.md", "skill://a/%00.md",
 		"skill://a/%0A.md", "skill://a/%2E/SKILL.md", "skill://a/%2E%2E/SKILL.md", "skill://a/%zz.md",
 		"skill://a/%4", "skill://a/x%", "skill://a/%FF.md", "skill://a/%C3.md",
+		// Short enough as sent, too long once escaped.
+		"skill://a/" + strings.Repeat(" ", 2000),
 	}
 	for _, in := range bad {
 		if u, err := skillsext.ParseURI(in); err == nil {

@@ -75,7 +75,13 @@ func ParseURI(s string) (URI, error) {
 		}
 		segs[i] = dec
 	}
-	return URI{Path: EscapePath(strings.Join(segs, "/"))}, nil
+	u := URI{Path: EscapePath(strings.Join(segs, "/"))}
+	if len(u.String()) > MaxURILength {
+		// Escaping grows a name up to three times: what parses must
+		// parse again in its canonical form.
+		return URI{}, fmt.Errorf("URI is longer than %d bytes once escaped", MaxURILength)
+	}
+	return u, nil
 }
 
 // EscapePath returns p, a slash-separated path of file or folder names, as
