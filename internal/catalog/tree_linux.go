@@ -54,7 +54,7 @@ func openBeneathTree(dir string) (*beneathTree, error) {
 	var sfs unix.Statfs_t
 	var st unix.Stat_t
 	if unix.Fstatfs(fd, &sfs) == nil && unix.Fstat(fd, &st) == nil {
-		t.listings, t.dev = honestTimestamps[int64(sfs.Type)], uint64(st.Dev)
+		t.listings, t.dev = honestTimestamps[int64(uint32(sfs.Type))], uint64(st.Dev) // magic numbers are 32 bits
 	}
 	return t, nil
 }

@@ -18,5 +18,5 @@ func fileID(fi fs.FileInfo) (string, time.Time, bool) {
 	}
 	id := fmt.Sprintf("%d:%d:%d:%d.%d:%d.%d", st.Dev, st.Ino, st.Size,
 		st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
-	return id, time.Unix(st.Ctim.Sec, st.Ctim.Nsec), true
+	return id, time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)), true // int32 fields on 32-bit systems
 }
