@@ -635,7 +635,7 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		Name:         name,
 		Description:  m.description,
 		Frontmatter:  m.frontmatter,
-		bodyOffset:   m.bodyOffset,
+		bodyOffset:   int32(m.bodyOffset), // under MaxSkillMDBytes, checked above
 		Category:     category(m.category, parent),
 		Tags:         m.tags,
 		Setup:        m.setup,
@@ -660,6 +660,7 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		sk.Path = sk.Folder // one copy of the bytes, as for file names below
 	}
 	sk.URI = skillsext.SkillURI(sk.Path)
+	sk.tree = w.tree
 
 	sk.Risks = append(sk.Risks, rs.findings...)
 	var archives []string
@@ -698,7 +699,6 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 			Text:     f.text,
 			Script:   f.script,
 			Skill:    sk,
-			tree:     w.tree,
 			name:     f.name,
 		}
 		file.plain = isPlainJSON(file.URI)

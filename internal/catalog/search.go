@@ -121,7 +121,7 @@ func (snap *Snapshot) searchKey() string {
 		} else {
 			field("")
 		}
-		field(strconv.Itoa(sk.bodyOffset))
+		field(strconv.Itoa(int(sk.bodyOffset)))
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -85,9 +85,9 @@ type Skill struct {
 	Frontmatter json.RawMessage
 	// body is the SKILL.md text after the frontmatter, held until the
 	// snapshot's search index is built; Body reads it from the file after.
-	body       atomic.Pointer[string]
-	bodyOffset int
-	md         *File // the SKILL.md
+	body atomic.Pointer[string]
+	md   *File // the SKILL.md
+	tree tree  // how its library is read
 	// Files is the complete manifest, sorted by URI: every served file below
 	// the skill folder, SKILL.md and the files of nested skills included.
 	Files []*File
@@ -120,6 +120,9 @@ type Skill struct {
 	// listed: skills/get and resources/read answer for them, listings,
 	// search and tools do not.
 	Hidden bool
+	// bodyOffset is where the body starts in SKILL.md (at most
+	// MaxSkillMDBytes); beside Hidden, it fits the padding after it.
+	bodyOffset int32
 }
 
 // Body returns the SKILL.md text after the frontmatter. A skill keeps it in
@@ -137,10 +140,10 @@ func (s *Skill) Body() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if s.bodyOffset > len(data) {
+	if int(s.bodyOffset) > len(data) {
 		return "", ErrChanged
 	}
-	return string(data[s.bodyOffset:]), nil
+	return string(data[int(s.bodyOffset):]), nil
 }
 
 // RiskFlags returns the rule IDs of the skill's findings of warning
@@ -181,8 +184,7 @@ type File struct {
 	// a skill it is that skill.
 	Skill *Skill
 
-	tree tree
-	name string // path below the library root
+	name string // path below the library root, read through Skill.tree
 }
 
 // Entry is one child in a directory listing.
@@ -439,7 +441,7 @@ func (f *File) Name() string { return f.name }
 // and digest the snapshot published, so a client never receives bytes that
 // contradict the manifest it holds; on a mismatch it returns ErrChanged.
 func (f *File) ReadFile() ([]byte, error) {
-	r, err := f.tree.open(f.name)
+	r, err := f.Skill.tree.open(f.name)
 	return readVerified(r, err, f.URI, f.Size, f.Digest.String())
 }
 
