@@ -139,9 +139,13 @@ type Watcher struct {
 	// path to look up.
 	watched  map[*Library]map[string]uint64
 	gen      uint64
-	fileDirs map[string]bool   // folders watched for single files, absolute
-	files    map[string]func() // watched single files → their handlers
-	fileDue  map[string]bool   // files whose handler runs at the next debounce
+	fileDirs map[string]bool // folders watched for single files, absolute
+
+	// fmu guards the single files apart from the watch set, so that events
+	// are taken in while a Sync adds thousands of watches.
+	fmu     sync.Mutex
+	files   map[string]func() // watched single files → their handlers
+	fileDue map[string]bool   // files whose handler runs at the next debounce
 	// limitWarned records that a folder could not be watched.
 	limitWarned bool
 	// synced, if set (by tests), hears of each Sync after a rescan.
@@ -224,9 +228,11 @@ func (w *Watcher) folder(lib *Library, dir string) {
 // write-and-rename is seen too.
 func (w *Watcher) WatchFile(path string, fn func()) error {
 	dir := filepath.Dir(path)
+	w.fmu.Lock()
+	w.files[path] = fn
+	w.fmu.Unlock()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.files[path] = fn
 	if w.fileDirs[dir] {
 		return nil
 	}
@@ -290,11 +296,11 @@ func (w *Watcher) events() {
 				// unreadable is caught by the safety rescan.
 				continue
 			}
-			w.mu.Lock()
+			w.fmu.Lock()
 			if _, ok := w.files[ev.Name]; ok {
 				w.fileDue[ev.Name] = true
 			}
-			w.mu.Unlock()
+			w.fmu.Unlock()
 			w.Kick()
 		case err, ok := <-w.fsw.Errors:
 			if !ok {
@@ -343,13 +349,13 @@ func (w *Watcher) loop() {
 }
 
 func (w *Watcher) rescan() {
-	w.mu.Lock()
+	w.fmu.Lock()
 	var due []func()
 	for path := range w.fileDue {
 		due = append(due, w.files[path])
 	}
 	clear(w.fileDue)
-	w.mu.Unlock()
+	w.fmu.Unlock()
 	for _, fn := range due {
 		fn()
 	}
