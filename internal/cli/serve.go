@@ -616,6 +616,12 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 		if !quiet() {
 			return
 		}
+		if store.Snapshot() != snap {
+			// A rescan (a config reload, SIGHUP) swapped in a newer catalog
+			// and the watcher followed it: the first one's folders would
+			// undo that.
+			return
+		}
 		lowerPriority()
 		watcher.Sync(snap)
 		if !quiet() {
