@@ -266,10 +266,20 @@ func (d *recordReader) bytes() []byte {
 
 func (d *recordReader) str() string { return string(d.bytes()) }
 
-// count reads a list length; each element takes at least one byte.
-func (d *recordReader) count() int {
+// Least encoded sizes of a record's elements, so that a damaged count
+// never allocates more than a few times the record's own size.
+const (
+	minFileBytes    = 42 // name (2), identity (6), digest (32), flags, findings
+	minFindingBytes = 6
+	minProblemBytes = 4
+	minFolderBytes  = 9 // name (2), identity (6), entries
+	minEntryBytes   = 2 // kind, name
+)
+
+// count reads a list length whose elements take at least size bytes each.
+func (d *recordReader) count(size int) int {
 	n := d.uint()
-	if n > uint64(len(d.data)) {
+	if n > uint64(len(d.data)/size) {
 		d.fail()
 		return 0
 	}
@@ -277,7 +287,7 @@ func (d *recordReader) count() int {
 }
 
 func (d *recordReader) strs() []string {
-	n := d.count()
+	n := d.count(1)
 	if n == 0 {
 		return nil
 	}
@@ -319,7 +329,7 @@ func readRecord(data []byte, fp string) (cachedLib, error) {
 
 // readFiles reads the files of a record, keyed by name.
 func readFiles(d *recordReader) (map[string]*found, error) {
-	n := d.count()
+	n := d.count(minFileBytes)
 	if n > MaxDigestCacheFiles {
 		return nil, errors.New("digest cache record too large")
 	}
@@ -357,7 +367,7 @@ func readFiles(d *recordReader) (map[string]*found, error) {
 		if flags&flagScript != 0 {
 			f.script = &skill.Script{Interpreter: internInterpreter(d.bytes()), PEP723: flags&flagPEP723 != 0}
 		}
-		if k := d.count(); k > 0 {
+		if k := d.count(minFindingBytes); k > 0 {
 			f.findings = make([]lint.Finding, k)
 			for j := range f.findings {
 				fd := &f.findings[j]
@@ -391,7 +401,7 @@ func readFiles(d *recordReader) (map[string]*found, error) {
 // Their names are taken from one string: the listings live as long as the
 // scan that reads them.
 func readListings(d *recordReader) (map[string]*listing, error) {
-	n := d.count()
+	n := d.count(minFolderBytes)
 	out := make(map[string]*listing, n)
 	var blob strings.Builder
 	blob.Grow(len(d.data))
@@ -413,7 +423,7 @@ func readListings(d *recordReader) (map[string]*listing, error) {
 		l := &all[i]
 		l.dir = fileStat{ok: true, dev: d.uint(), ino: d.uint()}
 		l.dir.size, l.dir.mtimeNs, l.dir.ctimeNs, l.listedAt = d.int(), d.int(), d.int(), d.int()
-		k := d.count()
+		k := d.count(minEntryBytes)
 		l.kinds = make([]byte, k)
 		spans := make([]span, k)
 		for j := range k {
@@ -452,7 +462,7 @@ func readListings(d *recordReader) (map[string]*listing, error) {
 
 func readSkillMD(d *recordReader) *skillMD {
 	m := &skillMD{frontmatter: slices.Clone(d.bytes())}
-	if k := d.count(); k > 0 {
+	if k := d.count(minProblemBytes); k > 0 {
 		m.problems = make([]skill.Problem, k)
 		for j := range m.problems {
 			p := &m.problems[j]
