@@ -96,9 +96,7 @@ func writeRecord(w io.Writer, fp string, files []*found, dirs []listedFolder) er
 	e.uint(uint64(len(files)))
 	prev := ""
 	for _, f := range files {
-		shared := commonPrefix(prev, f.name)
-		e.uint(uint64(shared))
-		e.str(f.name[shared:])
+		e.name(prev, f.name)
 		prev = f.name
 		e.uint(f.stat.dev)
 		e.uint(f.stat.ino)
@@ -160,9 +158,7 @@ func writeRecord(w io.Writer, fp string, files []*found, dirs []listedFolder) er
 	e.uint(uint64(len(dirs)))
 	prev = ""
 	for _, d := range dirs {
-		shared := commonPrefix(prev, d.dir)
-		e.uint(uint64(shared))
-		e.str(d.dir[shared:])
+		e.name(prev, d.dir)
 		prev = d.dir
 		l := d.l
 		e.uint(l.dir.dev)
@@ -188,6 +184,14 @@ func writeRecord(w io.Writer, fp string, files []*found, dirs []listedFolder) er
 		return err
 	}
 	return bw.Flush()
+}
+
+// name writes s, which follows prev in sorted order: the bytes they
+// share, then the rest.
+func (e *recordWriter) name(prev, s string) {
+	shared := commonPrefix(prev, s)
+	e.uint(uint64(shared))
+	e.str(s[shared:])
 }
 
 func boolFlag(on bool, flag uint) uint {
@@ -265,6 +269,17 @@ func (d *recordReader) bytes() []byte {
 }
 
 func (d *recordReader) str() string { return string(d.bytes()) }
+
+// name reads a name written by recordWriter.name after prev, into prev's
+// buffer.
+func (d *recordReader) name(prev []byte) []byte {
+	shared := d.uint()
+	if shared > uint64(len(prev)) {
+		d.fail()
+		return prev[:0]
+	}
+	return append(prev[:shared], d.bytes()...)
+}
 
 // Least encoded sizes of a record's elements, so that a damaged count
 // never allocates more than a few times the record's own size.
@@ -344,12 +359,9 @@ func readFiles(d *recordReader) (map[string]*found, error) {
 	var name []byte
 	ends := make([]int, n)
 	for i := range all {
-		shared := d.uint()
-		if shared > uint64(len(name)) {
-			d.fail()
+		if name = d.name(name); d.err != nil {
 			break
 		}
-		name = append(name[:shared], d.bytes()...)
 		names.Write(name)
 		ends[i] = names.Len()
 		f := &all[i]
@@ -411,12 +423,9 @@ func readListings(d *recordReader) (map[string]*listing, error) {
 	var entryNames [][]span
 	var name []byte
 	for i := range all {
-		shared := d.uint()
-		if shared > uint64(len(name)) {
-			d.fail()
+		if name = d.name(name); d.err != nil {
 			break
 		}
-		name = append(name[:shared], d.bytes()...)
 		dirs[i].start = blob.Len()
 		blob.Write(name)
 		dirs[i].end = blob.Len()
