@@ -53,7 +53,8 @@ func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillse
 		return nil, skillsext.InvalidParams("", "%v", err)
 	}
 	// About 1 KiB per entry: one allocation for most pages.
-	skills, next := appendPage(make([]byte, 0, 1024*s.opts.PageSize), s.store.Snapshot().Skills(), key, s.opts.PageSize)
+	all := s.store.Snapshot().Skills()
+	skills, next := appendPage(make([]byte, 0, 1024*min(s.opts.PageSize, len(all))+2), all, key, s.opts.PageSize)
 	if next == "" {
 		s.markListed()
 	}
