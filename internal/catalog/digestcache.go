@@ -95,23 +95,33 @@ func (c *DigestCache) load(libs []*Library) map[string]cachedLib {
 // read returns the entries of the record at p, if it was written by this
 // version with the rule set fp.
 func (c *DigestCache) read(p, fp string) (cachedLib, error) {
-	f, err := os.Open(p)
+	data, err := readCacheFile(p, MaxDigestCacheBytes)
 	if err != nil {
 		return cachedLib{}, err
+	}
+	return readRecord(data, fp)
+}
+
+// readCacheFile reads the whole file at p in one allocation, if it is at
+// most limit bytes.
+func readCacheFile(p string, limit int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return cachedLib{}, err
+		return nil, err
 	}
-	if info.Size() > MaxDigestCacheBytes {
-		return cachedLib{}, errors.New("digest cache record too large")
+	if info.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, over the %d the cache keeps", filepath.Base(p), info.Size(), limit)
 	}
 	data := make([]byte, info.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
-		return cachedLib{}, err
+		return nil, err
 	}
-	return readRecord(data, fp)
+	return data, nil
 }
 
 // save writes the records of snap's directory libraries.
@@ -179,20 +189,8 @@ func (c *DigestCache) indexPath(key string) string {
 // version and indexes docs documents, else nil.
 func (c *DigestCache) loadIndex(key string, docs int) (*search.Index, error) {
 	p := c.indexPath(key)
-	f, err := os.Open(p)
+	data, err := readCacheFile(p, MaxSearchIndexBytes)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if info.Size() > MaxSearchIndexBytes {
-		return nil, errors.New("saved search index too large")
-	}
-	data := make([]byte, info.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, err
 	}
 	ix, err := search.Decode(data)
