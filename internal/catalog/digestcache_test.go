@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"hash/crc32"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/bench"
+	"github.com/skills-mcp/skills-mcp/internal/binrec"
 	"github.com/skills-mcp/skills-mcp/internal/lint"
 	"github.com/skills-mcp/skills-mcp/internal/search"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
@@ -99,12 +99,6 @@ func TestDigestRecordRoundTrip(t *testing.T) {
 	}
 }
 
-// sealRecord gives body a valid checksum, so that the decoder itself is
-// exercised on crafted input.
-func sealRecord(body []byte) []byte {
-	return binary.LittleEndian.AppendUint32(slices.Clone(body), crc32.Checksum(body, recordCRC))
-}
-
 // A record whose checksum holds but whose content does not (a crafted
 // file) is refused, never a panic.
 func TestDigestRecordCrafted(t *testing.T) {
@@ -123,7 +117,7 @@ func TestDigestRecordCrafted(t *testing.T) {
 		{"string past the end", append(append(slices.Clone(body[:magic]), "\x05rules\x01\x00"...), 0x7f, 'a')},
 		{"cut in a digest", append(append(slices.Clone(body[:magic]), "\x05rules\x01\x00\x01a\x00\x00\x00\x00\x00\x00"...), 1, 2, 3)},
 	} {
-		if got, err := readRecord(sealRecord(tc.body), "rules"); err == nil {
+		if got, err := readRecord(binrec.Seal(tc.body), "rules"); err == nil {
 			t.Errorf("%s: read %d files", tc.name, len(got.files))
 		}
 	}
@@ -169,7 +163,7 @@ func FuzzReadRecord(f *testing.F) {
 	f.Add(buf.Bytes()[:buf.Len()-4])
 	f.Add([]byte(digestCacheVersion + "\n\x05rules\x00\x00"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		got, err := readRecord(sealRecord(body), "rules")
+		got, err := readRecord(binrec.Seal(body), "rules")
 		if err != nil {
 			return
 		}

@@ -1,15 +1,13 @@
 package catalog
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"io"
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/skills-mcp/skills-mcp/internal/binrec"
 	"github.com/skills-mcp/skills-mcp/internal/lint"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
@@ -55,56 +53,35 @@ const (
 
 var errRecordDamaged = errors.New("digest cache record damaged")
 
-var recordCRC = crc32.MakeTable(crc32.Castagnoli)
+// recordWriter writes a record: binrec's pieces, and the lists and
+// prefix-compressed names of this format.
+type recordWriter struct{ *binrec.Writer }
 
-// recordWriter encodes a record into a buffer flushed to w as it fills.
-type recordWriter struct {
-	w   io.Writer
-	crc uint32
-	buf []byte
-	err error
-}
-
-func (e *recordWriter) flush() {
-	if e.err == nil && len(e.buf) > 0 {
-		e.crc = crc32.Update(e.crc, recordCRC, e.buf)
-		_, e.err = e.w.Write(e.buf)
-	}
-	e.buf = e.buf[:0]
-}
-
-func (e *recordWriter) uint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
-func (e *recordWriter) int(v int64)   { e.buf = binary.AppendVarint(e.buf, v) }
-func (e *recordWriter) str(s string) {
-	e.uint(uint64(len(s)))
-	e.buf = append(e.buf, s...)
-}
-func (e *recordWriter) strs(list []string) {
-	e.uint(uint64(len(list)))
+func (e recordWriter) strs(list []string) {
+	e.Uint(uint64(len(list)))
 	for _, s := range list {
-		e.str(s)
+		e.Str(s)
 	}
 }
 
 // writeRecord writes the record of files, computed with the lint rule set
 // fp, and of the listings of dirs, to w. Both are sorted by name.
 func writeRecord(w io.Writer, fp string, files []*found, dirs []listedFolder) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	e := &recordWriter{w: bw, buf: make([]byte, 0, 64<<10)}
-	e.buf = append(e.buf, digestCacheVersion+"\n"...)
-	e.str(fp)
-	e.uint(uint64(len(files)))
+	e := recordWriter{binrec.NewWriter(w)}
+	e.Buf = append(e.Buf, digestCacheVersion+"\n"...)
+	e.Str(fp)
+	e.Uint(uint64(len(files)))
 	prev := ""
 	for _, f := range files {
 		e.name(prev, f.name)
 		prev = f.name
-		e.uint(f.stat.dev)
-		e.uint(f.stat.ino)
-		e.int(f.size)
-		e.int(f.stat.mtimeNs)
-		e.int(f.stat.ctimeNs)
-		e.int(f.hashedAt)
-		e.buf = append(e.buf, f.digest[:]...)
+		e.Uint(f.stat.dev)
+		e.Uint(f.stat.ino)
+		e.Int(f.size)
+		e.Int(f.stat.mtimeNs)
+		e.Int(f.stat.ctimeNs)
+		e.Int(f.hashedAt)
+		e.Buf = append(e.Buf, f.digest[:]...)
 		var flags uint
 		for _, b := range []struct {
 			on   bool
@@ -115,83 +92,72 @@ func writeRecord(w io.Writer, fp string, files []*found, dirs []listedFolder) er
 				flags |= b.flag
 			}
 		}
-		e.uint(uint64(flags))
+		e.Uint(uint64(flags))
 		if f.script != nil {
-			e.str(f.script.Interpreter)
+			e.Str(f.script.Interpreter)
 		}
-		e.uint(uint64(len(f.findings)))
+		e.Uint(uint64(len(f.findings)))
 		for _, fd := range f.findings {
-			e.str(fd.Rule)
-			e.int(int64(fd.Severity))
-			e.str(fd.Path)
-			e.int(int64(fd.Line))
-			e.int(int64(fd.Column))
-			e.str(fd.Message)
+			e.Str(fd.Rule)
+			e.Int(int64(fd.Severity))
+			e.Str(fd.Path)
+			e.Int(int64(fd.Line))
+			e.Int(int64(fd.Column))
+			e.Str(fd.Message)
 		}
 		if m := f.md; m != nil {
-			e.str(string(m.frontmatter))
-			e.uint(uint64(len(m.problems)))
+			e.Str(string(m.frontmatter))
+			e.Uint(uint64(len(m.problems)))
 			for _, p := range m.problems {
-				e.str(p.Rule)
-				e.str(p.Field)
-				e.str(p.Message)
-				e.uint(uint64(boolFlag(p.Fatal, 1)))
+				e.Str(p.Rule)
+				e.Str(p.Field)
+				e.Str(p.Message)
+				e.Uint(uint64(boolFlag(p.Fatal, 1)))
 			}
-			e.int(int64(m.bodyOffset))
-			e.str(m.name)
-			e.str(m.description)
-			e.str(m.category)
+			e.Int(int64(m.bodyOffset))
+			e.Str(m.name)
+			e.Str(m.description)
+			e.Str(m.category)
 			e.strs(m.tags)
 			e.strs(m.setup)
 			e.strs(m.chains)
-			e.str(m.stage)
-			e.str(m.tier)
-			e.str(m.devStatus)
-			e.uint(uint64(boolFlag(m.hasTier, flagHasTier) | boolFlag(m.hasDev, flagHasDev) | boolFlag(m.disabled, flagDisabled)))
+			e.Str(m.stage)
+			e.Str(m.tier)
+			e.Str(m.devStatus)
+			e.Uint(uint64(boolFlag(m.hasTier, flagHasTier) | boolFlag(m.hasDev, flagHasDev) | boolFlag(m.disabled, flagDisabled)))
 			e.strs(m.deps.Required)
 			e.strs(m.deps.Optional)
 		}
-		if len(e.buf) >= 48<<10 {
-			e.flush()
-		}
+		e.FlushOver(48 << 10)
 	}
-	e.uint(uint64(len(dirs)))
+	e.Uint(uint64(len(dirs)))
 	prev = ""
 	for _, d := range dirs {
 		e.name(prev, d.dir)
 		prev = d.dir
 		l := d.l
-		e.uint(l.dir.dev)
-		e.uint(l.dir.ino)
-		e.int(l.dir.size)
-		e.int(l.dir.mtimeNs)
-		e.int(l.dir.ctimeNs)
-		e.int(l.listedAt)
-		e.uint(uint64(len(l.names)))
+		e.Uint(l.dir.dev)
+		e.Uint(l.dir.ino)
+		e.Int(l.dir.size)
+		e.Int(l.dir.mtimeNs)
+		e.Int(l.dir.ctimeNs)
+		e.Int(l.listedAt)
+		e.Uint(uint64(len(l.names)))
 		for i, name := range l.names {
-			e.buf = append(e.buf, l.kinds[i])
-			e.str(name)
+			e.Buf = append(e.Buf, l.kinds[i])
+			e.Str(name)
 		}
-		if len(e.buf) >= 48<<10 {
-			e.flush()
-		}
+		e.FlushOver(48 << 10)
 	}
-	e.flush()
-	if e.err != nil {
-		return e.err
-	}
-	if _, err := bw.Write(binary.LittleEndian.AppendUint32(nil, e.crc)); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return e.Close()
 }
 
 // name writes s, which follows prev in sorted order: the bytes they
 // share, then the rest.
-func (e *recordWriter) name(prev, s string) {
+func (e recordWriter) name(prev, s string) {
 	shared := commonPrefix(prev, s)
-	e.uint(uint64(shared))
-	e.str(s[shared:])
+	e.Uint(uint64(shared))
+	e.Str(s[shared:])
 }
 
 func boolFlag(on bool, flag uint) uint {
@@ -211,74 +177,30 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// recordReader decodes a record held in memory. Every length is checked
-// against what is left, so a damaged record fails, never panics or
-// allocates more than its own size.
-type recordReader struct {
-	data []byte
-	err  error
-}
-
-func (d *recordReader) fail() {
-	if d.err == nil {
-		d.err = errRecordDamaged
-	}
-	d.data = nil
-}
-
-func (d *recordReader) uint() uint64 {
-	v, n := binary.Uvarint(d.data)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.data = d.data[n:]
-	return v
-}
-
-func (d *recordReader) int() int64 {
-	v, n := binary.Varint(d.data)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.data = d.data[n:]
-	return v
-}
+// recordReader reads a record: binrec's pieces, and the lists and
+// prefix-compressed names of this format.
+type recordReader struct{ *binrec.Reader }
 
 // small reads an integer that must fit an int of the platform, such as a
 // line number or an offset.
-func (d *recordReader) small() int {
-	v := d.int()
+func (d recordReader) small() int {
+	v := d.Int()
 	if v < 0 || v > math.MaxInt32 {
-		d.fail()
+		d.Fail()
 		return 0
 	}
 	return int(v)
 }
 
-func (d *recordReader) bytes() []byte {
-	n := d.uint()
-	if n > uint64(len(d.data)) {
-		d.fail()
-		return nil
-	}
-	b := d.data[:n:n]
-	d.data = d.data[n:]
-	return b
-}
-
-func (d *recordReader) str() string { return string(d.bytes()) }
-
 // name reads a name written by recordWriter.name after prev, into prev's
 // buffer.
-func (d *recordReader) name(prev []byte) []byte {
-	shared := d.uint()
+func (d recordReader) name(prev []byte) []byte {
+	shared := d.Uint()
 	if shared > uint64(len(prev)) {
-		d.fail()
+		d.Fail()
 		return prev[:0]
 	}
-	return append(prev[:shared], d.bytes()...)
+	return append(prev[:shared], d.Bytes()...)
 }
 
 // Least encoded sizes of a record's elements, so that a damaged count
@@ -291,24 +213,14 @@ const (
 	minEntryBytes   = 2 // kind, name
 )
 
-// count reads a list length whose elements take at least size bytes each.
-func (d *recordReader) count(size int) int {
-	n := d.uint()
-	if n > uint64(len(d.data)/size) {
-		d.fail()
-		return 0
-	}
-	return int(n)
-}
-
-func (d *recordReader) strs() []string {
-	n := d.count(1)
+func (d recordReader) strs() []string {
+	n := d.Count(1)
 	if n == 0 {
 		return nil
 	}
 	out := make([]string, n)
 	for i := range out {
-		out[i] = d.str()
+		out[i] = d.Str()
 	}
 	return out
 }
@@ -320,12 +232,13 @@ func readRecord(data []byte, fp string) (cachedLib, error) {
 	if len(data) < len(magic)+4 || string(data[:len(magic)]) != magic {
 		return cachedLib{}, errors.New("digest cache record of another version")
 	}
-	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, recordCRC) != sum {
-		return cachedLib{}, errRecordDamaged
+	r, err := binrec.Open(data, errRecordDamaged)
+	if err != nil {
+		return cachedLib{}, err
 	}
-	d := &recordReader{data: body[len(magic):]}
-	if d.str() != fp {
+	d := recordReader{r}
+	d.Take(len(magic))
+	if d.Str() != fp {
 		return cachedLib{}, errors.New("digest cache record of another lint rule set")
 	}
 	files, err := readFiles(d)
@@ -336,15 +249,15 @@ func readRecord(data []byte, fp string) (cachedLib, error) {
 	if err != nil {
 		return cachedLib{}, err
 	}
-	if len(d.data) != 0 {
+	if d.Left() != 0 {
 		return cachedLib{}, errRecordDamaged
 	}
 	return cachedLib{files: files, dirs: dirs}, nil
 }
 
 // readFiles reads the files of a record, keyed by name.
-func readFiles(d *recordReader) (map[string]*found, error) {
-	n := d.count(minFileBytes)
+func readFiles(d recordReader) (map[string]*found, error) {
+	n := d.Count(minFileBytes)
 	if n > MaxDigestCacheFiles {
 		return nil, errors.New("digest cache record too large")
 	}
@@ -355,50 +268,46 @@ func readFiles(d *recordReader) (map[string]*found, error) {
 	// The names are kept in one string, cut after the loop: they are only
 	// the map's keys.
 	var names strings.Builder
-	names.Grow(min(len(d.data), 64*n))
+	names.Grow(min(d.Left(), 64*n))
 	var name []byte
 	ends := make([]int, n)
 	for i := range all {
-		if name = d.name(name); d.err != nil {
+		if name = d.name(name); d.Err() != nil {
 			break
 		}
 		names.Write(name)
 		ends[i] = names.Len()
 		f := &all[i]
-		f.stat = fileStat{ok: true, dev: d.uint(), ino: d.uint()}
-		f.size = d.int()
+		f.stat = fileStat{ok: true, dev: d.Uint(), ino: d.Uint()}
+		f.size = d.Int()
 		f.stat.size = f.size
-		f.stat.mtimeNs, f.stat.ctimeNs, f.hashedAt = d.int(), d.int(), d.int()
-		if len(d.data) < len(f.digest) {
-			d.fail()
-			break
-		}
-		d.data = d.data[copy(f.digest[:], d.data):]
-		flags := d.uint()
+		f.stat.mtimeNs, f.stat.ctimeNs, f.hashedAt = d.Int(), d.Int(), d.Int()
+		copy(f.digest[:], d.Take(len(f.digest)))
+		flags := d.Uint()
 		f.text, f.archive, f.linted = flags&flagText != 0, flags&flagArchive != 0, flags&flagLinted != 0
 		if flags&flagScript != 0 {
-			f.script = &skill.Script{Interpreter: internInterpreter(d.bytes()), PEP723: flags&flagPEP723 != 0}
+			f.script = &skill.Script{Interpreter: internInterpreter(d.Bytes()), PEP723: flags&flagPEP723 != 0}
 		}
-		if k := d.count(minFindingBytes); k > 0 {
+		if k := d.Count(minFindingBytes); k > 0 {
 			f.findings = make([]lint.Finding, k)
 			for j := range f.findings {
 				fd := &f.findings[j]
-				fd.Rule = d.str()
+				fd.Rule = d.Str()
 				fd.Severity = lint.Severity(d.small())
-				fd.Path = d.str()
+				fd.Path = d.Str()
 				fd.Line, fd.Column = d.small(), d.small()
-				fd.Message = d.str()
+				fd.Message = d.Str()
 			}
 		}
 		if flags&flagMD != 0 {
 			f.md = readSkillMD(d)
 		}
-		if d.err != nil {
+		if d.Err() != nil {
 			break
 		}
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
 	blob, start := names.String(), 0
 	for i := range all {
@@ -412,46 +321,42 @@ func readFiles(d *recordReader) (map[string]*found, error) {
 // readListings reads the folder listings of a record, keyed by folder.
 // Their names are taken from one string: the listings live as long as the
 // scan that reads them.
-func readListings(d *recordReader) (map[string]*listing, error) {
-	n := d.count(minFolderBytes)
+func readListings(d recordReader) (map[string]*listing, error) {
+	n := d.Count(minFolderBytes)
 	out := make(map[string]*listing, n)
 	var blob strings.Builder
-	blob.Grow(len(d.data))
+	blob.Grow(d.Left())
 	type span struct{ start, end int }
 	dirs := make([]span, n)
 	all := make([]listing, n)
 	var entryNames [][]span
 	var name []byte
 	for i := range all {
-		if name = d.name(name); d.err != nil {
+		if name = d.name(name); d.Err() != nil {
 			break
 		}
 		dirs[i].start = blob.Len()
 		blob.Write(name)
 		dirs[i].end = blob.Len()
 		l := &all[i]
-		l.dir = fileStat{ok: true, dev: d.uint(), ino: d.uint()}
-		l.dir.size, l.dir.mtimeNs, l.dir.ctimeNs, l.listedAt = d.int(), d.int(), d.int(), d.int()
-		k := d.count(minEntryBytes)
+		l.dir = fileStat{ok: true, dev: d.Uint(), ino: d.Uint()}
+		l.dir.size, l.dir.mtimeNs, l.dir.ctimeNs, l.listedAt = d.Int(), d.Int(), d.Int(), d.Int()
+		k := d.Count(minEntryBytes)
 		l.kinds = make([]byte, k)
 		spans := make([]span, k)
 		for j := range k {
-			if len(d.data) == 0 {
-				d.fail()
-				break
-			}
-			l.kinds[j], d.data = d.data[0], d.data[1:]
+			l.kinds[j] = d.Take(1)[0]
 			spans[j].start = blob.Len()
-			blob.Write(d.bytes())
+			blob.Write(d.Bytes())
 			spans[j].end = blob.Len()
 		}
 		entryNames = append(entryNames, spans)
-		if d.err != nil {
+		if d.Err() != nil {
 			break
 		}
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
 	s := blob.String()
 	for i := range all {
@@ -469,21 +374,21 @@ func readListings(d *recordReader) (map[string]*listing, error) {
 	return out, nil
 }
 
-func readSkillMD(d *recordReader) *skillMD {
-	m := &skillMD{frontmatter: slices.Clone(d.bytes())}
-	if k := d.count(minProblemBytes); k > 0 {
+func readSkillMD(d recordReader) *skillMD {
+	m := &skillMD{frontmatter: slices.Clone(d.Bytes())}
+	if k := d.Count(minProblemBytes); k > 0 {
 		m.problems = make([]skill.Problem, k)
 		for j := range m.problems {
 			p := &m.problems[j]
-			p.Rule, p.Field, p.Message = d.str(), d.str(), d.str()
-			p.Fatal = d.uint() != 0
+			p.Rule, p.Field, p.Message = d.Str(), d.Str(), d.Str()
+			p.Fatal = d.Uint() != 0
 		}
 	}
 	m.bodyOffset = d.small()
-	m.name, m.description, m.category = d.str(), d.str(), d.str()
+	m.name, m.description, m.category = d.Str(), d.Str(), d.Str()
 	m.tags, m.setup, m.chains = d.strs(), d.strs(), d.strs()
-	m.stage, m.tier, m.devStatus = d.str(), d.str(), d.str()
-	flags := d.uint()
+	m.stage, m.tier, m.devStatus = d.Str(), d.Str(), d.Str()
+	flags := d.Uint()
 	m.hasTier, m.hasDev, m.disabled = flags&flagHasTier != 0, flags&flagHasDev != 0, flags&flagDisabled != 0
 	m.deps.Required, m.deps.Optional = d.strs(), d.strs()
 	return m

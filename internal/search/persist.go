@@ -1,14 +1,14 @@
 package search
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"slices"
+
+	"github.com/skills-mcp/skills-mcp/internal/binrec"
 )
 
 // FormatVersion names the encoding Encode writes and the analysis behind
@@ -21,8 +21,6 @@ const FormatVersion = "skills-mcp search index v1"
 // ErrDamaged is returned by Decode for data that is not a whole, consistent
 // index of this FormatVersion.
 var ErrDamaged = errors.New("search: saved index damaged or of another version")
-
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // Docs returns the number of documents in the index.
 func (ix *Index) Docs() int { return ix.n }
@@ -43,99 +41,61 @@ func (ix *Index) IDsBelow(n int) bool {
 // back: the arrays as they are in memory, little-endian, and a CRC-32C of
 // everything before it at the end.
 func (ix *Index) Encode(w io.Writer) error {
-	crc := crc32.New(crcTable)
-	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10)
-	e := encoder{w: bw}
-	e.str(FormatVersion)
-	e.uint(uint64(ix.n))
+	e := binrec.NewWriter(w)
+	e.Str(FormatVersion)
+	e.Uint(uint64(ix.n))
 	for _, id := range ix.ids {
-		e.buf = binary.AppendVarint(e.buf, int64(id))
+		e.Int(int64(id))
 	}
-	e.strs(ix.names)
-	e.strs(ix.libs)
-	e.u32s(ix.libOf)
-	e.strs(ix.cats)
-	e.u32s(ix.catOf)
-	e.u32s(ix.byName)
-	e.strs(ix.keys)
-	e.strs(ix.terms)
-	e.u32s(ix.df)
+	writeStrs(e, ix.names)
+	writeStrs(e, ix.libs)
+	writeU32s(e, ix.libOf)
+	writeStrs(e, ix.cats)
+	writeU32s(e, ix.catOf)
+	writeU32s(e, ix.byName)
+	writeStrs(e, ix.keys)
+	writeStrs(e, ix.terms)
+	writeU32s(e, ix.df)
 	for f := range ix.fields {
 		p := &ix.fields[f]
-		e.u32s(p.off)
-		e.u32s(p.docs)
-		e.uint(uint64(len(p.tfs)))
+		writeU32s(e, p.off)
+		writeU32s(e, p.docs)
+		e.Uint(uint64(len(p.tfs)))
 		for _, tf := range p.tfs {
-			e.buf = binary.LittleEndian.AppendUint16(e.buf, tf)
+			e.Buf = binary.LittleEndian.AppendUint16(e.Buf, tf)
+			e.FlushOver(32 << 10)
 		}
-		e.uint(uint64(len(p.norm)))
+		e.Uint(uint64(len(p.norm)))
 		for _, v := range p.norm {
-			e.buf = binary.LittleEndian.AppendUint32(e.buf, math.Float32bits(v))
+			e.Buf = binary.LittleEndian.AppendUint32(e.Buf, math.Float32bits(v))
+			e.FlushOver(32 << 10)
 		}
-		e.flush()
 	}
-	e.flush()
-	if e.err != nil {
-		return e.err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
-	return err
+	return e.Close()
 }
 
-// encoder buffers one array at a time before handing it to w.
-type encoder struct {
-	w   *bufio.Writer
-	buf []byte
-	err error
-}
-
-func (e *encoder) flush() {
-	if e.err == nil {
-		_, e.err = e.w.Write(e.buf)
-	}
-	e.buf = e.buf[:0]
-}
-
-func (e *encoder) uint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
-
-func (e *encoder) str(s string) {
-	e.uint(uint64(len(s)))
-	e.buf = append(e.buf, s...)
-	e.flush()
-}
-
-// strs writes a count, the lengths, then the bytes of all strings at once,
-// so that Decode allocates them as one string.
-func (e *encoder) strs(list []string) {
-	e.uint(uint64(len(list)))
+// writeStrs writes a count, the lengths, then the bytes of all strings at
+// once, so that Decode allocates them as one string.
+func writeStrs(e *binrec.Writer, list []string) {
+	e.Uint(uint64(len(list)))
 	total := 0
 	for _, s := range list {
-		e.uint(uint64(len(s)))
+		e.Uint(uint64(len(s)))
 		total += len(s)
 	}
-	e.uint(uint64(total))
-	e.flush()
+	e.Uint(uint64(total))
 	for _, s := range list {
-		e.buf = append(e.buf, s...)
-		if len(e.buf) >= 32<<10 {
-			e.flush()
-		}
+		e.Buf = append(e.Buf, s...)
+		e.FlushOver(32 << 10)
 	}
-	e.flush()
 }
 
-func (e *encoder) u32s(list []uint32) {
-	e.uint(uint64(len(list)))
+func writeU32s(e *binrec.Writer, list []uint32) {
+	e.Uint(uint64(len(list)))
 	for _, v := range list {
-		e.buf = binary.LittleEndian.AppendUint32(e.buf, v)
-		if len(e.buf) >= 32<<10 {
-			e.flush()
-		}
+		e.Buf = binary.LittleEndian.AppendUint32(e.Buf, v)
+		e.FlushOver(32 << 10)
 	}
-	e.flush()
 }
 
 // Decode reads an index written by Encode. It checks the checksum and
@@ -145,45 +105,45 @@ func (e *encoder) u32s(list []uint32) {
 // ErrDamaged and never makes a search panic or loop. The index keeps no
 // reference to data.
 func Decode(data []byte) (*Index, error) {
-	if len(data) < 4 {
+	d, err := binrec.Open(data, ErrDamaged)
+	if err != nil {
+		return nil, err
+	}
+	if v := d.Str(); v != FormatVersion {
 		return nil, ErrDamaged
 	}
-	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, crcTable) != sum {
-		return nil, ErrDamaged
-	}
-	d := decoder{data: body}
-	if v := d.str(); v != FormatVersion {
-		return nil, ErrDamaged
-	}
-	n := d.count(1)
+	n := d.Count(1)
 	ix := &Index{n: n, ids: make([]int, n)}
 	for i := range ix.ids {
-		ix.ids[i] = d.int()
+		v := d.Int()
+		if v != int64(int(v)) {
+			d.Fail() // an ID this platform's int cannot hold
+		}
+		ix.ids[i] = int(v)
 	}
-	ix.names = d.strs()
-	ix.libs = d.strs()
-	ix.libOf = d.u32s()
-	ix.cats = d.strs()
-	ix.catOf = d.u32s()
-	ix.byName = d.u32s()
-	ix.keys = d.strs()
-	ix.terms = d.strs()
-	ix.df = d.u32s()
+	ix.names = readStrs(d)
+	ix.libs = readStrs(d)
+	ix.libOf = readU32s(d)
+	ix.cats = readStrs(d)
+	ix.catOf = readU32s(d)
+	ix.byName = readU32s(d)
+	ix.keys = readStrs(d)
+	ix.terms = readStrs(d)
+	ix.df = readU32s(d)
 	for f := range ix.fields {
 		p := &ix.fields[f]
-		p.off = d.u32s()
-		p.docs = d.u32s()
-		p.tfs = make([]uint16, d.count(2))
+		p.off = readU32s(d)
+		p.docs = readU32s(d)
+		p.tfs = make([]uint16, d.Count(2))
 		for i := range p.tfs {
-			p.tfs[i] = binary.LittleEndian.Uint16(d.take(2))
+			p.tfs[i] = binary.LittleEndian.Uint16(d.Take(2))
 		}
-		p.norm = make([]float32, d.count(4))
+		p.norm = make([]float32, d.Count(4))
 		for i := range p.norm {
-			p.norm[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.take(4)))
+			p.norm[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.Take(4)))
 		}
 	}
-	if d.err != nil || len(d.data) != 0 {
+	if d.Err() != nil || d.Left() != 0 {
 		return nil, ErrDamaged
 	}
 	if err := ix.check(); err != nil {
@@ -229,76 +189,19 @@ func (ix *Index) check() error {
 	return nil
 }
 
-// decoder reads from data; the first error sticks and every later read
-// returns zero values.
-type decoder struct {
-	data []byte
-	err  error
-}
-
-func (d *decoder) fail() {
-	if d.err == nil {
-		d.err = ErrDamaged
-	}
-	d.data = nil
-}
-
-func (d *decoder) int() int {
-	v, k := binary.Varint(d.data)
-	if k <= 0 || v != int64(int(v)) {
-		d.fail()
-		return 0
-	}
-	d.data = d.data[k:]
-	return int(v)
-}
-
-func (d *decoder) uint() uint64 {
-	v, k := binary.Uvarint(d.data)
-	if k <= 0 {
-		d.fail()
-		return 0
-	}
-	d.data = d.data[k:]
-	return v
-}
-
-// count reads a length whose elements take at least size bytes each, and
-// refuses one the remaining data cannot hold, so that a damaged length
-// never allocates more than the data.
-func (d *decoder) count(size int) int {
-	v := d.uint()
-	if v > uint64(len(d.data)/size) {
-		d.fail()
-		return 0
-	}
-	return int(v)
-}
-
-func (d *decoder) take(k int) []byte {
-	if k > len(d.data) {
-		d.fail()
-		return make([]byte, k)
-	}
-	b := d.data[:k]
-	d.data = d.data[k:]
-	return b
-}
-
-func (d *decoder) str() string { return string(d.take(d.count(1))) }
-
-func (d *decoder) strs() []string {
-	lens := make([]int, d.count(1))
+// readStrs reads strings written by writeStrs.
+func readStrs(d *binrec.Reader) []string {
+	lens := make([]int, d.Count(1))
 	total := 0
 	for i := range lens {
-		lens[i] = int(d.count(1))
+		lens[i] = d.Count(1)
 		total += lens[i]
 	}
-	if t := d.count(1); t != total {
-		d.fail()
+	if t := d.Count(1); t != total {
+		d.Fail()
 		return make([]string, len(lens))
 	}
-	all := string(d.take(total))
+	all := string(d.Take(total))
 	out := make([]string, len(lens))
 	for i, k := range lens {
 		out[i], all = all[:k], all[k:]
@@ -306,10 +209,10 @@ func (d *decoder) strs() []string {
 	return out
 }
 
-func (d *decoder) u32s() []uint32 {
-	out := make([]uint32, d.count(4))
+func readU32s(d *binrec.Reader) []uint32 {
+	out := make([]uint32, d.Count(4))
 	for i := range out {
-		out[i] = binary.LittleEndian.Uint32(d.take(4))
+		out[i] = binary.LittleEndian.Uint32(d.Take(4))
 	}
 	return out
 }

@@ -2,13 +2,13 @@ package search
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/skills-mcp/skills-mcp/internal/binrec"
 )
 
 // persistDocs is a small corpus with every field, two libraries, repeated
@@ -105,7 +105,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("skills-mcp search index v1"), true)
 	f.Fuzz(func(t *testing.T, data []byte, fixCRC bool) {
 		if fixCRC {
-			data = binaryAppendCRC(data)
+			data = binrec.Seal(data)
 		}
 		ix, err := Decode(data)
 		if err != nil {
@@ -155,8 +155,4 @@ func orNil[S ~[]E, E any](s S) S {
 		return nil
 	}
 	return s
-}
-
-func binaryAppendCRC(data []byte) []byte {
-	return binary.LittleEndian.AppendUint32(slices.Clip(data), crc32.Checksum(data, crcTable))
 }
