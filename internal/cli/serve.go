@@ -553,14 +553,13 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 		return err
 	}
 	store.Install(snap)
-	if snap.Stats().FilesRead > 0 {
+	if st := logCatalog(log, snap); st.FilesRead > 0 {
 		// Bodies were read: the index is built from them, not loaded, and
 		// they are held until it is, so build it now, as before the
 		// listing was served alone.
 		snap.StartSearch()
 	}
 	restore()
-	logCatalog(log, snap)
 	// Kept before the first request is let through, so that a host that
 	// got an answer may count on the next start sending these.
 	writeInstructions(instrFile, notifier.Instructions(), log)
@@ -725,14 +724,15 @@ const (
 	quietBeforeWork = 250 * time.Millisecond
 )
 
-// logCatalog logs what a snapshot serves.
-func logCatalog(log *slog.Logger, snap *catalog.Snapshot) {
+// logCatalog logs what a snapshot serves, and returns its statistics.
+func logCatalog(log *slog.Logger, snap *catalog.Snapshot) catalog.Stats {
 	st := snap.Stats()
 	log.Info("catalog ready", "generation", st.Generation, "skills", st.Skills, "hidden", st.Hidden, "withheld", st.Withheld,
 		"files", st.Files, "bytes", st.Bytes, "warnings", len(st.Warnings), "scanMs", st.ScanMillis, "filesRead", st.FilesRead, "foldersListed", st.FoldersListed)
 	if st.Skills == 0 {
 		log.Warn("no skill is served; run with --stats to see why")
 	}
+	return st
 }
 
 // onSignal calls fn on every sig until ctx ends.

@@ -150,6 +150,27 @@ func TestListedAfterTheLastPage(t *testing.T) {
 	}
 }
 
+// WaitQuiet waits out the quiet period after the last request, never past
+// its deadline.
+func TestQuietWait(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name           string
+		last, deadline time.Time
+		want           time.Duration
+	}{
+		{"a request just now", now, now.Add(time.Hour), 250 * time.Millisecond},
+		{"a request 100 ms ago", now.Add(-100 * time.Millisecond), now.Add(time.Hour), 150 * time.Millisecond},
+		{"quiet long enough", now.Add(-time.Second), now.Add(time.Hour), -750 * time.Millisecond},
+		{"the deadline first", now, now.Add(50 * time.Millisecond), 50 * time.Millisecond},
+		{"the deadline passed", now, now.Add(-time.Millisecond), -time.Millisecond},
+	} {
+		if got := quietWait(tc.last, now, tc.deadline, 250*time.Millisecond); got != tc.want {
+			t.Errorf("%s: wait %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // WaitQuiet returns at once when no request ever came, when its limit is
 // already spent, or when its context ends.
 func TestWaitQuietReturns(t *testing.T) {

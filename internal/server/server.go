@@ -177,6 +177,12 @@ func (srv *Server) MCP() *mcp.Server { return srv.ms }
 // that can wait (watching folders) no longer delays it.
 func (srv *Server) Listed() <-chan struct{} { return srv.s.listed }
 
+// quietWait is how long WaitQuiet still waits at now: until quiet has
+// passed since the last request, but not past deadline.
+func quietWait(last, now, deadline time.Time, quiet time.Duration) time.Duration {
+	return min(last.Add(quiet).Sub(now), deadline.Sub(now))
+}
+
 // sawRequest records that a request arrived.
 func (s *server) sawRequest() { s.lastRequest.Store(time.Now().UnixNano()) }
 
@@ -187,8 +193,7 @@ func (s *server) sawRequest() { s.lastRequest.Store(time.Now().UnixNano()) }
 func (srv *Server) WaitQuiet(ctx context.Context, quiet, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for {
-		now := time.Now()
-		wait := min(time.Unix(0, srv.s.lastRequest.Load()).Add(quiet).Sub(now), deadline.Sub(now))
+		wait := quietWait(time.Unix(0, srv.s.lastRequest.Load()), time.Now(), deadline, quiet)
 		if wait <= 0 {
 			return
 		}
