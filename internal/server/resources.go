@@ -38,9 +38,10 @@ func (s *server) addTemplate(ms *mcp.Server) {
 func (s *server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	snap := s.store.Snapshot()
-	f, ok := snap.File(skillsext.Canonical(uri))
+	key := skillsext.Canonical(uri)
+	f, ok := snap.File(key)
 	if !ok {
-		if snap.IsDirectory(skillsext.Canonical(uri)) {
+		if snap.IsDirectory(key) {
 			return nil, skillsext.InvalidParams(uri, "%s is a directory; list it with resources/directory/read", uri)
 		}
 		return nil, skillsext.InvalidParams(uri, "Resource not found: no file is served at %s; skills/list gives every skill's files", uri)
