@@ -23,19 +23,20 @@ var allowed = map[string][]string{
 	// Level 0: formats, wire types and leaf machinery.
 	"internal/skill":      nil,
 	"internal/skillsext":  nil,
-	"internal/search":     nil,
+	"internal/search":     {"internal/binrec"},
 	"internal/config":     nil,
 	"internal/httpserve":  nil,
 	"internal/library":    nil,
 	"internal/bench":      {"internal/atomicfile"},
 	"internal/atomicfile": nil,
+	"internal/binrec":     nil, // the cache's binary records
 	"internal/golden":     nil, // test support: golden files
 	"internal/mcpclient":  nil,
 	// Level 1.
 	"internal/lint":  {"internal/skill"},
 	"internal/vault": {"internal/skill"},
 	// Level 2: the catalog.
-	"internal/catalog": {"internal/atomicfile", "internal/lint", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
+	"internal/catalog": {"internal/atomicfile", "internal/binrec", "internal/lint", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
 	// Level 3: the protocol surface, and the clients, which know only the wire.
 	"internal/server":      {"internal/catalog", "internal/skillsext", "internal/vault"},
 	"internal/pack":        {"internal/atomicfile", "internal/catalog", "internal/vault"},
