@@ -74,6 +74,11 @@ type serveConfig struct {
 	vaults          []libSpec // --vault NS=DIR
 	noPlaybooks     bool
 	noValueChains   bool
+
+	// HTTP resource limits.
+	maxRequests int
+	maxConns    int
+	maxResponse int64
 }
 
 type libSpec struct{ ns, dir string }
@@ -114,6 +119,11 @@ var envTwins = map[string]string{
 	"vault":            "SKILLS_VAULTS",
 	"no-playbooks":     "SKILLS_NO_PLAYBOOKS",
 	"no-value-chains":  "SKILLS_NO_VALUE_CHAINS",
+
+	// HTTP resource limits.
+	"max-requests":       "SKILLS_MAX_REQUESTS",
+	"max-conns":          "SKILLS_MAX_CONNS",
+	"max-response-bytes": "SKILLS_MAX_RESPONSE_BYTES",
 }
 
 func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
@@ -144,6 +154,9 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 		cfg.allowedHosts = append(cfg.allowedHosts, splitList(v)...)
 		return nil
 	})
+	fs.IntVar(&cfg.maxRequests, "max-requests", httpserve.DefaultMaxConcurrent, "HTTP requests handled at once; more get 503 with Retry-After (`N`)")
+	fs.IntVar(&cfg.maxConns, "max-conns", httpserve.DefaultMaxConns, "HTTP connections open at once; more are answered 503 and closed (`N`)")
+	fs.Int64Var(&cfg.maxResponse, "max-response-bytes", 0, "largest HTTP answer to one request, in `bytes` (default 16 MiB, or twice --max-file-bytes if that is more)")
 	fs.StringVar(&cfg.configPath, "config", "", "read more libraries and settings from the JSON config `FILE`; edits apply while serving (SIGHUP forces a reload)")
 	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "withhold scripts (by extension or shebang line) from every library")
 	fs.Func("exclude-tiers", "withhold skills whose frontmatter pricing-tier is one of `TIERS` (comma-separated)", func(v string) error {
@@ -200,7 +213,8 @@ Environment (a flag beats its variable):
   SKILLS_DEPTH, SKILLS_EXCLUDE, SKILLS_STRICT, SKILLS_ALLOW_OVERSIZE, SKILLS_MAX_FILE_BYTES,
   SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_TOOL_PREFIX (--prefix),
   SKILLS_HTTP, SKILLS_TOKEN_FILE, SKILLS_NO_PLAYBOOKS, SKILLS_NO_VALUE_CHAINS,
-  SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL
+  SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL, SKILLS_MAX_REQUESTS, SKILLS_MAX_CONNS,
+  SKILLS_MAX_RESPONSE_BYTES
                          the flag of the same name
   SKILLS_TOKEN           a bearer token required over HTTP (with --token-file, both are accepted)
   SKILLS_LINT            false turns the risk linter off (--no-lint)
@@ -298,6 +312,12 @@ func (cfg *serveConfig) validate() error {
 		return usagef("", "--ttl must not be negative, got %s", cfg.ttl)
 	case cfg.rescanSeconds < 0:
 		return usagef("", "--rescan-seconds must be 0 (off) or more, got %d", cfg.rescanSeconds)
+	case cfg.maxRequests < 1:
+		return usagef("", "--max-requests must be positive, got %d", cfg.maxRequests)
+	case cfg.maxConns < 1:
+		return usagef("", "--max-conns must be positive, got %d", cfg.maxConns)
+	case cfg.maxResponse < 0:
+		return usagef("", "--max-response-bytes must be positive, got %d", cfg.maxResponse)
 	}
 	switch cfg.profile {
 	case "":
@@ -771,12 +791,20 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	if err != nil {
 		return err
 	}
+	maxResponse := cfg.maxResponse
+	if maxResponse == 0 {
+		// Room for the largest file served, base64-encoded.
+		maxResponse = max(httpserve.DefaultMaxResponseBytes, 2*cfg.maxFileBytes)
+	}
 	opts := &httpserve.Options{
 		AllowedHosts: cfg.allowedHosts,
 		Tokens:       tokens,
 		Logger:       log,
 		Health:       health,
 		Ready:        ready,
+
+		MaxConcurrent:    cfg.maxRequests,
+		MaxResponseBytes: maxResponse,
 	}
 	if err := httpserve.CheckBind(addr, opts); err != nil {
 		return &usageError{err: err}
@@ -802,7 +830,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0)
-	return httpserve.Serve(ctx, ln, httpserve.Handler(mh, opts), log)
+	return httpserve.Serve(ctx, httpserve.LimitListener(ln, cfg.maxConns, opts.OnRefusal), httpserve.Handler(mh, opts), log)
 }
 
 // loadTokens reads the bearer tokens from --token-file and SKILLS_TOKEN.

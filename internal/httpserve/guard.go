@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 )
 
@@ -25,6 +27,11 @@ type guard struct {
 	health  func() any
 	ready   func() bool
 	log     *slog.Logger
+
+	slots       chan struct{} // one per request in flight (MaxConcurrent)
+	maxResponse int64
+	bodies      budget // bytes of request bodies held
+	onRefusal   func(reason string)
 }
 
 // hostEntry is one parsed AllowedHosts entry; port is "" for any port.
@@ -48,6 +55,20 @@ func newGuard(opts *Options) *guard {
 	if g.maxBody <= 0 {
 		g.maxBody = DefaultMaxBodyBytes
 	}
+	g.maxResponse = opts.MaxResponseBytes
+	if g.maxResponse <= 0 {
+		g.maxResponse = DefaultMaxResponseBytes
+	}
+	n := opts.MaxConcurrent
+	if n <= 0 {
+		n = DefaultMaxConcurrent
+	}
+	g.slots = make(chan struct{}, n)
+	// Four bodies at the limit at once, or 16 MiB: room for any burst of
+	// real requests (a few hundred bytes each), none for a flood of large
+	// ones.
+	g.bodies.limit = max(4*g.maxBody, 16<<20)
+	g.onRefusal = opts.OnRefusal
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -66,10 +87,15 @@ func newGuard(opts *Options) *guard {
 
 // reject logs why a request is refused and writes the error response.
 func (g *guard) reject(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	g.rejectCode(w, r, status, errorCode, msg)
+}
+
+// rejectCode is reject with a chosen JSON-RPC error code.
+func (g *guard) rejectCode(w http.ResponseWriter, r *http.Request, status, code int, msg string) {
 	g.log.DebugContext(r.Context(), "httpserve: request refused",
 		"status", status, "reason", msg,
 		"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
-	writeError(w, status, msg)
+	writeError(w, status, code, msg)
 }
 
 // checkHost refuses requests whose Host header names neither a loopback host
@@ -213,34 +239,88 @@ func (g *guard) tokenProblem(header string) string {
 	return ""
 }
 
-// limitBody refuses bodies over g.maxBody with 413. A body that announces
-// its length is refused before any of it is read. A body of unknown length
-// (chunked) is read through http.MaxBytesReader in full before next runs:
-// that way the client gets 413 whatever next would do with a read error,
-// and it costs no extra memory because the MCP handler reads the whole
-// message before acting on it anyway.
+// limitBody reads the request body whole, then admits the request (see
+// admit). A body over g.maxBody gets 413: before any of it is read when it
+// announces its length, once the limit is passed when it streams chunks.
+// Reading it first costs no extra memory, because the MCP handler reads the
+// whole message before acting on it anyway, and it lets a client dripping
+// its body hold a connection (until the read timeout) but never a slot of
+// the requests in flight. The bytes held are bounded in total (g.bodies):
+// past that, 503. A JSON-RPC batch gets 400: batches were removed from MCP
+// in 2025-06-18, and the SDK still takes one sent without a protocol
+// header, answering every request in it into one buffer.
 func (g *guard) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > g.maxBody {
+			g.refused(RefusedBodyTooLarge)
 			g.reject(w, r, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("is %d bytes", r.ContentLength)))
 			return
 		}
-		if r.Body == nil || r.Body == http.NoBody {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
-		if err != nil {
-			if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				g.reject(w, r, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("exceeds %d bytes", mbe.Limit)))
+		var body []byte
+		if r.Body != nil && r.Body != http.NoBody {
+			var held int64
+			defer func() { g.bodies.give(held) }()
+			var status int
+			var msg string
+			body, held, status, msg = g.readBody(w, r)
+			if status != 0 {
+				g.reject(w, r, status, msg)
 				return
 			}
-			g.reject(w, r, http.StatusBadRequest, fmt.Sprintf("reading request body: %v; resend the request", err))
-			return
+			if r.Method == http.MethodPost && isBatch(body) {
+				g.refused(RefusedBatch)
+				g.rejectCode(w, r, http.StatusBadRequest, jsonrpcInvalidRequest,
+					"JSON-RPC batches are not supported (MCP removed them in 2025-06-18); send one message per POST")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
+		g.admit(w, r, body, next)
 	})
+}
+
+// jsonrpcInvalidRequest is JSON-RPC's code for a message that is not a
+// valid request.
+const jsonrpcInvalidRequest = -32600
+
+// readBody reads r's body through http.MaxBytesReader, growing its buffer
+// in steps reserved from g.bodies. It returns the body and the bytes
+// reserved (to give back once the request is done), or the status and
+// message of the refusal.
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, status int, msg string) {
+	src := http.MaxBytesReader(w, r.Body, g.maxBody)
+	next := int64(4 << 10)
+	if r.ContentLength >= 0 {
+		next = r.ContentLength + 1 // room to see the end without growing
+	}
+	for {
+		if len(body) == cap(body) {
+			grow := min(max(next, int64(cap(body))), g.maxBody+1)
+			next = bodyChunk
+			if !g.bodies.take(grow) {
+				g.refused(RefusedBusy)
+				w.Header().Set("Retry-After", retryAfter)
+				return nil, held, http.StatusServiceUnavailable, "server busy: too many request bodies being read at once; retry in a second"
+			}
+			held += grow
+			body = slices.Grow(body, int(grow))
+		}
+		n, err := src.Read(body[len(body):cap(body)])
+		body = body[:len(body)+n]
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return body, held, 0, ""
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, held, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s; send it at once", readTimeout)
+		default:
+			if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				g.refused(RefusedBodyTooLarge)
+				return nil, held, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("exceeds %d bytes", mbe.Limit))
+			}
+			return nil, held, http.StatusBadRequest, fmt.Sprintf("reading request body: %v; resend the request", err)
+		}
+	}
 }
 
 func (g *guard) tooLarge(what string) string {
