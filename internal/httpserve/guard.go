@@ -12,7 +12,6 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 )
 
@@ -283,33 +282,61 @@ func (g *guard) limitBody(next http.Handler) http.Handler {
 // valid request.
 const jsonrpcInvalidRequest = -32600
 
-// readBody reads r's body through http.MaxBytesReader, growing its buffer
-// in steps reserved from g.bodies. It returns the body and the bytes
-// reserved (to give back once the request is done), or the status and
-// message of the refusal.
+// readBody reads r's body through http.MaxBytesReader into buffers that
+// grow with what arrives, never with what the client announces (a
+// Content-Length costs nothing to claim, and a slow client would otherwise
+// hold its whole size from the start), each reserved from g.bodies. Past
+// 4 KiB it reads in pieces of at most bodyPiece and joins them at the end,
+// so that a body refused at the limit has cost the limit, not twice it in
+// buffers outgrown. It returns the body and the bytes reserved (to give
+// back once the request is done), or the status and message of the
+// refusal.
 func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, status int, msg string) {
 	src := http.MaxBytesReader(w, r.Body, g.maxBody)
-	next := int64(4 << 10)
+	most := g.maxBody + 1 // room to see the end, or the excess byte
 	if r.ContentLength >= 0 {
-		next = r.ContentLength + 1 // room to see the end without growing
+		most = min(most, r.ContentLength+1)
 	}
-	for {
-		if len(body) == cap(body) {
-			grow := min(max(next, int64(cap(body))), g.maxBody+1)
-			next = bodyChunk
-			if !g.bodies.take(grow) {
-				g.refused(RefusedBusy)
-				w.Header().Set("Retry-After", retryAfter)
-				return nil, held, http.StatusServiceUnavailable, "server busy: too many request bodies being read at once; retry in a second"
-			}
-			held += grow
-			body = slices.Grow(body, int(grow))
+	reserve := func(n int64) bool {
+		if !g.bodies.take(n) {
+			g.refused(RefusedBusy)
+			w.Header().Set("Retry-After", retryAfter)
+			return false
 		}
-		n, err := src.Read(body[len(body):cap(body)])
-		body = body[:len(body)+n]
+		held += n
+		return true
+	}
+	const busy = "server busy: too many request bodies being read at once; retry in a second"
+	var pieces [][]byte
+	var total int64
+	var cur []byte
+	for {
+		if len(cur) == cap(cur) {
+			if cur != nil {
+				pieces = append(pieces, cur)
+			}
+			size := max(1, min(max(total, 4<<10), bodyPiece, most-total))
+			if !reserve(size) {
+				return nil, held, http.StatusServiceUnavailable, busy
+			}
+			cur = make([]byte, 0, size)
+		}
+		n, err := src.Read(cur[len(cur):cap(cur)])
+		cur = cur[:len(cur)+n]
+		total += int64(n)
 		switch {
 		case err == nil:
 		case errors.Is(err, io.EOF):
+			if len(pieces) == 0 {
+				return cur, held, 0, ""
+			}
+			if !reserve(total) {
+				return nil, held, http.StatusServiceUnavailable, busy
+			}
+			body = make([]byte, 0, total)
+			for _, p := range append(pieces, cur) {
+				body = append(body, p...)
+			}
 			return body, held, 0, ""
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return nil, held, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s; send it at once", readTimeout)
@@ -322,6 +349,9 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, h
 		}
 	}
 }
+
+// bodyPiece is the largest buffer a body is read into at once.
+const bodyPiece = 64 << 10
 
 func (g *guard) tooLarge(what string) string {
 	return fmt.Sprintf("request body %s; the limit is %d bytes, send a smaller request", what, g.maxBody)

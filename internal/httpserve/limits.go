@@ -26,7 +26,7 @@ const (
 	DefaultMaxResponseBytes = 16 << 20
 
 	// DefaultMaxConns bounds the open connections (see LimitListener).
-	DefaultMaxConns = 512
+	DefaultMaxConns = 256
 
 	// writeTimeout bounds the time to answer a request, from the end of its
 	// headers to the last byte written, so that a client that never reads
@@ -40,10 +40,6 @@ const (
 
 	// retryAfter is the Retry-After of a 503, in seconds.
 	retryAfter = "1"
-
-	// bodyChunk is the step in which a body's buffer grows, each step
-	// reserved from the body budget before it is read.
-	bodyChunk = 64 << 10
 )
 
 // Refusal reasons passed to [Options.OnRefusal].
