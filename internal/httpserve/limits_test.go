@@ -296,3 +296,54 @@ func TestLimitListener(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // polling for the server to see the close
 	}
 }
+
+// ticker is a backend that streams n events, one every gap.
+type ticker struct {
+	n   int
+	gap time.Duration
+}
+
+func (tk ticker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	io.ReadAll(r.Body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	for i := range tk.n {
+		if _, err := io.WriteString(w, "data: tick\n\n"); err != nil {
+			return
+		}
+		http.NewResponseController(w).Flush()
+		if i < tk.n-1 {
+			time.Sleep(tk.gap) // the pace of the stream under test
+		}
+	}
+}
+
+// TestStreamOutlivesTimeouts: an event stream (subscriptions/listen) is
+// not cut by the server's read and write timeouts, which cut any other
+// answer that takes longer.
+func TestStreamOutlivesTimeouts(t *testing.T) {
+	srv := httptest.NewUnstartedServer(httpserve.Handler(ticker{n: 6, gap: 100 * time.Millisecond}, nil))
+	srv.Config.ReadTimeout = 150 * time.Millisecond
+	srv.Config.WriteTimeout = 150 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ticks := func(header map[string]string) int {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{}`))
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return strings.Count(string(data), "tick")
+	}
+	if n := ticks(map[string]string{"Mcp-Method": "subscriptions/listen"}); n != 6 {
+		t.Errorf("the stream delivered %d of 6 events", n)
+	}
+	if n := ticks(nil); n >= 6 {
+		t.Errorf("an answer outlived the write timeout (%d events)", n)
+	}
+}
