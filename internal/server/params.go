@@ -77,8 +77,16 @@ func checkParams(params any) error {
 	return nil
 }
 
-// walker scans encoded JSON (valid, as json.Marshal writes it) for strings
-// that checkParams refuses.
+// cleanParams reports whether raw, a request's params as sent (valid
+// JSON), holds no string checkParams refuses. The front ends use it to
+// leave such a request to the SDK path, which answers the error.
+func cleanParams(raw []byte) bool {
+	w := walker{data: raw}
+	return w.value("") == ""
+}
+
+// walker scans JSON (valid, as json.Marshal writes it or a decoder
+// accepted it) for strings that checkParams refuses.
 type walker struct {
 	data  []byte
 	i     int

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -183,4 +184,43 @@ func TestStdioOddLinesPassed(t *testing.T) {
 	if got := p.call(t, long, "2"); !strings.Contains(got, `"result"`) {
 		t.Errorf("long request got %.300s", got)
 	}
+}
+
+// FuzzCheckLine: whatever a stdio line holds, checkLine either refuses it
+// or passes on one message the SDK's reader accepts: a JSON-RPC message
+// followed by exactly one newline.
+func FuzzCheckLine(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n",
+		`  {"jsonrpc":"2.0","id":"a","method":"x","params":{}}  ` + "\r\n",
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":1}`, `{garbage`, "\n", `"s"`,
+		`{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\x01\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fwd, id, code, msg := checkLine(line)
+		if msg != "" {
+			if fwd != nil || code == 0 {
+				t.Fatalf("refused with code %d but passed %q", code, fwd)
+			}
+			if id != nil && !json.Valid(id) {
+				t.Fatalf("refusal id %q is not JSON", id)
+			}
+			return
+		}
+		if fwd == nil {
+			if len(bytes.TrimSpace(line)) != 0 {
+				t.Fatalf("%q neither refused nor passed", line)
+			}
+			return
+		}
+		body, ok := bytes.CutSuffix(fwd, []byte("\n"))
+		if !ok || len(bytes.TrimSpace(body)) != len(body) {
+			t.Fatalf("passed %q: want one message and one newline", fwd)
+		}
+		if _, err := jsonrpc.DecodeMessage(body); err != nil {
+			t.Fatalf("passed %q, which the SDK cannot decode: %v", fwd, err)
+		}
+	})
 }

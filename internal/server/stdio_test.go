@@ -177,6 +177,8 @@ func TestStdioFrontMatchesSDK(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":21,"method":"skills/get","params":{"uri":"skill://./a/SKILL.md"}}`, "21", false},
 		{`{"jsonrpc":"2.0","id":22,"method":"skills/get","params":{"uri":"skill://f-long/SKILL.md"}}`, "22", true},
 		{`{"jsonrpc":"2.0","id":23,"method":"resources/read","params":{"uri":"skill://e/odd.md"}}`, "23", false},
+		{`{"jsonrpc":"2.0","id":24,"method":"skills/get","params":{"uri":"skill://a/SKILL.md","_meta":{"x":"\u001b"}}}`, "24", false},
+		{`{"jsonrpc":"2.0","id":25,"method":"skills/list","params":{"cursor":"` + second + `","_meta":{"progressToken":"\u0000"}}}`, "25", false},
 	}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
