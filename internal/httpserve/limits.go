@@ -113,12 +113,10 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request, body []byte, next 
 
 // serveStream serves an event stream: no deadline for the whole response
 // (it lasts as long as the client listens), but one for each write, so a
-// client that stops reading is still cut off.
+// client that stops reading is still cut off. (The read deadline needs no
+// clearing: net/http clears it itself once the body is read.)
 func (g *guard) serveStream(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	rc := http.NewResponseController(w)
-	// The body is read: the connection's read deadline would only cut the
-	// stream off, as the server reads on to notice a client going away.
-	rc.SetReadDeadline(time.Time{})
 	rc.SetWriteDeadline(time.Time{})
 	next.ServeHTTP(&streamWriter{ResponseWriter: w, rc: rc}, r)
 }

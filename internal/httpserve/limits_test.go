@@ -347,3 +347,30 @@ func TestStreamOutlivesTimeouts(t *testing.T) {
 		t.Errorf("an answer outlived the write timeout (%d events)", n)
 	}
 }
+
+// slow is a backend that answers after d, or reports its context ending.
+type slow struct{ d time.Duration }
+
+func (s slow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	io.ReadAll(r.Body)
+	select {
+	case <-time.After(s.d): // the handler's own work, under test
+		io.WriteString(w, "done")
+	case <-r.Context().Done():
+		http.Error(w, "cancelled", http.StatusServiceUnavailable)
+	}
+}
+
+// TestReadTimeoutSparesTheHandler: the read timeout bounds reading the
+// request, not the handler: a request read in time may take longer, and
+// its context is not cancelled when the read deadline passes.
+func TestReadTimeoutSparesTheHandler(t *testing.T) {
+	srv := httptest.NewUnstartedServer(httpserve.Handler(slow{d: 500 * time.Millisecond}, nil))
+	srv.Config.ReadTimeout = 100 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	resp := send(t, srv, request{body: strings.NewReader(`{}`), length: 2})
+	if resp.status != 200 || resp.body != "done" {
+		t.Errorf("got %d %q, want the handler's answer", resp.status, resp.body)
+	}
+}
