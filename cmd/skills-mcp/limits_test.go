@@ -284,3 +284,35 @@ func TestHTTPLimits(t *testing.T) {
 		t.Errorf("the connection past --max-conns got %d Retry-After %q, want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }
+
+// TestHTTPListensTakeNoSlots: open subscriptions/listen streams do not
+// count against --max-requests, so hosts listening never lock others out.
+func TestHTTPListensTakeNoSlots(t *testing.T) {
+	endpoint := startHTTP(t, nil, "--root", testLibrary, "--max-requests", "2")
+	const meta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 3 {
+		req, _ := http.NewRequestWithContext(ctx, "POST", endpoint, strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{`+meta+`,"notifications":{"resourcesListChanged":true}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("listen %d: %v", i, err)
+		}
+		defer resp.Body.Close()
+		line, err := bufio.NewReader(resp.Body).ReadString('}')
+		if resp.StatusCode != 200 || err != nil || !strings.Contains(line, "subscriptions/acknowledged") {
+			t.Fatalf("listen %d: %d %q %v", i, resp.StatusCode, line, err)
+		}
+	}
+	c := &http.Client{}
+	status, _, body := postJSON(t, c, endpoint, `{"jsonrpc":"2.0","id":2,"method":"skills/get","params":{"uri":"skill://code-review/SKILL.md"}}`,
+		map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+	if status != 200 || !bytes.Contains(body, []byte(`"result"`)) {
+		t.Errorf("skills/get beside three listens: %d %.200s", status, body)
+	}
+}

@@ -194,7 +194,7 @@ func (w *walker) str(path string, ident bool) (string, string) {
 			var ok bool
 			r, ok = w.escape()
 			if !ok {
-				return "", fmt.Sprintf("params.%s holds a lone UTF-16 surrogate escape at byte %d; send valid Unicode text", path, off)
+				return "", fmt.Sprintf("params.%s holds a lone UTF-16 surrogate escape at byte %d of its value; send valid Unicode text", path, off)
 			}
 		} else {
 			var n int
@@ -205,7 +205,7 @@ func (w *walker) str(path string, ident bool) (string, string) {
 			w.i += n
 		}
 		if what := refused(r, ident); what != "" {
-			return "", fmt.Sprintf("params.%s holds %s (U+%04X) at byte %d; %s", path, what, r, off, fix(ident))
+			return "", fmt.Sprintf("params.%s holds %s (U+%04X) at byte %d of its value; %s", path, what, r, off, fix(ident))
 		}
 		if r < utf8.RuneSelf && plain.Len() < 64 {
 			plain.WriteByte(byte(r))
