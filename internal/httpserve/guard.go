@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -266,6 +267,13 @@ func (g *guard) limitBody(next http.Handler) http.Handler {
 				g.reject(w, r, status, msg)
 				return
 			}
+			if r.Method == http.MethodPost && r.Header.Get("Content-Type") == "application/json" && !json.Valid(body) {
+				// The SDK would answer in plain text; a JSON-RPC client
+				// reads this one.
+				g.rejectCode(w, r, http.StatusBadRequest, jsonrpcParseError,
+					"Parse error: the body is not valid JSON (an unescaped control character, an invalid escape or a truncated message); send one JSON-RPC message")
+				return
+			}
 			if r.Method == http.MethodPost && isBatch(body) {
 				g.refused(RefusedBatch)
 				g.rejectCode(w, r, http.StatusBadRequest, jsonrpcInvalidRequest,
@@ -278,9 +286,12 @@ func (g *guard) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// jsonrpcInvalidRequest is JSON-RPC's code for a message that is not a
-// valid request.
-const jsonrpcInvalidRequest = -32600
+// JSON-RPC's codes for a body that is not JSON and for a message that is
+// not a valid request.
+const (
+	jsonrpcParseError     = -32700
+	jsonrpcInvalidRequest = -32600
+)
 
 // readBody reads r's body through http.MaxBytesReader into buffers that
 // grow with what arrives, never with what the client announces (a

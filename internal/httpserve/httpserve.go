@@ -13,7 +13,8 @@
 //   - Bearer token: when [Options.Tokens] is set, each request must carry
 //     one of them.
 //   - Body size: bodies over [Options.MaxBodyBytes] get 413 before the MCP
-//     handler sees them; JSON-RPC batches get 400.
+//     handler sees them; a JSON body that does not parse, and a JSON-RPC
+//     batch, get 400.
 //   - Limits: at most [Options.MaxConcurrent] requests are handled at once
 //     (503 with Retry-After past it), and an answer is bounded by
 //     [Options.MaxResponseBytes].
@@ -118,7 +119,8 @@ type Options struct {
 // 403; a missing or wrong token gets 401 with
 // `WWW-Authenticate: Bearer realm="skills-mcp"`; a body over the limit gets
 // 413, whether it announces its length or streams chunks; a body not read
-// within the read timeout 408; a batch 400 (code -32600); a request past
+// within the read timeout 408; an application/json body that is not JSON
+// 400 (code -32700); a batch 400 (code -32600); a request past
 // MaxConcurrent, or while too many large bodies are being read, 503 with
 // `Retry-After: 1`. Every error body is
 // {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"..."}}. An

@@ -61,6 +61,22 @@ func TestBatchRefused(t *testing.T) {
 	}
 }
 
+func TestMalformedJSONRefused(t *testing.T) {
+	srv, b := newServer(t, nil)
+	for _, body := range []string{`{"uri":"a\x41"}`, "{\"a\":\"\x01\"}", `{"a":`} {
+		resp := send(t, srv, request{body: strings.NewReader(body), length: int64(len(body)), headers: map[string]string{"Content-Type": "application/json"}})
+		var got struct {
+			Error struct{ Code int } `json:"error"`
+		}
+		if resp.status != 400 || json.Unmarshal([]byte(resp.body), &got) != nil || got.Error.Code != -32700 {
+			t.Errorf("%q: %d %s, want 400 and a -32700 error", body, resp.status, resp.body)
+		}
+	}
+	if n := b.calls.Load(); n != 0 {
+		t.Errorf("malformed JSON reached the backend %d times", n)
+	}
+}
+
 // blocking is a backend whose requests wait until release is closed,
 // telling entered about each.
 type blocking struct {
