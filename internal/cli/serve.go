@@ -317,7 +317,7 @@ func (cfg *serveConfig) validate() error {
 	case cfg.maxConns < 1:
 		return usagef("", "--max-conns must be positive, got %d", cfg.maxConns)
 	case cfg.maxResponse < 0:
-		return usagef("", "--max-response-bytes must be positive, got %d", cfg.maxResponse)
+		return usagef("", "--max-response-bytes must not be negative (0 means the default), got %d", cfg.maxResponse)
 	}
 	switch cfg.profile {
 	case "":
