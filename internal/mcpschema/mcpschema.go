@@ -143,7 +143,8 @@ func load(rev string) (*Schema, error) {
 	defs, _ := top[defsKey].(map[string]any)
 	for name, d := range defs {
 		s.defs[name] = true
-		props, _ := d.(map[string]any)["properties"].(map[string]any)
+		def, _ := d.(map[string]any)
+		props, _ := def["properties"].(map[string]any)
 		method, _ := props["method"].(map[string]any)
 		m, ok := method["const"].(string)
 		if !ok {
@@ -208,6 +209,9 @@ type Violation struct {
 	// Method is the method of the request or notification, or of the
 	// request a response answers ("" if unknown).
 	Method string
+	// URI is the params.uri of that request, if a Stream saw one (the file
+	// of a resources/read, the skill of a skills/get).
+	URI string
 	// Pointer is the JSON pointer (RFC 6901) of the value in the message,
 	// "" for the whole message.
 	Pointer string
@@ -221,6 +225,9 @@ func (v Violation) String() string {
 	method := v.Method
 	if method == "" {
 		method = "message"
+	}
+	if v.URI != "" {
+		method += " " + v.URI
 	}
 	ptr := v.Pointer
 	if ptr == "" {
@@ -269,7 +276,8 @@ func (s *Schema) Validate(msg []byte, method string) []Violation {
 	case hasResult:
 		check(s.first("JSONRPCResultResponse", "JSONRPCResponse"), false, v, "")
 		result := obj["result"]
-		if rt, _ := result.(map[string]any)["resultType"].(string); rt == "input_required" && s.defs["InputRequiredResult"] {
+		m, _ := result.(map[string]any)
+		if rt, _ := m["resultType"].(string); rt == "input_required" && s.defs["InputRequiredResult"] {
 			check("InputRequiredResult", false, result, "/result")
 			break
 		}

@@ -13,9 +13,12 @@ import (
 type Stream struct {
 	mu          sync.Mutex
 	schema      *Schema
-	unsupported string            // a negotiated revision without a schema
-	pending     map[string]string // request id, as JSON text → method
+	unsupported string             // a negotiated revision without a schema
+	pending     map[string]request // by request id, as JSON text
 }
+
+// request is what a Stream keeps of a request it saw sent.
+type request struct{ method, uri string }
 
 // NewStream returns a stream validating against revision rev, the one the
 // client asks for (an initialize result may change it).
@@ -24,7 +27,7 @@ func NewStream(rev string) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stream{schema: s, pending: map[string]string{}}, nil
+	return &Stream{schema: s, pending: map[string]request{}}, nil
 }
 
 // Revision returns the revision messages are validated against.
@@ -49,6 +52,9 @@ func (st *Stream) Unsupported() string {
 type envelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method *string         `json:"method"`
+	Params struct {
+		URI string `json:"uri"`
+	} `json:"params"`
 	Result json.RawMessage `json:"result"`
 }
 
@@ -71,7 +77,7 @@ func (st *Stream) Sent(msg []byte) {
 	defer st.mu.Unlock()
 	for _, e := range batch {
 		if e.Method != nil && len(e.ID) > 0 && string(e.ID) != "null" {
-			st.pending[idKey(e.ID)] = *e.Method
+			st.pending[idKey(e.ID)] = request{*e.Method, e.Params.URI}
 		}
 	}
 }
@@ -82,12 +88,13 @@ func (st *Stream) Received(msg []byte) []Violation {
 	var e envelope
 	_ = json.Unmarshal(msg, &e) // a message that is not an object is Validate's to report
 	st.mu.Lock()
-	method := ""
+	var req request
 	if e.Method == nil && len(e.ID) > 0 {
 		key := idKey(e.ID)
-		method = st.pending[key]
+		req = st.pending[key]
 		delete(st.pending, key)
 	}
+	method := req.method
 	if method == "initialize" && e.Result != nil {
 		var r struct {
 			ProtocolVersion string `json:"protocolVersion"`
@@ -106,7 +113,11 @@ func (st *Stream) Received(msg []byte) []Violation {
 	if s == nil {
 		return nil
 	}
-	return s.Validate(msg, method)
+	vs := s.Validate(msg, method)
+	for i := range vs {
+		vs[i].URI = req.uri
+	}
+	return vs
 }
 
 // idKey is a request id as a map key: its compact JSON text, so that 1 and
