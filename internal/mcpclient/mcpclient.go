@@ -259,6 +259,7 @@ const DefaultStopAfter = 5 * time.Second
 // the MCP specification: close stdin, wait, SIGTERM, wait, SIGKILL.
 type CommandTransport struct {
 	Argv   []string
+	Env    []string  // the server's environment; nil means this process's
 	Stderr io.Writer // the server's stderr
 	// MaxMessageBytes bounds one message (one line); a longer one cuts the
 	// connection, and Meter says why.
@@ -274,6 +275,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		return nil, errors.New("no server command")
 	}
 	cmd := exec.Command(t.Argv[0], t.Argv[1:]...)
+	cmd.Env = t.Env
 	cmd.Stderr = t.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

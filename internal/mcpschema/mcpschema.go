@@ -131,6 +131,7 @@ func load(rev string) (*Schema, error) {
 	c.AssertFormat()
 	c.RegisterFormat(&jsonschema.Format{Name: "uri", Validate: validateURI})
 	c.RegisterFormat(&jsonschema.Format{Name: "byte", Validate: validateBase64})
+	c.RegisterFormat(&jsonschema.Format{Name: "uri-template", Validate: validateURITemplate})
 	c.UseLoader(noLoader{})
 	if err := c.AddResource(coreURL, core); err != nil {
 		return nil, fmt.Errorf("mcpschema: %s: %v", rev, err)
@@ -450,6 +451,74 @@ func validateURI(v any) error {
 			i += 2
 		default:
 			return fmt.Errorf("%q at byte %d must be percent-encoded", c, i)
+		}
+	}
+	return nil
+}
+
+// validateURITemplate is the "uri-template" format as RFC 6570 defines a
+// template: literals of URI characters (or percent escapes), and
+// expressions of an optional operator and comma-separated variable names,
+// each with an optional prefix length or explode modifier. The validator's
+// own check parses the template as a URL, which refuses an expression in
+// the host ("skill://{+path}", a valid template).
+func validateURITemplate(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '{':
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				return fmt.Errorf("an expression opened at byte %d is not closed", i)
+			}
+			if err := validateExpression(s[i+1 : i+end]); err != nil {
+				return fmt.Errorf("the expression at byte %d: %v", i, err)
+			}
+			i += end
+		case c == '}':
+			return fmt.Errorf("a '}' at byte %d closes no expression", i)
+		case c == '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return fmt.Errorf("a bad percent escape at byte %d", i)
+			}
+			i += 2
+		case c <= ' ' || c == 0x7f || strings.IndexByte("\"'<>\\^`|", c) >= 0:
+			return fmt.Errorf("%q at byte %d may not appear in a template", c, i)
+		}
+	}
+	return nil
+}
+
+// validateExpression checks the inside of one template expression.
+func validateExpression(e string) error {
+	if e != "" && strings.IndexByte("+#./;?&=,!@|", e[0]) >= 0 {
+		e = e[1:]
+	}
+	if e == "" {
+		return errors.New("no variable")
+	}
+	for spec := range strings.SplitSeq(e, ",") {
+		name := spec
+		if i := strings.IndexByte(spec, ':'); i >= 0 {
+			name = spec[:i]
+			n := spec[i+1:]
+			if n == "" || len(n) > 4 || strings.TrimLeft(n, "0123456789") != "" || n[0] == '0' {
+				return fmt.Errorf("the prefix length of %q is not 1 to 9999", spec)
+			}
+		} else {
+			name = strings.TrimSuffix(spec, "*")
+		}
+		if name == "" {
+			return errors.New("an empty variable name")
+		}
+		for j := 0; j < len(name); j++ {
+			if c := name[j]; !isAlpha(c) && !isDigit(c) && c != '_' && c != '.' && c != '%' {
+				return fmt.Errorf("%q in a variable name", c)
+			}
 		}
 	}
 	return nil

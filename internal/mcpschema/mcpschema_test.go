@@ -163,3 +163,46 @@ func TestStream(t *testing.T) {
 		t.Errorf("Unsupported() = %q after an unknown revision was negotiated", st.Unsupported())
 	}
 }
+
+func TestURITemplateFormat(t *testing.T) {
+	s, err := mcpschema.For("2025-11-25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tmpl, valid := range map[string]bool{
+		"skill://{+path}":                true,
+		"skill://{+archive}.tar.gz":      true,
+		"file:///{path}{?q,lang:2}{#f*}": true,
+		"skill://{+path":                 false,
+		"skill://a}b":                    false,
+		"skill://{}":                     false,
+		"skill://{a b}":                  false,
+		"skill://a b/{x}":                false,
+		"skill://{x:0}":                  false,
+	} {
+		msg := response(`{"resourceTemplates":[{"name":"t","uriTemplate":` + fmt.Sprintf("%q", tmpl) + `}]}`)
+		if got := s.Validate([]byte(msg), "resources/templates/list"); (len(got) == 0) != valid {
+			t.Errorf("%q: violations %q, want valid %v", tmpl, got, valid)
+		}
+	}
+}
+
+// FuzzValidate: no message, however malformed, panics the validator.
+func FuzzValidate(f *testing.F) {
+	f.Add([]byte(response(`{"contents":[{"uri":"skill://a/b"}]}`)), "resources/read")
+	f.Add([]byte(response(`[1,2]`)), "skills/list")
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"error":[]}`), "")
+	f.Add([]byte(`{"method":7,"id":{}}`), "initialize")
+	f.Fuzz(func(t *testing.T, msg []byte, method string) {
+		for _, rev := range mcpschema.Revisions() {
+			s, err := mcpschema.For(rev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Validate(msg, method)
+			st, _ := mcpschema.NewStream(rev)
+			st.Sent(msg)
+			st.Received(msg)
+		}
+	})
+}
