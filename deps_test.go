@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/binrec":     nil, // the cache's binary records
 	"internal/golden":     nil, // test support: golden files
 	"internal/mcpclient":  nil,
+	"internal/mcpschema":  nil, // the MCP JSON schemas, vendored
 	// Level 1.
 	"internal/lint":  {"internal/skill"},
 	"internal/vault": {"internal/skill"},
@@ -42,7 +43,7 @@ var allowed = map[string][]string{
 	"internal/pack":        {"internal/atomicfile", "internal/catalog", "internal/vault"},
 	"internal/pull":        {"internal/mcpclient", "internal/skill", "internal/skillsext"},
 	"internal/adversarial": {"internal/skill", "internal/skillsext"},
-	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/skill", "internal/skillsext"},
+	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":           {"*"},
 	"cmd/skills-mcp":         {"internal/cli"},

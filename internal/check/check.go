@@ -6,7 +6,8 @@
 // entry, the frontmatter against the served SKILL.md, the manifest against
 // a directory walk, digests and sizes recomputed from the bytes read, URIs,
 // names, limits, pagination, the errors for unknown URIs and the cache
-// fields of each revision. A server that also serves the superseded
+// fields of each revision, and every message the server sends against the
+// MCP JSON schema of the negotiated revision. A server that also serves the superseded
 // skill://index.json is checked against that draft, archives included.
 //
 // Every check is bounded: each request has a timeout, and pages, entries,
@@ -202,6 +203,7 @@ func Run(ctx context.Context, dial Dialer, opts *Options) *Report {
 		} else {
 			c.again(ctx, s, first)
 		}
+		c.wireResults(s)
 		s.close()
 	}
 	rep.Results = c.rec.finish()
@@ -295,6 +297,7 @@ type Check struct {
 // Agent Skills frontmatter rules, § sections of the research notes).
 var checks = []Check{
 	{"connect", "§1.1", "connects and negotiates a protocol revision"},
+	{"wire-schema", "MCP schema of the revision", "every message the server sends is valid against the MCP JSON schema of the negotiated revision (extension results against SEP-2640's shapes)"},
 	{"capability-declared", "S1", "capabilities.extensions declares io.modelcontextprotocol/skills"},
 	{"capability-inline", "S1", "the settings object sits directly under the identifier; directoryRead is a boolean"},
 	{"capability-resources", "S2", "the resources capability is declared too"},

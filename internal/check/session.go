@@ -24,6 +24,8 @@ type session struct {
 	// dead is set once the connection broke; later calls fail at once
 	// with it instead of waiting for a timeout each.
 	dead error
+	// wire validates what the server sends, if the transport allows.
+	wire *wireTap
 }
 
 // rawResult keeps a custom method's result as the server sent it, so that
@@ -58,12 +60,14 @@ func (c *checker) connect(ctx context.Context, dial Dialer, v string) *session {
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: v})
+	tapped, wire := c.tapTransport(t, v)
+	cs, err := client.Connect(cctx, tapped, &mcp.ClientSessionOptions{ProtocolVersion: v})
 	if err != nil {
 		c.rec.add(Fail, "connect", v, "", "connecting at %s: %s", v, describe(err, cctx, t, c.opts.Timeout))
+		c.wireResults(&session{version: v, wire: wire}) // an invalid handshake may be why
 		return nil
 	}
-	s := &session{cs: cs, version: cs.InitializeResult().ProtocolVersion, timeout: c.opts.Timeout, transport: t}
+	s := &session{cs: cs, version: cs.InitializeResult().ProtocolVersion, timeout: c.opts.Timeout, transport: t, wire: wire}
 	if s.version != v {
 		c.rec.add(Skip, "connect", s.version, "", "asked for %s, the server negotiated %s; checks of this connection apply to %s", v, s.version, s.version)
 	} else {
