@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // WatchedFolders returns the folders w watches, sorted.
@@ -44,4 +45,13 @@ func ReadOne(name string, data, buf []byte) ([]byte, string, error) {
 func ListingsTrusted(lib *Library) bool {
 	bt, ok := lib.tree.(*beneathTree)
 	return ok && bt.listings
+}
+
+// Debounce and MaxDelay are the watcher's rescan delays.
+const Debounce, MaxDelay = debounce, maxDelay
+
+// DebounceLoop is the watcher's loop over kick, with rescan for its
+// rescans.
+func DebounceLoop(kick, stop <-chan struct{}, safety time.Duration, rescan func()) {
+	debounceLoop(kick, stop, safety, rescan)
 }
