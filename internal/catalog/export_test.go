@@ -55,3 +55,22 @@ const Debounce, MaxDelay = debounce, maxDelay
 func DebounceLoop(kick, stop <-chan struct{}, safety time.Duration, rescan func()) {
 	debounceLoop(kick, stop, safety, rescan)
 }
+
+// AfterListing makes scans of lib call fn with each folder just after
+// listing it, before any file in it is read.
+func AfterListing(lib *Library, fn func(dir string)) { lib.tree = afterListing{treeOf(lib), fn} }
+
+type afterListing struct {
+	tree
+	fn func(string)
+}
+
+func (t afterListing) readDir(dir string) ([]entry, error) {
+	entries, err := t.tree.readDir(dir)
+	t.fn(dir)
+	return entries, err
+}
+
+// ReadThroughRoot makes lib read through its os.Root, as where openat2 is
+// missing.
+func ReadThroughRoot(lib *Library) { lib.tree = nil }
