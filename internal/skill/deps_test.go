@@ -69,3 +69,20 @@ func TestParseDependenciesLinear(t *testing.T) {
 		t.Errorf("4x the markers cost %.1fx the allocations (%.0f → %.0f), want at most 8x", a4/a1, a1, a4)
 	}
 }
+
+// FuzzParseDependencies: whatever the body, each name is listed once, in
+// one list, and never the skill itself.
+func FuzzParseDependencies(f *testing.F) {
+	f.Add([]byte("- [[a/SKILL.md]] — **runtime dependency.**\n- [[a/SKILL.md|x]] - **optional runtime dependency**"))
+	f.Add(markers(20))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d := skill.ParseDependencies("self", body)
+		seen := map[string]bool{}
+		for _, name := range append(slices.Clone(d.Required), d.Optional...) {
+			if seen[name] || name == "self" {
+				t.Fatalf("%q listed twice or as itself: %+v", name, d)
+			}
+			seen[name] = true
+		}
+	})
+}
