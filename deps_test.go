@@ -26,7 +26,8 @@ var allowed = map[string][]string{
 	"internal/search":     {"internal/binrec"},
 	"internal/config":     nil,
 	"internal/httpserve":  nil,
-	"internal/library":    nil,
+	"internal/library":    {"internal/regfile"},
+	"internal/regfile":    nil, // opening files that must be regular, never blocking
 	"internal/bench":      {"internal/atomicfile"},
 	"internal/atomicfile": nil,
 	"internal/binrec":     nil, // the cache's binary records
@@ -37,7 +38,7 @@ var allowed = map[string][]string{
 	"internal/lint":  {"internal/skill"},
 	"internal/vault": {"internal/skill"},
 	// Level 2: the catalog.
-	"internal/catalog": {"internal/atomicfile", "internal/binrec", "internal/lint", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
+	"internal/catalog": {"internal/atomicfile", "internal/binrec", "internal/lint", "internal/regfile", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
 	// Level 3: the protocol surface, and the clients, which know only the wire.
 	"internal/server":      {"internal/catalog", "internal/skillsext", "internal/vault"},
 	"internal/pack":        {"internal/atomicfile", "internal/catalog", "internal/vault"},

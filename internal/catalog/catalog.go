@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/vault"
 )
 
@@ -103,7 +104,7 @@ func OpenDirectory(namespace, dir string) (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	lib := &Library{Namespace: namespace, FS: root.FS(), Origin: dir, Kind: "directory", Dir: abs, close: root.Close}
+	lib := &Library{Namespace: namespace, FS: regfile.FS(root), Origin: dir, Kind: "directory", Dir: abs, close: root.Close}
 	bt, err := openBeneathTree(abs)
 	if err != nil {
 		root.Close()

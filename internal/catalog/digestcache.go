@@ -14,6 +14,7 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/lint"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/search"
 )
 
@@ -105,7 +106,7 @@ func (c *DigestCache) read(p, fp string) (cachedLib, error) {
 // readCacheFile reads the whole file at p in one allocation, if it is at
 // most limit bytes.
 func readCacheFile(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := regfile.Open(p)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skills-mcp/skills-mcp/internal/lint"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
@@ -666,6 +667,10 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 	var archives []string
 	for _, f := range files {
 		rel := relTo(rs.folder, f.name)
+		if errors.Is(f.err, regfile.ErrNotRegular) {
+			rs.skip("special file", rel) // swapped in since the listing
+			continue
+		}
 		if f.err != nil {
 			rs.skip("unreadable", rel)
 			continue

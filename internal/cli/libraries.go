@@ -18,6 +18,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/config"
 	"github.com/skills-mcp/skills-mcp/internal/library"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/vault"
 )
 
@@ -206,7 +207,7 @@ func (l *libraries) openLayout(o *opened, dir string) error {
 	if err != nil {
 		return err
 	}
-	layout := vault.DetectLayout(root.FS())
+	layout := vault.DetectLayout(regfile.FS(root))
 	root.Close()
 	if err := beneath(dir, layout.Skills); err != nil {
 		return err
@@ -352,7 +353,7 @@ func (l *libraries) refreshArchives(ctx context.Context) {
 // nothing changes: the libraries already served keep serving.
 func (l *libraries) reloadConfig(ctx context.Context) error {
 	path := l.cfg.configPath
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return fmt.Errorf("config file: %v", unwrapPathErr(err))
 	}

@@ -22,6 +22,7 @@ import (
 	"unicode"
 
 	"github.com/skills-mcp/skills-mcp/internal/lint"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
 
@@ -235,7 +236,7 @@ func openDirSource(p, display string) (*lintSource, error) {
 	}
 	// The root stays open until the report is done: files are read later,
 	// on the worker pool.
-	fsys := root.FS()
+	fsys := regfile.FS(root)
 	abs, _ := filepath.Abs(p)
 	src := &lintSource{display: display, rootName: filepath.Base(abs), close: root.Close}
 	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
@@ -278,7 +279,7 @@ func openZipSource(p, display string, size int64) (*lintSource, error) {
 	if size > lintMaxZipBytes {
 		return nil, fmt.Errorf("%d MiB is over the %d MiB limit for zips", size>>20, lintMaxZipBytes>>20)
 	}
-	f, err := os.Open(p)
+	f, err := regfile.Open(p)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/server"
 )
 
@@ -681,7 +682,7 @@ func readInstructions(file string) string {
 	if file == "" {
 		return ""
 	}
-	f, err := os.Open(file)
+	f, err := regfile.Open(file)
 	if err != nil {
 		return ""
 	}

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 )
 
 // sniffLen is how much of an entry is held back and checked for archive
@@ -536,7 +538,7 @@ func checkFile(roots *treeRoots, rf *recordFile, buf []byte) error {
 	if err != nil {
 		return err
 	}
-	f, err := r.Open(base)
+	f, err := regfile.OpenIn(r, base)
 	if err != nil {
 		return err
 	}
@@ -553,7 +555,7 @@ func checkFile(roots *treeRoots, rf *recordFile, buf []byte) error {
 }
 
 func readRecord(name string) (*record, error) {
-	f, err := os.Open(name)
+	f, err := regfile.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("reading integrity record: %w", err)
 	}

@@ -498,6 +498,11 @@ type fileScan struct {
 	cur lineRef
 	// colPos and colRunes cache the last column computed on cur.
 	colPos, colRunes int
+	// at is the line of the last finding placed by its data offset.
+	at atLine
+	// work counts the bytes read to place findings by their offsets and
+	// to parse their lines' markers, for the test that holds it linear.
+	work int
 	// Buffers for folded text: the current unit, and any other slice.
 	unitLow, scratch []byte
 	// Buffers for a line without its invisible characters.
@@ -1039,6 +1044,7 @@ func (s *fileScan) emitLine(rule string, sev Severity, ls, le int, msg string, r
 // parseMarkers reads the lint-ignore markers of the current line once.
 func (s *fileScan) parseMarkers() {
 	if !s.cur.marked {
+		s.work += len(s.cur.text)
 		if bytes.Contains(s.cur.text, markerPrefix) {
 			s.cur.markers = parseMarkers(s.cur.text)
 		}
