@@ -60,22 +60,27 @@ func (g *guard) observe(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		var body *headReader
+		// One allocation for both wrappers and the usual head of a body.
+		o := &observed{statusWriter: statusWriter{ResponseWriter: w}}
 		if r.Body != nil && r.Body != http.NoBody {
-			body = &headReader{ReadCloser: r.Body}
-			r.Body = body
+			o.headReader = headReader{ReadCloser: r.Body, head: o.buf[:0]}
+			r.Body = &o.headReader
 		}
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
-		info := RequestInfo{Status: sw.status, Elapsed: time.Since(start)}
+		next.ServeHTTP(&o.statusWriter, r)
+		info := RequestInfo{Status: o.status, Elapsed: time.Since(start)}
 		if info.Status == 0 {
 			info.Status = http.StatusOK // what net/http sends for a handler that wrote nothing
 		}
-		if body != nil {
-			info.Method, info.Batch = jsonrpcMethod(body.head)
-		}
+		info.Method, info.Batch = jsonrpcMethod(o.head)
 		g.obs.Request(info)
 	})
+}
+
+// observed is what observe keeps of one request.
+type observed struct {
+	statusWriter
+	headReader
+	buf [512]byte
 }
 
 // headReader keeps the first maxMethodScan bytes read through it.

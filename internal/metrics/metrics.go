@@ -156,8 +156,24 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Request implements [httpserve.Observer].
 func (m *Metrics) Request(info httpserve.RequestInfo) {
 	method := m.methodLabel(info)
-	m.requests.WithLabelValues(method, strconv.Itoa(info.Status)).Inc()
+	m.requests.WithLabelValues(method, statusLabel(info.Status)).Inc()
 	m.latency.WithLabelValues(method).Observe(info.Elapsed.Seconds())
+}
+
+// statusLabels are the status codes as labels, made once rather than per
+// request.
+var statusLabels = func() (l [600]string) {
+	for i := range l {
+		l[i] = strconv.Itoa(i)
+	}
+	return l
+}()
+
+func statusLabel(code int) string {
+	if code >= 0 && code < len(statusLabels) {
+		return statusLabels[code]
+	}
+	return strconv.Itoa(code)
 }
 
 // methodLabel bounds the method label to Methods and the three others.
