@@ -35,8 +35,8 @@ const (
 
 const (
 	// maxBuckets bounds the buckets one limiter keeps. A bucket costs about
-	// 200 bytes, so a flood from ever new addresses holds at most about
-	// 3 MiB. Only a client that makes its next request after more than
+	// 250 bytes (measured: 2.2 MiB for 8,768 after a million addresses), so
+	// a flood from ever new addresses holds at most about 4 MiB. Only a client that makes its next request after more than
 	// maxBuckets/2 other keys came in can find its bucket dropped (and full
 	// again): that takes thousands of distinct addresses, against which a
 	// per-address limit is no defence anyway.
