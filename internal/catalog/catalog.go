@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/vault"
@@ -188,6 +189,9 @@ type Options struct {
 	// inode, size and timestamps are unchanged since it was built are not
 	// read again.
 	Previous *Snapshot
+	// OnScanned, if set, is called at the end of every scan that completes,
+	// with its duration; rescan is set when Previous was (metrics use it).
+	OnScanned func(d time.Duration, rescan bool)
 }
 
 func (o *Options) withDefaults() Options {

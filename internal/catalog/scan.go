@@ -116,6 +116,9 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 	snap.Generation = gen
 	snap.ScannedAt = start
 	snap.ScanDuration = time.Since(start)
+	if o.OnScanned != nil {
+		o.OnScanned(snap.ScanDuration, sc.prev != nil)
+	}
 	for _, w := range snap.warnings {
 		o.Logger.Warn(w.Message, "library", w.Library, "path", w.Path, "reason", w.Reason)
 	}

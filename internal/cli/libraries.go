@@ -74,6 +74,8 @@ func (o *opened) close() {
 type libraries struct {
 	// onFolder is given to every scan (catalog.Options.OnFolder).
 	onFolder func(*catalog.Library, string)
+	// onScanned is given to every scan (catalog.Options.OnScanned).
+	onScanned func(time.Duration, bool)
 
 	cfg     *serveConfig
 	log     *slog.Logger
@@ -437,6 +439,7 @@ func (l *libraries) Source() ([]*catalog.Library, *catalog.Options) {
 		NoLint:        l.cfg.noLint,
 		DigestCache:   l.digests,
 		OnFolder:      l.onFolder,
+		OnScanned:     l.onScanned,
 		Logger:        l.log,
 	}
 	if c := l.fileCfg; c != nil {

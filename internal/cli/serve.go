@@ -75,12 +75,15 @@ type serveConfig struct {
 	vaults          []libSpec // --vault NS=DIR
 	noPlaybooks     bool
 	noValueChains   bool
+	rate            rateSettings // HTTP rate limits
 }
 
 type libSpec struct{ ns, dir string }
 
 type serveCommand struct {
 	streams
+	// metrics counts what an HTTP server does; nil over stdio.
+	metrics *serverMetrics
 }
 
 // envTwins maps each flag to its environment variable. The flag beats the
@@ -115,6 +118,11 @@ var envTwins = map[string]string{
 	"vault":            "SKILLS_VAULTS",
 	"no-playbooks":     "SKILLS_NO_PLAYBOOKS",
 	"no-value-chains":  "SKILLS_NO_VALUE_CHAINS",
+
+	// The HTTP rate limits (ratelimit.go).
+	"rate-limit-address": "SKILLS_RATE_LIMIT_ADDRESS",
+	"rate-limit-token":   "SKILLS_RATE_LIMIT_TOKEN",
+	"rate-limit-burst":   "SKILLS_RATE_LIMIT_BURST",
 }
 
 func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
@@ -172,6 +180,7 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	fs.BoolVar(&cfg.noPlaybooks, "no-playbooks", false, "serve no vault playbooks (and no playbook tools, prompt or resources)")
 	fs.BoolVar(&cfg.noValueChains, "no-value-chains", false, "serve no vault value chains (and no value-chain tools or resources)")
 	fs.BoolVar(&cfg.noLint, "no-lint", false, "turn the risk linter off (it labels skills; it never withholds them)")
+	cfg.rate.register(fs)
 	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	fs.Func("log-level", "log `level`: debug, info, warn or error (default info)", func(v string) error {
 		return cfg.logLevel.UnmarshalText([]byte(v))
@@ -201,8 +210,10 @@ Environment (a flag beats its variable):
   SKILLS_DEPTH, SKILLS_EXCLUDE, SKILLS_STRICT, SKILLS_ALLOW_OVERSIZE, SKILLS_MAX_FILE_BYTES,
   SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_TOOL_PREFIX (--prefix),
   SKILLS_HTTP, SKILLS_TOKEN_FILE, SKILLS_NO_PLAYBOOKS, SKILLS_NO_VALUE_CHAINS,
-  SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL
-                         the flag of the same name
+  SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL, SKILLS_RATE_LIMIT_ADDRESS, SKILLS_RATE_LIMIT_TOKEN,
+  SKILLS_RATE_LIMIT_BURST
+                         the flag of the same name (the rate limits also come from the config
+                         file's rateLimitAddress, rateLimitToken and rateLimitBurst, read at start)
   SKILLS_TOKEN           a bearer token required over HTTP (with --token-file, both are accepted)
   SKILLS_LINT            false turns the risk linter off (--no-lint)
 `
@@ -210,7 +221,7 @@ Environment (a flag beats its variable):
 // parseArgs reads flags, then fills what they left unset from the
 // environment.
 func (c *serveCommand) parseArgs(args []string) (*serveConfig, error) {
-	cfg := &serveConfig{}
+	cfg := &serveConfig{rate: defaultRateSettings()}
 	fs := c.flags(cfg)
 	if err := fs.Parse(expandBareHTTP(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -390,6 +401,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer libs.Close()
+	libs.rateFromFile()
 
 	// The watcher exists before the first scan, which watches each folder
 	// as it lists it: no edit can fall between the scan and the watches.
@@ -419,6 +431,9 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	// milliseconds whatever the catalog's size, and every request that
 	// reads the catalog waits for the first scan (see server.New).
 	store := catalog.NewPendingStore()
+	if cfg.http != "" {
+		c.metrics = newMetrics(store, libs)
+	}
 	notifier := &server.Notifier{}
 	instrFile := instructionsFile(libs.cache.Dir, cfg)
 	srv := server.NewServer(store, &server.Options{
@@ -779,6 +794,8 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		Health:       health,
 		Ready:        ready,
 	}
+	cfg.rate.apply(opts)
+	c.observe(opts)
 	if err := httpserve.CheckBind(addr, opts); err != nil {
 		return &usageError{err: err}
 	}
@@ -802,7 +819,8 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0)
+	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0,
+		"metrics", "http://"+ln.Addr().String()+"/metrics", "rateLimitAddress", cfg.rate.address, "rateLimitToken", cfg.rate.token)
 	return httpserve.Serve(ctx, ln, httpserve.Handler(mh, opts), log)
 }
 

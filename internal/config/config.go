@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // MaxBytes bounds a config file.
@@ -31,7 +32,43 @@ type Config struct {
 	ExcludeTiers    *StringList `json:"excludeTiers,omitempty"`
 	DevStatus       *StringList `json:"devStatus,omitempty"`
 	AllowUnverified *bool       `json:"allowUnverified,omitempty"`
+	// Rate limits over HTTP, in requests per second (0 turns one off), and
+	// the burst as a duration ("2s"). The command line's flags and
+	// variables beat them; they are read at start only.
+	RateLimitAddress *float64  `json:"rateLimitAddress,omitempty"`
+	RateLimitToken   *float64  `json:"rateLimitToken,omitempty"`
+	RateLimitBurst   *Duration `json:"rateLimitBurst,omitempty"`
 }
+
+// Duration is a time.Duration written as a string such as "2s" or "500ms".
+// Only rateLimitBurst is one, so its errors name that key.
+type Duration time.Duration
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New(`rateLimitBurst must be a duration such as "2s" or "500ms"`)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf(`rateLimitBurst %q is not a duration such as "2s" or "500ms"`, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// Bounds of the rate limit settings, shared with the command line.
+const (
+	// MaxRate is the highest rate limit accepted, in requests per second:
+	// far above what one server answers, so that higher values are typos.
+	MaxRate = 1e6
+	// MaxRateBurst is the longest burst accepted.
+	MaxRateBurst = time.Hour
+)
 
 // Library is one library of the file.
 type Library struct {
@@ -217,6 +254,14 @@ func (c *Config) Validate() error {
 				add(f+".metadata."+k, "is longer than %d characters", maxMetadataValLen)
 			}
 		}
+	}
+	for field, v := range map[string]*float64{"rateLimitAddress": c.RateLimitAddress, "rateLimitToken": c.RateLimitToken} {
+		if v != nil && !(*v >= 0 && *v <= MaxRate) {
+			add(field, "must be a number of requests per second from 0 (no limit) to %g, got %g", float64(MaxRate), *v)
+		}
+	}
+	if b := c.RateLimitBurst; b != nil && (*b <= 0 || time.Duration(*b) > MaxRateBurst) {
+		add("rateLimitBurst", "must be a duration above 0 and at most %s, got %s", MaxRateBurst, time.Duration(*b))
 	}
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package config_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/config"
 )
@@ -99,4 +100,36 @@ func FuzzParse(f *testing.F) {
 		_ = c.Validate()
 		_ = c.Resolve("/base")
 	})
+}
+
+func TestRateLimits(t *testing.T) {
+	const lib = `"libraries": [{"namespace": "a", "root": "x"}]`
+	c, err := config.Parse(strings.NewReader(`{` + lib + `, "rateLimitAddress": 50, "rateLimitToken": 0, "rateLimitBurst": "1.5s"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if *c.RateLimitAddress != 50 || *c.RateLimitToken != 0 || time.Duration(*c.RateLimitBurst) != 1500*time.Millisecond {
+		t.Errorf("rate limits = %v, %v, %v", *c.RateLimitAddress, *c.RateLimitToken, *c.RateLimitBurst)
+	}
+	for name, tt := range map[string]struct{ in, want string }{
+		"negative":     {`"rateLimitAddress": -1`, "rateLimitAddress: must be a number of requests per second from 0"},
+		"huge":         {`"rateLimitToken": 1e9`, "rateLimitToken: must be"},
+		"burst zero":   {`"rateLimitBurst": "0s"`, "rateLimitBurst: must be a duration above 0"},
+		"burst day":    {`"rateLimitBurst": "24h"`, "at most 1h0m0s"},
+		"burst number": {`"rateLimitBurst": 2`, `rateLimitBurst must be a duration such as "2s"`},
+		"burst words":  {`"rateLimitBurst": "fast"`, `rateLimitBurst "fast" is not a duration`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := config.Parse(strings.NewReader(`{` + lib + `, ` + tt.in + `}`))
+			if err == nil {
+				err = c.Validate()
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want %q", err, tt.want)
+			}
+		})
+	}
 }

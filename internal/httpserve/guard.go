@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // guard holds what the request checks need, copied from Options once.
@@ -25,6 +26,8 @@ type guard struct {
 	health  func() any
 	ready   func() bool
 	log     *slog.Logger
+	obs     Observer
+	rate    rateLimits
 }
 
 // hostEntry is one parsed AllowedHosts entry; port is "" for any port.
@@ -32,7 +35,7 @@ type hostEntry struct {
 	name, port string
 }
 
-func newGuard(opts *Options) *guard {
+func newGuard(opts *Options, now func() time.Time) *guard {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -44,7 +47,12 @@ func newGuard(opts *Options) *guard {
 		// Authentication is on as soon as any token is configured, even an
 		// empty one, so a mistake in the token list fails closed.
 		auth: len(opts.Tokens) > 0,
+		obs:  opts.Observer,
 	}
+	if g.obs == nil {
+		g.obs = nopObserver{}
+	}
+	g.rate = newRateLimits(opts, g.auth, now)
 	if g.maxBody <= 0 {
 		g.maxBody = DefaultMaxBodyBytes
 	}
@@ -222,6 +230,7 @@ func (g *guard) tokenProblem(header string) string {
 func (g *guard) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > g.maxBody {
+			g.obs.SizeLimited(LimitRequestBody)
 			g.reject(w, r, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("is %d bytes", r.ContentLength)))
 			return
 		}
@@ -232,6 +241,7 @@ func (g *guard) limitBody(next http.Handler) http.Handler {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
 		if err != nil {
 			if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				g.obs.SizeLimited(LimitRequestBody)
 				g.reject(w, r, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("exceeds %d bytes", mbe.Limit)))
 				return
 			}
