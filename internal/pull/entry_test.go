@@ -40,6 +40,63 @@ func TestCheckRel(t *testing.T) {
 	}
 }
 
+func TestCheckRelNameRule(t *testing.T) {
+	for rel, want := range map[string]string{
+		"evil\u202etxt.sh": "invisible or bidirectional formatting character (U+202E)",
+		"a/zw\u200b.md":    "invisible or bidirectional formatting character (U+200B)",
+		"c1\u0085.md":      "control character (U+0085)",
+	} {
+		err := checkRel(rel)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("checkRel(%+q) = %v, want %q", rel, err, want)
+		}
+	}
+}
+
+func TestCheckFileRel(t *testing.T) {
+	for _, rel := range []string{"SKILL.md", "references/a.md", "x..y", "a/b.c/d"} {
+		if err := checkFileRel(rel); err != nil {
+			t.Errorf("checkFileRel(%q) = %v", rel, err)
+		}
+	}
+	for rel, want := range map[string]string{
+		".git/config":       `holds the dot-name ".git"`,
+		"a/.git/hooks/x":    `holds the dot-name ".git"`,
+		".envrc":            `holds the dot-name ".envrc"`,
+		"refs/.hidden/a.md": `holds the dot-name ".hidden"`,
+		".GIT/config":       `holds the dot-name ".GIT"`,
+		"../x":              `".." segment`,
+		"evil\u202etxt.sh":  "formatting character",
+	} {
+		err := checkFileRel(rel)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("checkFileRel(%+q) = %v, want %q", rel, err, want)
+		}
+	}
+}
+
+func TestCheckDir(t *testing.T) {
+	for _, dir := range []string{"refunds", "finance/billing/refunds", ".claude/skills/x", "skill/.curated/x"} {
+		if err := checkDir(dir); err != nil {
+			t.Errorf("checkDir(%q) = %v", dir, err)
+		}
+	}
+	for dir, want := range map[string]string{
+		".git":         `the skill name ".git" begins with a dot`,
+		"x/.hidden":    `the skill name ".hidden" begins with a dot`,
+		".git/hooks/x": `goes through ".git"`,
+		"a/.Git./x":    `goes through ".Git."`,
+		"a/.svn/x":     `goes through ".svn"`,
+		"a/_darcs/x":   `goes through "_darcs"`,
+		"a/../x":       `".." segment`,
+	} {
+		err := checkDir(dir)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("checkDir(%q) = %v, want %q", dir, err, want)
+		}
+	}
+}
+
 func TestSplitURI(t *testing.T) {
 	for uri, want := range map[string][2]string{
 		"skill://a/b/SKILL.md":        {"skill", "a/b/SKILL.md"},
