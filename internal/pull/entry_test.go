@@ -3,9 +3,13 @@ package pull
 import (
 	"encoding/json"
 	"errors"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
 func TestCheckRel(t *testing.T) {
@@ -238,6 +242,40 @@ func FuzzParseEntry(f *testing.F) {
 		for _, f := range e.Files {
 			if err := checkRel(f.Rel); err != nil {
 				t.Fatalf("accepted file %q: %v", f.Rel, err)
+			}
+		}
+	})
+}
+
+// FuzzCheckFileRel: a path checkFileRel accepts is local, clean, and made
+// of names the URI grammar accepts and a server would serve; and so is a
+// folder checkDir accepts, but for the dot-folders above a skill.
+func FuzzCheckFileRel(f *testing.F) {
+	for _, s := range []string{"SKILL.md", "a/b.md", ".git/config", "a/../b", `a\b`, "C:x", "a\u202eb", ".claude/skills/x", "x/.GIT./y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		if checkFileRel(rel) == nil {
+			if !filepath.IsLocal(rel) || path.Clean(rel) != rel {
+				t.Fatalf("checkFileRel accepts %+q, which is not a clean local path", rel)
+			}
+			for seg := range strings.SplitSeq(rel, "/") {
+				if strings.HasPrefix(seg, ".") || skillsext.CheckName(seg) != nil || isVCS(seg) {
+					t.Fatalf("checkFileRel accepts %+q with the segment %+q", rel, seg)
+				}
+			}
+		}
+		if checkDir(rel) == nil {
+			if !filepath.IsLocal(rel) || path.Clean(rel) != rel {
+				t.Fatalf("checkDir accepts %+q, which is not a clean local path", rel)
+			}
+			for seg := range strings.SplitSeq(rel, "/") {
+				if isVCS(seg) || skillsext.CheckName(seg) != nil {
+					t.Fatalf("checkDir accepts %+q with the segment %+q", rel, seg)
+				}
+			}
+			if strings.HasPrefix(path.Base(rel), ".") {
+				t.Fatalf("checkDir accepts %+q, whose skill name begins with a dot", rel)
 			}
 		}
 	})
