@@ -13,6 +13,7 @@ import (
 	"path"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -305,6 +306,15 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 			if inner == nil && depth+1 > w.sc.opts.Depth {
 				continue // no skill can be found below the discovery depth
 			}
+			if err := skillsext.CheckName(name); err != nil {
+				// No URI could name what is below it (see withheldName).
+				if inner != nil {
+					inner.skip(withheldName(err), quoteName(rel())+"/")
+				} else {
+					w.warn(p, "name", "folder %v; not walked: no skill below it could be served under a URI", err)
+				}
+				continue
+			}
 			if depth+1 > maxWalkDepth {
 				w.warn(p, "depth", "folder is nested deeper than %d levels; not walked", maxWalkDepth)
 				continue
@@ -323,6 +333,10 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 			}
 			if strings.HasPrefix(name, ".") {
 				inner.skip("dotfile", rel())
+				continue
+			}
+			if err := skillsext.CheckName(name); err != nil {
+				inner.skip(withheldName(err), quoteName(rel()))
 				continue
 			}
 			if e.err != nil {
@@ -346,6 +360,22 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 		}
 	}
 }
+
+// withheldName is the skip cause of a file or folder whose name
+// skillsext.CheckName refuses. Such a name would be listed under a URI
+// that ParseURI, and so every reader of ours (pull, check, this server's
+// own reads), refuses, or would show a reader something it is not; the
+// rule is skillsext's, so that listing and parsing agree.
+func withheldName(err error) string {
+	if ne, ok := err.(*skillsext.NameError); ok {
+		return "name " + ne.Rule
+	}
+	return err.Error()
+}
+
+// quoteName returns a path for a warning about its name: quoted, in ASCII,
+// so that a control or bidirectional character shows as an escape.
+func quoteName(p string) string { return strconv.QuoteToASCII(p) }
 
 // relTo returns p relative to the folder dir (both below the library root).
 func relTo(dir, p string) string {
@@ -664,6 +694,11 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		sk.Path = sk.Folder // one copy of the bytes, as for file names below
 	}
 	sk.URI = skillsext.SkillURI(sk.Path)
+	if len(sk.URI) > skillsext.MaxURILength {
+		// ParseURI refuses it: no client could ask for the skill.
+		w.warn(mdName, "name", "the skill's URI is %d bytes once escaped, over the %d-byte limit of a URI; skill not served", len(sk.URI), skillsext.MaxURILength)
+		return nil
+	}
 	sk.tree = w.tree
 
 	sk.Risks = append(sk.Risks, rs.findings...)
@@ -693,6 +728,10 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		uri := sk.URI // the SKILL.md's, already made
 		if f.name != mdName {
 			uri = skillsext.FileURI(sk.Path, rel)
+			if len(uri) > skillsext.MaxURILength {
+				rs.skip(fmt.Sprintf("URI over %d bytes once escaped", skillsext.MaxURILength), rel)
+				continue
+			}
 		}
 		if tail := len(uri) - len(f.name); tail > 0 && uri[tail-1] == '/' && uri[tail:] == f.name {
 			// The name below the library root is most often the URI's

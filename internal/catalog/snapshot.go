@@ -211,7 +211,7 @@ type Warning struct {
 	Path string
 	// Reason is a short stable code: "frontmatter", "name-mismatch",
 	// "duplicate-uri", "archive", "oversize", "skipped-files", "symlink",
-	// "unreadable", "special-file", "depth".
+	// "unreadable", "special-file", "depth", "name".
 	Reason  string
 	Message string
 }

@@ -183,13 +183,19 @@ type Dialer func(ctx context.Context) (mcp.Transport, error)
 
 // Run checks the server that dial reaches and returns the report. It never
 // fails: a server that cannot be reached, or breaks off, is a FAIL in the
-// report. Run is safe to call concurrently.
+// report. When ctx ends with a cause (context.WithTimeoutCause, as the
+// CLI's overall deadline does), Run stops at once and the report says why.
+// Run is safe to call concurrently.
 func Run(ctx context.Context, dial Dialer, opts *Options) *Report {
 	c := &checker{opts: opts.withDefaults(), rec: newRecorder()}
 	rep := &Report{Versions: []string{}}
 	var first *listing
 	for i, v := range c.opts.Versions {
 		c.rec.conn = i
+		if cause := stoppedBy(ctx); cause != nil {
+			c.rec.add(Skip, "connect", v, "", "not connected: the run was stopped: %v", cause)
+			continue
+		}
 		s := c.connect(ctx, dial, v)
 		if s == nil {
 			continue

@@ -135,6 +135,10 @@ func (s *session) fail(err error, ctx context.Context) error {
 	}
 	msg := describe(err, ctx, s.transport, s.timeout)
 	switch {
+	case stoppedBy(ctx) != nil:
+		// The caller stopped the run (its overall deadline): no request
+		// of this connection can run any more, and none is to blame.
+		s.dead = fmt.Errorf("the run was stopped: %v", stoppedBy(ctx))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// A server that ignores one request may ignore all: fail the
 		// rest at once rather than waiting out every timeout.
@@ -162,10 +166,23 @@ func describe(err error, ctx context.Context, t mcp.Transport, timeout time.Dura
 			return cause
 		}
 	}
+	if cause := stoppedBy(ctx); cause != nil {
+		return "stopped: " + cause.Error()
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("no answer within %s", timeout)
 	}
 	return truncate(err.Error(), 300)
+}
+
+// stoppedBy returns the cause with which the caller ended ctx, such as the
+// CLI's overall deadline, or nil when ctx is live or ended by its own
+// timeout or a plain cancellation.
+func stoppedBy(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return cause
+	}
+	return nil
 }
 
 // code returns the JSON-RPC error code of err, or 0.

@@ -46,6 +46,7 @@ type pullConfig struct {
 	header        http.Header
 	tokenEnv      string
 	timeout       time.Duration
+	deadline      time.Duration
 }
 
 const pullUsage = `Usage: skills-mcp pull [SKILL…] (--url URL | --command CMD ARGS…) [flags]
@@ -93,6 +94,7 @@ func (c *pullCommand) flags(cfg *pullConfig) *flag.FlagSet {
 	})
 	fs.StringVar(&cfg.tokenEnv, "token-env", "", "send the bearer token held in environment variable `VAR` (Authorization: Bearer …)")
 	fs.DurationVar(&cfg.timeout, "timeout", pull.DefaultRequestTimeout, "longest wait for one answer from the server")
+	fs.DurationVar(&cfg.deadline, "deadline", defaultDeadline, "longest the whole pull may take, connecting, listing and reading included; past it pull stops and writes nothing (or set SKILLS_DEADLINE)")
 	fs.Usage = func() {
 		fmt.Fprint(c.stderr, pullUsage)
 		fs.PrintDefaults()
@@ -179,6 +181,9 @@ func (c *pullCommand) parseArgs(args []string) (*pullConfig, error) {
 	case cfg.timeout <= 0:
 		return nil, usagef(hint, "--timeout must be positive")
 	}
+	if err := c.deadlineFromEnv(&cfg.deadline, set["deadline"], hint); err != nil {
+		return nil, err
+	}
 	if cfg.list {
 		for _, name := range []string{"all", "to", "keep-path", "with-deps", "sync", "force", "dry-run", "allow-dynamic", "allow-oversize"} {
 			if set[name] {
@@ -252,7 +257,17 @@ func (c *pullCommand) Run(ctx context.Context, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, cancel := withDeadline(ctx, cfg.deadline)
+	defer cancel()
+	err = c.run(ctx, cfg)
+	if pastDeadline(ctx) && err != nil {
+		return deadlineError("pull", cfg.deadline, err, "nothing was written")
+	}
+	return err
+}
 
+// run connects, lists and pulls, within ctx.
+func (c *pullCommand) run(ctx context.Context, cfg *pullConfig) error {
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ep := pull.Endpoint{URL: cfg.url, Header: cfg.header, Command: cfg.command}
 	if cfg.url != "" && cfg.header.Get("Authorization") != "" {

@@ -222,6 +222,12 @@ func (c *Client) Pull(ctx context.Context, selected []*Entry, opts *PullOptions)
 			p.rep.Action = Skipped
 			continue
 		}
+		if p.exists {
+			// Both replace the folder: never a repository's metadata.
+			if err := d.refuseVCS(p.dir); err != nil {
+				return finish(err)
+			}
+		}
 		work = append(work, p)
 	}
 	for _, p := range plans {
@@ -288,7 +294,7 @@ func newPlan(e *Entry, o *PullOptions) (*plan, error) {
 	} else {
 		p.dir = e.Name
 	}
-	if err := checkRel(p.dir); err != nil {
+	if err := checkDir(p.dir); err != nil {
 		return nil, &EntryError{URI: e.URI, Reason: fmt.Sprintf("unusable as a folder: %v", err)}
 	}
 	p.rep.Dir = p.dir
@@ -350,6 +356,7 @@ func arrange(plans []*plan, keepPath bool) error {
 // stageAll runs stageSkill over plans, o.Concurrency at a time, and stops
 // at the first failure.
 func (c *Client) stageAll(ctx context.Context, d *dest, plans []*plan, o *PullOptions) error {
+	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -389,8 +396,9 @@ func (c *Client) stageAll(ctx context.Context, d *dest, plans []*plan, o *PullOp
 		})
 	}
 	wg.Wait()
-	// The first failure is the cause; the others are its echo.
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+	// The first failure is the cause; the others are its echo. When the
+	// caller's context ended, a failure says what was under way.
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && parent.Err() == nil {
 		return cause
 	}
 	for _, err := range errs {
