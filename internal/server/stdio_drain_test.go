@@ -166,3 +166,37 @@ func TestAnswerID(t *testing.T) {
 		t.Errorf("batch answers %v", got)
 	}
 }
+
+// FuzzAnswerID: the answer the SDK encodes for a call answers that call's
+// id, whatever the id; and no input makes answeredIDs fail.
+func FuzzAnswerID(f *testing.F) {
+	f.Add("a\"b", int64(7), []byte(`{"jsonrpc":"2.0","id":7,"result":{}}`))
+	f.Add("\u2028<&>", int64(-1), []byte(`[{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":""}}]`))
+	f.Fuzz(func(t *testing.T, s string, n int64, raw []byte) {
+		answeredIDs(raw, func(jsonrpc.ID) {})
+		for _, v := range []any{s, float64(n)} {
+			call, err := jsonrpc.MakeID(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call, Result: json.RawMessage(`{"x":1}`)})
+			if err != nil {
+				return // an id the SDK cannot encode is never answered
+			}
+			req, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: call, Method: "m"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The call as the SDK reads it back, and its answer.
+			m, err := jsonrpc.DecodeMessage(req)
+			if err != nil {
+				continue
+			}
+			var got []jsonrpc.ID
+			answeredIDs(append(msg, '\n'), func(id jsonrpc.ID) { got = append(got, id) })
+			if want := m.(*jsonrpc.Request).ID; len(got) != 1 || got[0] != want {
+				t.Fatalf("answer %s settles %v, want %v", msg, got, want)
+			}
+		}
+	})
+}
