@@ -366,8 +366,24 @@ func splitList(v string) []string {
 	return out
 }
 
+// shutdownTimeout bounds how long serve takes to exit once SIGTERM or
+// SIGINT arrives: long enough for the HTTP drain (httpserve's grace) and
+// the stdio session's close (server.DrainTimeout), after which the process
+// exits even if a scan or a read is stuck in a system call.
+const shutdownTimeout = 15 * time.Second
+
 // Run implements command.
 func (c *serveCommand) Run(ctx context.Context, args []string) error {
+	// The signals are taken before anything slow (opening libraries, the
+	// first scan): SIGHUP's default action ends the process, so one sent
+	// while the server starts is held here and applied as a reload once
+	// the catalog serves; SIGTERM and SIGINT stop it from the first instant.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
 	cfg, err := c.parseArgs(args)
 	if err != nil {
 		return err
@@ -380,9 +396,29 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		sdkLog = log
 	}
 
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// Once told to stop, serve drains and closes what it opened; what is
+	// stuck in a system call (a read of a file that never answers) cannot
+	// be interrupted, so after shutdownTimeout Run returns without it and
+	// the process exits.
+	served := make(chan error, 1)
+	go func() { served <- c.serve(ctx, cfg, hup, log, sdkLog) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-served:
+		return err
+	case <-time.After(shutdownTimeout):
+		log.Error("shutdown did not finish in time; exiting with work still running", "deadline", shutdownTimeout)
+		return fmt.Errorf("shutdown did not finish within %s (a scan or a read is stuck)", shutdownTimeout)
+	}
+}
 
+// serve serves until ctx ends (or stdin does), then drains and closes.
+// hup receives SIGHUP from the process's start on.
+func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan os.Signal, log, sdkLog *slog.Logger) error {
 	if cfg.profile == "adversarial" {
 		log.Warn("serving the adversarial research profile: hostile SEP-2640 fixtures with benign payloads; never point a production host at it")
 		ms := adversarial.New(&adversarial.Options{Name: cfg.name, Version: version(), Logger: sdkLog})
@@ -410,6 +446,11 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("watching libraries: %w", err)
 	}
 	defer watcher.Close()
+	// The catalog's work (the first scan, reloads, the watcher) outlives
+	// ctx until the front end has drained: a request waiting for the first
+	// scan when SIGTERM comes is answered if the scan ends in time.
+	work, endWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer endWork()
 	libs.onFolder = watcher.Folder
 	if cfg.stats {
 		libs.onFolder = nil
@@ -474,10 +515,10 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		select {
 		case <-first:
 		case <-time.After(scanDelay):
-		case <-ctx.Done():
+		case <-work.Done():
 			return
 		}
-		if err := c.startCatalog(ctx, cfg, libs, watcher, store, notifier, srv, instrFile, log); err != nil && ctx.Err() == nil {
+		if err := c.startCatalog(work, cfg, libs, watcher, store, notifier, srv, instrFile, hup, log); err != nil && work.Err() == nil {
 			log.Error("first scan failed", "err", err)
 		}
 	}()
@@ -556,9 +597,10 @@ func firstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Optio
 
 // startCatalog runs the first scan, installs it, and then starts what keeps
 // the catalog current: the reloader, the watcher, config and archive
-// reloads and SIGHUP. It returns when the catalog is live (or ctx ends).
+// reloads and SIGHUP (from hup, which holds one sent meanwhile). It returns
+// when the catalog is live (or ctx ends).
 func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs *libraries, watcher *catalog.Watcher,
-	store *catalog.Store, notifier *server.Notifier, srv *server.Server, instrFile string, log *slog.Logger) error {
+	store *catalog.Store, notifier *server.Notifier, srv *server.Server, instrFile string, hup <-chan os.Signal, log *slog.Logger) error {
 	list, opts := libs.Source()
 	// The first scan watches no folder: the host waits for it, and at
 	// 5,000 skills the 14,308 watches were a quarter of it. They are added
@@ -667,7 +709,7 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 			log.Warn("archive cannot be watched; SIGHUP re-reads it", "archive", zip, "err", err)
 		}
 	}
-	go onSignal(ctx, syscall.SIGHUP, func() {
+	go onSignal(ctx, hup, func() {
 		log.Info("SIGHUP: reloading")
 		libs.refreshArchives(ctx)
 		if cfg.configPath != "" {
@@ -751,11 +793,8 @@ func logCatalog(log *slog.Logger, snap *catalog.Snapshot) catalog.Stats {
 	return st
 }
 
-// onSignal calls fn on every sig until ctx ends.
-func onSignal(ctx context.Context, sig os.Signal, fn func()) {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, sig)
-	defer signal.Stop(ch)
+// onSignal calls fn for every signal on ch until ctx ends.
+func onSignal(ctx context.Context, ch <-chan os.Signal, fn func()) {
 	for {
 		select {
 		case <-ch:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,22 +25,43 @@ import (
 // into its frame, when the request is of the plain kind the SDK would answer with
 // the same bytes (see fastRequest); every other line, and every request in
 // doubt, goes to the SDK unchanged.
+//
+// When r ends, the requests already read are answered before RunStdio
+// returns, within DrainTimeout; when ctx ends, the session is closed at
+// once, and RunStdio returns within DrainTimeout even if a request is stuck.
 func (srv *Server) RunStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	return srv.runStdio(ctx, r, w, DrainTimeout)
+}
+
+func (srv *Server) runStdio(ctx context.Context, r io.Reader, w io.Writer, drain time.Duration) error {
 	pr, pw := io.Pipe()
 	out := &lockedWriter{w: w}
-	ss, err := srv.ms.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: out}, nil)
+	calls := newPendingCalls()
+	ss, err := srv.ms.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: &answerWriter{out: out, calls: calls}}, nil)
 	if err != nil {
 		return err
 	}
-	f := &stdioFront{s: srv.s, ss: ss, out: out, sdk: pw}
+	ended := make(chan error, 1)
+	done := make(chan struct{}) // closed when the session has ended
+	go func() {
+		err := ss.Wait()
+		close(done)
+		ended <- err
+	}()
+	f := &stdioFront{s: srv.s, ss: ss, out: out, sdk: pw, calls: calls, done: done, drain: drain}
 	go f.pump(r)
 
-	ended := make(chan error, 1)
-	go func() { ended <- ss.Wait() }()
 	select {
 	case <-ctx.Done():
-		ss.Close()
-		<-ended
+		// Close waits for the handlers in flight, which have seen ctx end;
+		// one stuck in a read that ignores it must not hold the process,
+		// so the wait is bounded and Close finishes on its own.
+		go ss.Close()
+		select {
+		case <-ended:
+		case <-time.After(drain):
+			srv.s.log.Warn("stdio session still closing after the shutdown deadline; a request is stuck", "deadline", drain)
+		}
 		return ctx.Err()
 	case err := <-ended:
 		return err
@@ -69,6 +91,13 @@ type stdioFront struct {
 	out *lockedWriter
 	sdk *io.PipeWriter // the SDK's input
 
+	// calls are those handed to the SDK and not answered yet; when the
+	// input ends, the SDK's input is ended once they are, or after drain,
+	// or when the session ends (done).
+	calls *pendingCalls
+	done  <-chan struct{}
+	drain time.Duration
+
 	frame []byte // the answer being built, reused
 }
 
@@ -84,9 +113,18 @@ func (f *stdioFront) pump(r io.Reader) {
 		chunk, err := in.ReadSlice('\n')
 		if len(chunk) > 0 {
 			f.s.sawRequest()
-			whole := !partial && err == nil
+			starts := !partial // this chunk starts a line
+			whole := starts && err == nil
 			partial = errors.Is(err, bufio.ErrBufferFull)
 			if !(whole && f.answer(chunk)) {
+				// Recorded before the SDK can read it, so that its answer
+				// always finds it.
+				switch {
+				case starts && !partial: // a line, or the input's last
+					f.calls.sent(chunk)
+				case !partial: // the end of a long line
+					f.calls.sentUnread()
+				}
 				if _, werr := f.sdk.Write(chunk); werr != nil {
 					return // the session has ended
 				}
@@ -95,13 +133,26 @@ func (f *stdioFront) pump(r io.Reader) {
 		switch {
 		case err == nil, errors.Is(err, bufio.ErrBufferFull):
 		case errors.Is(err, io.EOF):
-			f.sdk.Close()
+			f.endInput(nil)
 			return
 		default:
-			f.sdk.CloseWithError(err)
+			f.endInput(err)
 			return
 		}
 	}
+}
+
+// endInput ends the SDK's input, with err (nil for the end of the input),
+// once the calls it was handed are answered: the SDK would cancel them.
+func (f *stdioFront) endInput(err error) {
+	if ok, open := f.calls.wait(f.drain, f.done); !ok && open > 0 {
+		select {
+		case <-f.done:
+		default:
+			f.s.log.Warn("stdin closed; requests still unanswered at the shutdown deadline are dropped", "requests", open, "deadline", f.drain)
+		}
+	}
+	f.sdk.CloseWithError(err)
 }
 
 // answer writes the response to line if it is a request the front end
