@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+
+	"github.com/skills-mcp/skills-mcp/internal/skill/skilltest"
 )
 
 // peHead is the start of a Windows executable: an MZ header whose e_lfanew
@@ -123,4 +125,38 @@ func FuzzSniffScript(f *testing.F) {
 			t.Fatalf("a script by extension with no interpreter: %q", name)
 		}
 	})
+}
+
+// TestSharedFixtures checks the fixtures other packages test with: every
+// executable is one, nothing else is, and the documents are documents.
+func TestSharedFixtures(t *testing.T) {
+	for name, data := range skilltest.Executables() {
+		if _, ok := SniffScript(name, data); !ok {
+			t.Errorf("%s is not detected as executable", name)
+		}
+	}
+	for name, data := range skilltest.NotExecutables() {
+		if s, ok := SniffScript(name, data); ok {
+			t.Errorf("%s is detected as executable: %+v", name, s)
+		}
+	}
+	for name, data := range skilltest.Documents() {
+		if why, ok := SniffArchive(name, data); ok {
+			t.Errorf("%s is an archive (%s)", name, why)
+		}
+		if _, ok := MacroEnabled(name, data); ok {
+			t.Errorf("%s has macros", name)
+		}
+	}
+	for name, data := range skilltest.MacroDocuments() {
+		if why, ok := SniffArchive(name, data); ok {
+			t.Errorf("%s is an archive (%s)", name, why)
+		}
+		if _, ok := MacroEnabled(name, data); !ok {
+			t.Errorf("%s has no macros", name)
+		}
+	}
+	if _, ok := SniffArchive("assets/template.docx", skilltest.FakeDocument()); !ok {
+		t.Error("a zip named .docx without [Content_Types].xml must be an archive")
+	}
 }
