@@ -45,6 +45,9 @@ func TestDocumentsServed(t *testing.T) {
 		if f.Text || f.Size != int64(len(data)) {
 			t.Errorf("%s: text %v, size %d; want a %d-byte blob", name, f.Text, f.Size, len(data))
 		}
+		if !strings.HasPrefix(f.MIMEType, "application/vnd.") && f.MIMEType != "application/epub+zip" {
+			t.Errorf("%s: MIME type %s", name, f.MIMEType)
+		}
 	}
 	sk, _ := snap.Skill("skill://docs/SKILL.md")
 	if len(sk.Risks) != 0 {
