@@ -160,8 +160,9 @@ type Options struct {
 	Workers int
 	// Logger receives one line per warning. If nil, nothing is logged.
 	Logger *slog.Logger
-	// NoScripts withholds scripts (by extension or shebang line) from every
-	// manifest and read; SKILL.md is always served.
+	// NoScripts withholds every executable from every manifest and read:
+	// scripts by extension or shebang line and compiled programs by magic
+	// bytes, as skill.SniffScript defines them. SKILL.md is always served.
 	NoScripts bool
 	// ExcludeTiers withholds skills whose frontmatter pricing-tier is listed
 	// (case-insensitive); not even skills/get answers for them.

@@ -50,7 +50,7 @@ const (
 // digestCacheVersion changes whenever the record format or what a scan
 // computes per file changes (for example new lint rules), which
 // invalidates every record. The record's format is in digestrecord.go.
-const digestCacheVersion = "skills-mcp digest cache v7"
+const digestCacheVersion = "skills-mcp digest cache v8"
 
 // NewDigestCache returns a cache keeping its records in dir, created on
 // first save.

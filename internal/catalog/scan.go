@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -26,8 +25,9 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
-// sniffBytes is how much of each file is kept while reading it to recognise
-// archives (magic numbers), scripts (shebang lines) and PEP 723 headers.
+// sniffBytes is how much of each file the script detector sees: shebang
+// lines, magic numbers and PEP 723 headers. Archives and documents are
+// sniffed on the whole file, which is in hand.
 const sniffBytes = 8 << 10
 
 // maxWalkDepth bounds recursion below a library root, whatever the
@@ -46,13 +46,6 @@ var toolDirs = map[string]bool{
 var compiledExts = map[string]bool{
 	".pyc": true, ".pyo": true, ".so": true, ".dylib": true, ".dll": true,
 	".whl": true, ".pyi": true,
-}
-
-// archiveExts are archive file names; content sniffing catches renamed ones.
-var archiveExts = []string{
-	".zip", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz", ".gz", ".bz2",
-	".xz", ".7z", ".rar", ".jar", ".war", ".ear", ".apk", ".iso", ".dmg",
-	".cab", ".zst", ".lz4",
 }
 
 func isToolDir(name string) bool {
@@ -477,12 +470,14 @@ func readOne(r io.Reader, f *found, buf []byte, lintFiles bool) []byte {
 	f.digest = sha256.Sum256(data)
 	f.text = utf8.Valid(data)
 	head := data[:min(len(data), sniffBytes)]
-	f.archive = isArchive(f.name, head)
+	// The whole file: an office document is a zip told from an archive by
+	// its entries.
+	_, f.archive = skill.SniffArchive(f.name, data)
 	if sc, ok := skill.SniffScript(f.name, head); ok {
 		f.script = &sc
 	}
 	f.linted = lintFiles
-	if lintFiles && lint.IsText(data) {
+	if lintFiles {
 		f.findings = lint.File(f.name, data)
 	}
 	if isSkillMD {
@@ -496,38 +491,6 @@ func readOne(r io.Reader, f *found, buf []byte, lintFiles bool) []byte {
 // maxReuse bounds the read buffer a worker keeps between files; a larger
 // file gets a buffer of its own, dropped after it.
 const maxReuse = 1 << 20
-
-// isArchive reports whether a file is an archive, by name or by content:
-// renaming payload.zip to notes.md does not get it past the check.
-func isArchive(name string, head []byte) bool {
-	lower := strings.ToLower(name)
-	for _, ext := range archiveExts {
-		if strings.HasSuffix(lower, ext) {
-			return true
-		}
-	}
-	magic := [][]byte{
-		[]byte("PK\x03\x04"), []byte("PK\x05\x06"), []byte("PK\x07\x08"), // zip
-		{0x1f, 0x8b},                       // gzip
-		{0xfd, '7', 'z', 'X', 'Z', 0x00},   // xz
-		[]byte("BZh"),                      // bzip2
-		{'7', 'z', 0xbc, 0xaf, 0x27, 0x1c}, // 7z
-		[]byte("Rar!\x1a\x07"),             // rar
-		{0x28, 0xb5, 0x2f, 0xfd},           // zstd
-		{0x04, 0x22, 0x4d, 0x18},           // lz4
-		[]byte("MSCF"),                     // cab
-	}
-	for _, m := range magic {
-		if bytes.HasPrefix(head, m) {
-			// "BZh" alone is too common in text; bzip2 also needs a block size digit.
-			if m[0] == 'B' && (len(head) < 4 || head[3] < '1' || head[3] > '9') {
-				continue
-			}
-			return true
-		}
-	}
-	return len(head) >= 262 && string(head[257:262]) == "ustar" // tar
-}
 
 func digestOf(data []byte) string {
 	sum := sha256.Sum256(data)

@@ -49,6 +49,9 @@ const (
 	lintMaxZipEntries = 10000
 	// lintMaxLinkTarget bounds a symlink target read from a zip entry.
 	lintMaxLinkTarget = 4 << 10
+	// lintSniffBytes is the start of a file the script detector sees, as
+	// in the catalog.
+	lintSniffBytes = 8 << 10
 )
 
 // lintToolDirs are never entered: tool state, not skill content (as in the
@@ -360,6 +363,10 @@ type lintSkill struct {
 	Files    int            `json:"files"` // files counted toward the SEP-2640 limit
 	Bytes    int64          `json:"bytes"`
 	Findings []lint.Finding `json:"findings"`
+	// Scripts lists the files a host could run (scripts and compiled
+	// programs, as skill.SniffScript says), which serve --no-scripts
+	// withholds; relative to the skill folder, in the order linted.
+	Scripts []string `json:"scripts,omitempty"`
 	// Archive marks the findings about a zip itself (unsafe entry names),
 	// which belong to no skill.
 	Archive bool `json:"archive,omitempty"`
@@ -576,9 +583,12 @@ func (sk *lintSkill) lint(ctx context.Context) {
 					sk.Name = doc.Frontmatter.Name()
 				}
 			}
-			if f := lint.Archive(r, data[:min(len(data), 512)]); f != nil {
+			if f := lint.Archive(r, data); f != nil {
 				sk.Findings = append(sk.Findings, *f)
 				continue
+			}
+			if _, ok := skill.SniffScript(r, data[:min(len(data), lintSniffBytes)]); ok && r != "SKILL.md" {
+				sk.Scripts = append(sk.Scripts, r)
 			}
 			sk.Findings = append(sk.Findings, lint.File(r, data)...)
 		}

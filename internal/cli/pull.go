@@ -43,6 +43,7 @@ type pullConfig struct {
 	json          bool
 	allowDynamic  bool
 	allowOversize bool
+	noScripts     bool
 	header        http.Header
 	tokenEnv      string
 	timeout       time.Duration
@@ -81,6 +82,7 @@ func (c *pullCommand) flags(cfg *pullConfig) *flag.FlagSet {
 	fs.BoolVar(&cfg.json, "json", false, "print a JSON report on stdout instead of lines")
 	fs.BoolVar(&cfg.allowDynamic, "allow-dynamic", false, `pull skills whose manifest is "dynamic" (no digests: only the frontmatter is verified)`)
 	fs.BoolVar(&cfg.allowOversize, "allow-oversize", false, "pull skills over the SEP-2640 limits of 512 files or 16 MiB")
+	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "write no executable (scripts by extension or shebang line, compiled programs), as serve --no-scripts withholds them")
 	fs.Func("header", "send `'Name: value'` with every HTTP request to the server (repeatable)", func(v string) error {
 		name, value, err := parseHeader(v)
 		if err != nil {
@@ -321,6 +323,7 @@ func (c *pullCommand) run(ctx context.Context, cfg *pullConfig) error {
 		DryRun:        cfg.dryRun,
 		AllowDynamic:  cfg.allowDynamic,
 		AllowOversize: cfg.allowOversize,
+		NoScripts:     cfg.noScripts,
 	}
 	var bar *progressBar
 	if !cfg.json && isTerminal(c.stderr) {
@@ -478,6 +481,12 @@ func (c *pullCommand) printReport(rep *pull.Report) {
 			extra := ""
 			if s.Dynamic {
 				extra = "; dynamic: only the frontmatter was verified"
+			}
+			if n := len(s.Scripts); n > 0 {
+				extra += fmt.Sprintf("; %d %s", n, plural(n, "executable"))
+				if s.Withheld {
+					extra += " not written (--no-scripts)"
+				}
 			}
 			fmt.Fprintf(c.stdout, "%-12s %s → %s  (%d fetched, %d updated, %d kept, %d deleted; %s%s)\n",
 				action, s.Path, dir, s.Fetched, s.Updated, s.Kept, s.Deleted, humanBytes(s.Bytes), extra)

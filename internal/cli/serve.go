@@ -154,7 +154,7 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 		return nil
 	})
 	fs.StringVar(&cfg.configPath, "config", "", "read more libraries and settings from the JSON config `FILE`; edits apply while serving (SIGHUP forces a reload)")
-	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "withhold scripts (by extension or shebang line) from every library")
+	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "withhold every executable from every library: scripts by extension or shebang line, compiled programs by magic bytes")
 	fs.Func("exclude-tiers", "withhold skills whose frontmatter pricing-tier is one of `TIERS` (comma-separated)", func(v string) error {
 		cfg.excludeTiers = append(cfg.excludeTiers, splitList(v)...)
 		return nil

@@ -159,54 +159,18 @@ func Limits(files int, size int64) []Finding {
 	return out
 }
 
-// archiveExts are archive file names.
-var archiveExts = []string{
-	".zip", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst", ".gz", ".bz2", ".xz", ".7z",
-	".rar", ".jar", ".war", ".ear", ".apk", ".iso", ".dmg", ".cab", ".zst", ".lz4", ".whl", ".nupkg",
-}
-
-// archiveMagic are archive signatures at offset 0.
-var archiveMagic = [][]byte{
-	[]byte("PK\x03\x04"), []byte("PK\x05\x06"), []byte("PK\x07\x08"), // zip
-	{0x1f, 0x8b},                       // gzip
-	{0xfd, '7', 'z', 'X', 'Z', 0x00},   // xz
-	{'7', 'z', 0xbc, 0xaf, 0x27, 0x1c}, // 7z
-	[]byte("Rar!\x1a\x07"),             // rar
-	{0x28, 0xb5, 0x2f, 0xfd},           // zstd
-	{0x04, 0x22, 0x4d, 0x18},           // lz4
-	[]byte("MSCF"),                     // cab
-}
-
 // Archive returns a skill-archive finding when the file at p (relative to
-// the skill root) is an archive, by name or by content; head is the start
-// of the file (at least 512 bytes when the file is that long, for the tar
-// signature). It returns nil otherwise.
-func Archive(p string, head []byte) *Finding {
-	lower := strings.ToLower(p)
-	why := ""
-	for _, ext := range archiveExts {
-		if strings.HasSuffix(lower, ext) {
-			why = "named " + ext
-			break
-		}
-	}
-	if why == "" {
-		for _, m := range archiveMagic {
-			if bytes.HasPrefix(head, m) {
-				why = "archive signature"
-				break
-			}
-		}
-		// bzip2: "BZh" and a block size digit.
-		if len(head) >= 4 && string(head[:3]) == "BZh" && head[3] >= '1' && head[3] <= '9' {
-			why = "bzip2 signature"
-		}
-		if len(head) >= 262 && string(head[257:262]) == "ustar" {
-			why = "tar signature"
-		}
-	}
-	if why == "" {
+// the skill root) is an archive, by name or by content, as the catalog
+// decides it (skill.SniffArchive): an office document or e-book is a zip
+// but no archive. data is the whole file, since a document is told from an
+// archive by its entries. It returns nil otherwise.
+func Archive(p string, data []byte) *Finding {
+	why, ok := skill.SniffArchive(p, data)
+	if !ok {
 		return nil
+	}
+	if !strings.HasPrefix(why, "named ") {
+		why += " signature"
 	}
 	return &Finding{Rule: RuleSkillArchive, Severity: Error, Path: p,
 		Message: fmt.Sprintf("archive inside the skill (%s); its content cannot be reviewed", why)}
