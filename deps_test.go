@@ -26,23 +26,26 @@ var allowed = map[string][]string{
 	"internal/search":     {"internal/binrec"},
 	"internal/config":     nil,
 	"internal/httpserve":  nil,
-	"internal/library":    nil,
+	"internal/library":    {"internal/regfile"},
+	"internal/regfile":    nil, // opening files that must be regular, never blocking
 	"internal/bench":      {"internal/atomicfile"},
 	"internal/atomicfile": nil,
 	"internal/binrec":     nil, // the cache's binary records
 	"internal/golden":     nil, // test support: golden files
 	"internal/mcpclient":  nil,
+	"internal/mcpschema":  nil, // the MCP JSON schemas, vendored
 	// Level 1.
-	"internal/lint":  {"internal/skill"},
-	"internal/vault": {"internal/skill"},
+	"internal/lint":    {"internal/skill"},
+	"internal/vault":   {"internal/skill"},
+	"internal/metrics": {"internal/httpserve"}, // implements its Observer
 	// Level 2: the catalog.
-	"internal/catalog": {"internal/atomicfile", "internal/binrec", "internal/lint", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
+	"internal/catalog": {"internal/atomicfile", "internal/binrec", "internal/lint", "internal/regfile", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
 	// Level 3: the protocol surface, and the clients, which know only the wire.
 	"internal/server":      {"internal/catalog", "internal/skillsext", "internal/vault"},
 	"internal/pack":        {"internal/atomicfile", "internal/catalog", "internal/vault"},
 	"internal/pull":        {"internal/mcpclient", "internal/skill", "internal/skillsext"},
 	"internal/adversarial": {"internal/skill", "internal/skillsext"},
-	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/skill", "internal/skillsext"},
+	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":           {"*"},
 	"cmd/skills-mcp":         {"internal/cli"},
@@ -51,6 +54,9 @@ var allowed = map[string][]string{
 	"internal/search/eval":   {"internal/search"},
 	"internal/pull/pulltest": {"internal/skillsext"},
 	"examples":               nil,
+
+	// Test support: content fixtures for several packages' tests.
+	"internal/skill/skilltest": nil,
 }
 
 func TestImports(t *testing.T) {

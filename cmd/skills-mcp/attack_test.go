@@ -251,7 +251,7 @@ func TestAttack(t *testing.T) {
 	}
 	batch.WriteString("]")
 	for range 2 {
-		c := &http.Client{Timeout: 10 * time.Second}
+		c := attackClient(10 * time.Second)
 		loop(100000, func(int) {
 			if status, _ := post(c, strings.NewReader(batch.String()), int64(batch.Len()), nil); status == 400 {
 				stats.batches.Add(1)
@@ -261,7 +261,7 @@ func TestAttack(t *testing.T) {
 	name = "malformed"
 	// Malformed strings.
 	for range 2 {
-		c := &http.Client{Timeout: 10 * time.Second}
+		c := attackClient(10 * time.Second)
 		loop(100000, func(i int) {
 			line := malformedLines[i%len(malformedLines)].line
 			if status, data := post(c, strings.NewReader(line), int64(len(line)), nil); status == 200 && bytes.Contains(data, []byte(`"error"`)) || status == 400 {
@@ -273,7 +273,7 @@ func TestAttack(t *testing.T) {
 	// Oversized bodies: announced (refused before reading) and chunked
 	// (refused at the limit).
 	{
-		c := &http.Client{Timeout: 30 * time.Second}
+		c := attackClient(30 * time.Second)
 		loop(100000, func(i int) {
 			n := int64(5 << 20)
 			body := io.Reader(io.LimitReader(zeroReader{}, n))
@@ -289,7 +289,7 @@ func TestAttack(t *testing.T) {
 	// Slow headers: a byte a second, 100 connections at a time.
 	for range 100 {
 		loop(1000, func(int) {
-			conn, err := net.Dial("tcp", host)
+			conn, err := attacker.Dial("tcp", host)
 			if err != nil {
 				return
 			}
@@ -323,7 +323,7 @@ func TestAttack(t *testing.T) {
 	// Slow bodies: headers at once, then a byte every half second.
 	for range 50 {
 		loop(1000, func(int) {
-			conn, err := net.Dial("tcp", host)
+			conn, err := attacker.Dial("tcp", host)
 			if err != nil {
 				return
 			}
@@ -345,7 +345,7 @@ func TestAttack(t *testing.T) {
 	// the socket buffers are full.
 	for range 32 {
 		loop(1, func(int) {
-			conn, err := net.Dial("tcp", host)
+			conn, err := attacker.Dial("tcp", host)
 			if err != nil {
 				return
 			}
@@ -367,7 +367,7 @@ func TestAttack(t *testing.T) {
 	loop(1000, func(int) {
 		var conns []net.Conn
 		for range 600 {
-			c, err := net.DialTimeout("tcp", host, time.Second)
+			c, err := flooder.Dial("tcp", host)
 			if err != nil {
 				break
 			}
@@ -403,7 +403,7 @@ func TestAttack(t *testing.T) {
 	t.Logf("attack of %s: RSS idle %.1f MiB, peak %.1f MiB (%.2fx); well-behaved requests %d, p50 %s, p99 %s, max %s, failed %d",
 		length, float64(idle)/(1<<20), float64(peak)/(1<<20), float64(peak)/float64(idle),
 		len(good.lat), percentile(good.lat, 0.5), percentile(good.lat, 0.99), percentile(good.lat, 1), len(good.failures))
-	t.Logf("refused: %d batches, %d malformed, %d oversized, %d flood connections over %d floods; %d slow-header connections cut (longest %d ms)",
+	t.Logf("refused (besides 429s): %d batches, %d malformed, %d oversized, %d flood connections over %d floods; %d slow-header connections cut (longest %d ms)",
 		stats.batches.Load(), stats.malformed.Load(), stats.oversized.Load(), stats.refusedConns.Load(), stats.floods.Load(),
 		stats.slowCut.Load(), stats.slowCutMax.Load())
 	for i, f := range good.failures {
@@ -428,6 +428,19 @@ func TestAttack(t *testing.T) {
 	if len(good.failures) > 0 {
 		t.Errorf("after the attack: %s", good.failures[0])
 	}
+}
+
+// The attackers connect from other loopback addresses than the
+// well-behaved client (127.0.0.1), as they would from other hosts, so
+// that the per-address rate limit tells them apart.
+var (
+	attacker = &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	flooder  = &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 3)}, Timeout: time.Second}
+)
+
+// attackClient is an HTTP client that connects as an attacker.
+func attackClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: attacker.DialContext}}
 }
 
 type zeroReader struct{}

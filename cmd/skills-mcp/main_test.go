@@ -8,6 +8,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,9 +21,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skills-mcp/skills-mcp/internal/mcpclient"
+	"github.com/skills-mcp/skills-mcp/internal/mcpschema"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
@@ -65,6 +70,69 @@ func newClient(t *testing.T) *mcp.Client {
 	return c
 }
 
+// wireCheck validates every message a server sends on one connection
+// against the MCP JSON schema of the negotiated revision, and fails the test
+// at its end for each violation.
+type wireCheck struct {
+	st        *mcpschema.Stream
+	mu        sync.Mutex
+	validated int
+	bad       []string
+}
+
+func (w *wireCheck) Sent(msg []byte) { w.st.Sent(msg) }
+
+func (w *wireCheck) Received(msg []byte) {
+	vs := w.st.Received(msg)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.validated++
+	for _, v := range vs {
+		if len(w.bad) < 50 {
+			w.bad = append(w.bad, fmt.Sprintf("%s\n  in %.400s", v, msg))
+		}
+	}
+}
+
+// validated returns a meter whose tap checks every message received at
+// revision rev (or the one an initialize negotiates).
+func validated(t *testing.T, rev string) *mcpclient.Meter {
+	t.Helper()
+	st, err := mcpschema.NewStream(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &wireCheck{st: st}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.validated == 0 {
+			t.Error("no message from the server was validated")
+		}
+		for _, b := range w.bad {
+			t.Errorf("the server sent a message its %s schema refuses: %s", st.Revision(), b)
+		}
+	})
+	return &mcpclient.Meter{Tap: w}
+}
+
+// stdioTransport runs the binary with args over stdio, validating every
+// line it sends at revision rev.
+func stdioTransport(t *testing.T, rev string, env []string, args ...string) mcp.Transport {
+	return &mcpclient.CommandTransport{Argv: append([]string{binary}, args...), Env: env,
+		Meter: validated(t, rev), MaxMessageBytes: 64 << 20}
+}
+
+// httpTransport reaches url, validating every body and event received at
+// revision rev.
+func httpTransport(t *testing.T, rev, url string) mcp.Transport {
+	tr, err := mcpclient.NewHTTPTransport(url, nil, 64<<20, validated(t, rev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
 func listAll(t *testing.T, cs *mcp.ClientSession) []skillsext.Skill {
 	t.Helper()
 	var all []skillsext.Skill
@@ -89,9 +157,8 @@ func TestStdio(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cmd := exec.Command(binary, "--root", testLibrary, "--page-size", "2")
-			cmd.Env = append(testEnv(t), "SKILLS_ROOT=/must/not/be/read")
-			cs, err := newClient(t).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			tr := stdioTransport(t, v, append(testEnv(t), "SKILLS_ROOT=/must/not/be/read"), "--root", testLibrary, "--page-size", "2")
+			cs, err := newClient(t).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,11 +230,11 @@ func startHTTP(t *testing.T, env []string, args ...string) string {
 
 func TestHTTP(t *testing.T) {
 	url := startHTTP(t, nil, "--root", testLibrary)
-	for _, v := range []string{"2026-07-28", "2025-11-25"} {
+	for _, v := range []string{"2026-07-28", "2025-11-25", "2025-06-18"} {
 		t.Run(v, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cs, err := newClient(t).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			cs, err := newClient(t).Connect(ctx, httpTransport(t, v, url), &mcp.ClientSessionOptions{ProtocolVersion: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -595,12 +662,10 @@ func TestVaultPack(t *testing.T) {
 		tr   func() mcp.Transport
 	}{
 		{"zip over HTTP", func() mcp.Transport {
-			return &mcp.StreamableClientTransport{Endpoint: startHTTP(t, nil, "--lib", "bob="+out)}
+			return httpTransport(t, "2026-07-28", startHTTP(t, nil, "--lib", "bob="+out))
 		}},
 		{"folder over stdio", func() mcp.Transport {
-			cmd := exec.Command(binary, "--lib", "bob=../../testdata/vault")
-			cmd.Env = append(os.Environ(), "SKILLS_CACHE_DIR="+filepath.Join(dir, "cache"))
-			return &mcp.CommandTransport{Command: cmd}
+			return stdioTransport(t, "2026-07-28", append(os.Environ(), "SKILLS_CACHE_DIR="+filepath.Join(dir, "cache")), "--lib", "bob=../../testdata/vault")
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -644,4 +709,124 @@ func TestVaultPack(t *testing.T) {
 	if instr := cs.InitializeResult().Instructions; !strings.Contains(instr, "serves 3 Agent Skills") || !strings.Contains(instr, "playbooks") {
 		t.Errorf("instructions of the second start: %s", instr)
 	}
+}
+
+// wireLibrary holds empty, binary, CRLF and non-ASCII files.
+const wireLibrary = "../../testdata/wire"
+
+// TestWireEveryFile reads every file of a library of empty, binary, CRLF
+// and non-ASCII files, over stdio and over HTTP at every revision, with
+// every message the server sends validated against the revision's schema:
+// each read gives back the listed bytes, as text when they are UTF-8 (an
+// empty file as "text": "") and as a blob otherwise. The lists, skills/get
+// and every directory of each skill are validated alike.
+func TestWireEveryFile(t *testing.T) {
+	url := startHTTP(t, nil, "--root", wireLibrary)
+	for _, rev := range mcpschema.Revisions() {
+		for _, over := range []string{"stdio", "http"} {
+			t.Run(rev+"/"+over, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				var tr mcp.Transport
+				if over == "stdio" {
+					tr = stdioTransport(t, rev, testEnv(t), "--root", wireLibrary, "--page-size", "1")
+				} else {
+					tr = httpTransport(t, rev, url)
+				}
+				c := newClient(t)
+				mcp.AddSendingCustomMethod[*skillsext.ReadDirectoryParams, *skillsext.ReadDirectoryResult](c, skillsext.MethodReadDirectory)
+				cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				skills := listAll(t, cs)
+				if len(skills) != 2 {
+					t.Fatalf("listed %d skills, want 2", len(skills))
+				}
+				kinds := map[string]bool{}
+				for _, sk := range skills {
+					if _, err := mcp.CallCustomMethod[*skillsext.GetSkillParams, *skillsext.GetSkillResult](ctx, cs, skillsext.MethodGet, &skillsext.GetSkillParams{URI: sk.URI}); err != nil {
+						t.Errorf("skills/get %s: %v", sk.URI, err)
+					}
+					// Walk every directory of the skill, page by page.
+					type page struct{ dir, cursor string }
+					pages := []page{{dir: strings.TrimSuffix(sk.URI, "/SKILL.md")}}
+					for n := 0; len(pages) > 0 && n < 100; n++ {
+						p := pages[0]
+						pages = pages[1:]
+						res, err := mcp.CallCustomMethod[*skillsext.ReadDirectoryParams, *skillsext.ReadDirectoryResult](ctx, cs, skillsext.MethodReadDirectory, &skillsext.ReadDirectoryParams{URI: p.dir, Cursor: p.cursor})
+						if err != nil {
+							t.Errorf("resources/directory/read %s: %v", p.dir, err)
+							continue
+						}
+						for _, r := range res.Resources {
+							if r.MIMEType == "inode/directory" {
+								pages = append(pages, page{dir: r.URI})
+							}
+						}
+						if res.NextCursor != "" {
+							pages = append(pages, page{p.dir, res.NextCursor})
+						}
+					}
+					for _, f := range sk.Resources.List {
+						res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: f.URI})
+						if err != nil {
+							t.Errorf("resources/read %s: %v", f.URI, err)
+							continue
+						}
+						c := res.Contents[0]
+						data := []byte(c.Text)
+						kind := "text"
+						if c.Blob != nil {
+							data, kind = c.Blob, "blob"
+						}
+						switch {
+						case len(data) == 0:
+							kinds["empty "+kind] = true
+						case bytes.Contains(data, []byte("\r\n")):
+							kinds["CRLF "+kind] = true
+						}
+						if !utf8.Valid(data) {
+							kinds["binary "+kind] = true
+						} else if strings.ContainsFunc(string(data), func(r rune) bool { return r > 127 }) {
+							kinds["non-ASCII "+kind] = true
+						}
+						if int64(len(data)) != f.Size || digestOf(data) != f.Digest {
+							t.Errorf("%s read back as %d bytes %s, listed as %d %s", f.URI, len(data), digestOf(data), f.Size, f.Digest)
+						}
+					}
+				}
+				for _, want := range []string{"empty text", "CRLF text", "binary blob", "non-ASCII text"} {
+					if !kinds[want] {
+						t.Errorf("no %s file was read (read: %v)", want, kinds)
+					}
+				}
+				if kinds["empty blob"] || kinds["binary text"] {
+					t.Errorf("files served in the wrong form: %v", kinds)
+				}
+				// The catalog-independent lists are validated too.
+				if _, err := cs.ListTools(ctx, nil); err != nil {
+					t.Error(err)
+				}
+				if _, err := cs.ListPrompts(ctx, nil); err != nil {
+					t.Error(err)
+				}
+				if _, err := cs.ListResources(ctx, nil); err != nil {
+					t.Error(err)
+				}
+				if _, err := cs.ListResourceTemplates(ctx, nil); err != nil {
+					t.Error(err)
+				}
+				if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://wire-formats/none.md"}); err == nil {
+					t.Error("a read of a missing file succeeded")
+				}
+			})
+		}
+	}
+}
+
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

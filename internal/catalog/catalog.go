@@ -16,7 +16,9 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/vault"
 )
 
@@ -103,7 +105,7 @@ func OpenDirectory(namespace, dir string) (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	lib := &Library{Namespace: namespace, FS: root.FS(), Origin: dir, Kind: "directory", Dir: abs, close: root.Close}
+	lib := &Library{Namespace: namespace, FS: regfile.FS(root), Origin: dir, Kind: "directory", Dir: abs, close: root.Close}
 	bt, err := openBeneathTree(abs)
 	if err != nil {
 		root.Close()
@@ -158,8 +160,9 @@ type Options struct {
 	Workers int
 	// Logger receives one line per warning. If nil, nothing is logged.
 	Logger *slog.Logger
-	// NoScripts withholds scripts (by extension or shebang line) from every
-	// manifest and read; SKILL.md is always served.
+	// NoScripts withholds every executable from every manifest and read:
+	// scripts by extension or shebang line and compiled programs by magic
+	// bytes, as skill.SniffScript defines them. SKILL.md is always served.
 	NoScripts bool
 	// ExcludeTiers withholds skills whose frontmatter pricing-tier is listed
 	// (case-insensitive); not even skills/get answers for them.
@@ -187,6 +190,9 @@ type Options struct {
 	// inode, size and timestamps are unchanged since it was built are not
 	// read again.
 	Previous *Snapshot
+	// OnScanned, if set, is called at the end of every scan that completes,
+	// with its duration; rescan is set when Previous was (metrics use it).
+	OnScanned func(d time.Duration, rescan bool)
 }
 
 func (o *Options) withDefaults() Options {

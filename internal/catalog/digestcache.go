@@ -14,6 +14,7 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/lint"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/search"
 )
 
@@ -49,7 +50,7 @@ const (
 // digestCacheVersion changes whenever the record format or what a scan
 // computes per file changes (for example new lint rules), which
 // invalidates every record. The record's format is in digestrecord.go.
-const digestCacheVersion = "skills-mcp digest cache v7"
+const digestCacheVersion = "skills-mcp digest cache v8"
 
 // NewDigestCache returns a cache keeping its records in dir, created on
 // first save.
@@ -105,7 +106,7 @@ func (c *DigestCache) read(p, fp string) (cachedLib, error) {
 // readCacheFile reads the whole file at p in one allocation, if it is at
 // most limit bytes.
 func readCacheFile(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := regfile.Open(p)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ func recordFiles() []*found {
 	return []*found{
 		{name: "alpha/SKILL.md", size: 100, stat: fileStat{ok: true, dev: 1, ino: 2, size: 100, mtimeNs: -3, ctimeNs: 4}, hashedAt: 5,
 			digest: Digest{1, 2, 3}, text: true, linted: true, md: md},
+		{name: "alpha/bin/tool", size: 4, stat: fileStat{ok: true, size: 4}, script: &skill.Script{Binary: "Mach-O"}},
 		{name: "alpha/scripts/run.py", size: 7, stat: fileStat{ok: true, dev: 1, ino: 9, size: 7, mtimeNs: 1 << 60, ctimeNs: 1 << 61}, hashedAt: 1 << 62,
 			digest: Digest{31: 0xff}, text: true, linted: true, script: &skill.Script{Interpreter: "uv run", PEP723: true},
 			findings: []lint.Finding{{Rule: "pipe-to-shell", Severity: lint.Error, Path: "scripts/run.py", Line: 3, Column: 14, Message: "curl | sh"}}},

@@ -23,7 +23,8 @@ import (
 //	  identity   uvarint dev, ino; varint size, mtime, ctime, hashedAt
 //	  digest     32 bytes
 //	  flags      byte (flagText, ...)
-//	  script     string interpreter, if flagScript
+//	  script     string interpreter, if flagScript; then string binary
+//	             format, if flagBinary
 //	  findings   uvarint count, then rule, severity, path, line, column, message
 //	  SKILL.md   if flagMD: frontmatter, problems, body offset, fields
 //	count        uvarint
@@ -49,6 +50,8 @@ const (
 	flagHasTier
 	flagHasDev
 	flagDisabled
+	// A file's flag again: the script is a compiled program.
+	flagBinary
 )
 
 var errRecordDamaged = errors.New("digest cache record damaged")
@@ -87,7 +90,8 @@ func writeRecord(w io.Writer, fp string, files []*found, dirs []listedFolder) er
 			on   bool
 			flag uint
 		}{{f.text, flagText}, {f.archive, flagArchive}, {f.linted, flagLinted}, {f.script != nil, flagScript},
-			{f.script != nil && f.script.PEP723, flagPEP723}, {f.md != nil, flagMD}} {
+			{f.script != nil && f.script.PEP723, flagPEP723}, {f.md != nil, flagMD},
+			{f.script != nil && f.script.Binary != "", flagBinary}} {
 			if b.on {
 				flags |= b.flag
 			}
@@ -95,6 +99,9 @@ func writeRecord(w io.Writer, fp string, files []*found, dirs []listedFolder) er
 		e.Uint(uint64(flags))
 		if f.script != nil {
 			e.Str(f.script.Interpreter)
+			if f.script.Binary != "" {
+				e.Str(f.script.Binary)
+			}
 		}
 		e.Uint(uint64(len(f.findings)))
 		for _, fd := range f.findings {
@@ -287,6 +294,9 @@ func readFiles(d recordReader) (map[string]*found, error) {
 		f.text, f.archive, f.linted = flags&flagText != 0, flags&flagArchive != 0, flags&flagLinted != 0
 		if flags&flagScript != 0 {
 			f.script = &skill.Script{Interpreter: internInterpreter(d.Bytes()), PEP723: flags&flagPEP723 != 0}
+			if flags&flagBinary != 0 {
+				f.script.Binary = internInterpreter(d.Bytes())
+			}
 		}
 		if k := d.Count(minFindingBytes); k > 0 {
 			f.findings = make([]lint.Finding, k)
@@ -394,8 +404,8 @@ func readSkillMD(d recordReader) *skillMD {
 	return m
 }
 
-// internInterpreter returns the interpreter name without allocating for
-// the common ones.
+// internInterpreter returns the interpreter name (or binary format)
+// without allocating for the common ones.
 func internInterpreter(b []byte) string {
 	for _, s := range knownInterpreters {
 		if string(b) == s {
@@ -405,4 +415,5 @@ func internInterpreter(b []byte) string {
 	return string(b)
 }
 
-var knownInterpreters = []string{"python", "uv run", "bash", "sh", "node", "npx tsx", "zsh", "fish", "ruby", "perl", "php", "lua", "Rscript", "pwsh -File", "cmd /c"}
+var knownInterpreters = []string{"python", "uv run", "bash", "sh", "node", "npx tsx", "zsh", "fish", "ruby", "perl", "php", "lua", "Rscript", "pwsh -File", "cmd /c",
+	"", "ELF", "Mach-O", "PE", "WebAssembly"}

@@ -128,6 +128,17 @@ var mimeTypes = map[string]string{
 	".webp": "image/webp", ".ico": "image/x-icon", ".pdf": "application/pdf",
 	".woff": "font/woff", ".woff2": "font/woff2", ".ttf": "font/ttf", ".otf": "font/otf",
 	".wasm": "application/wasm", ".mp3": "audio/mpeg", ".wav": "audio/wav", ".mp4": "video/mp4",
+	// Documents, served as files (see skill.SniffDocument).
+	".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+	".docm": "application/vnd.ms-word.document.macroEnabled.12",
+	".xlsm": "application/vnd.ms-excel.sheet.macroEnabled.12",
+	".pptm": "application/vnd.ms-powerpoint.presentation.macroEnabled.12",
+	".odt":  "application/vnd.oasis.opendocument.text",
+	".ods":  "application/vnd.oasis.opendocument.spreadsheet",
+	".odp":  "application/vnd.oasis.opendocument.presentation",
+	".epub": "application/epub+zip",
 }
 
 func mimeType(name string, text bool) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // WatchedFolders returns the folders w watches, sorted.
@@ -45,3 +46,31 @@ func ListingsTrusted(lib *Library) bool {
 	bt, ok := lib.tree.(*beneathTree)
 	return ok && bt.listings
 }
+
+// Debounce and MaxDelay are the watcher's rescan delays.
+const Debounce, MaxDelay = debounce, maxDelay
+
+// DebounceLoop is the watcher's loop over kick, with rescan for its
+// rescans.
+func DebounceLoop(kick, stop <-chan struct{}, safety time.Duration, rescan func()) {
+	debounceLoop(kick, stop, safety, rescan)
+}
+
+// AfterListing makes scans of lib call fn with each folder just after
+// listing it, before any file in it is read.
+func AfterListing(lib *Library, fn func(dir string)) { lib.tree = afterListing{treeOf(lib), fn} }
+
+type afterListing struct {
+	tree
+	fn func(string)
+}
+
+func (t afterListing) readDir(dir string) ([]entry, error) {
+	entries, err := t.tree.readDir(dir)
+	t.fn(dir)
+	return entries, err
+}
+
+// ReadThroughRoot makes lib read through its os.Root, as where openat2 is
+// missing.
+func ReadThroughRoot(lib *Library) { lib.tree = nil }

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -13,6 +12,7 @@ import (
 	"path"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,12 +20,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/skills-mcp/skills-mcp/internal/lint"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
-// sniffBytes is how much of each file is kept while reading it to recognise
-// archives (magic numbers), scripts (shebang lines) and PEP 723 headers.
+// sniffBytes is how much of each file the script detector sees: shebang
+// lines, magic numbers and PEP 723 headers. Archives and documents are
+// sniffed on the whole file, which is in hand.
 const sniffBytes = 8 << 10
 
 // maxWalkDepth bounds recursion below a library root, whatever the
@@ -44,13 +46,6 @@ var toolDirs = map[string]bool{
 var compiledExts = map[string]bool{
 	".pyc": true, ".pyo": true, ".so": true, ".dylib": true, ".dll": true,
 	".whl": true, ".pyi": true,
-}
-
-// archiveExts are archive file names; content sniffing catches renamed ones.
-var archiveExts = []string{
-	".zip", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz", ".gz", ".bz2",
-	".xz", ".7z", ".rar", ".jar", ".war", ".ear", ".apk", ".iso", ".dmg",
-	".cab", ".zst", ".lz4",
 }
 
 func isToolDir(name string) bool {
@@ -115,6 +110,9 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 	snap.Generation = gen
 	snap.ScannedAt = start
 	snap.ScanDuration = time.Since(start)
+	if o.OnScanned != nil {
+		o.OnScanned(snap.ScanDuration, sc.prev != nil)
+	}
 	for _, w := range snap.warnings {
 		o.Logger.Warn(w.Message, "library", w.Library, "path", w.Path, "reason", w.Reason)
 	}
@@ -301,6 +299,15 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 			if inner == nil && depth+1 > w.sc.opts.Depth {
 				continue // no skill can be found below the discovery depth
 			}
+			if err := skillsext.CheckName(name); err != nil {
+				// No URI could name what is below it (see withheldName).
+				if inner != nil {
+					inner.skip(withheldName(err), quoteName(rel())+"/")
+				} else {
+					w.warn(p, "name", "folder %v; not walked: no skill below it could be served under a URI", err)
+				}
+				continue
+			}
 			if depth+1 > maxWalkDepth {
 				w.warn(p, "depth", "folder is nested deeper than %d levels; not walked", maxWalkDepth)
 				continue
@@ -319,6 +326,10 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 			}
 			if strings.HasPrefix(name, ".") {
 				inner.skip("dotfile", rel())
+				continue
+			}
+			if err := skillsext.CheckName(name); err != nil {
+				inner.skip(withheldName(err), quoteName(rel()))
 				continue
 			}
 			if e.err != nil {
@@ -342,6 +353,22 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 		}
 	}
 }
+
+// withheldName is the skip cause of a file or folder whose name
+// skillsext.CheckName refuses. Such a name would be listed under a URI
+// that ParseURI, and so every reader of ours (pull, check, this server's
+// own reads), refuses, or would show a reader something it is not; the
+// rule is skillsext's, so that listing and parsing agree.
+func withheldName(err error) string {
+	if ne, ok := err.(*skillsext.NameError); ok {
+		return "name " + ne.Rule
+	}
+	return err.Error()
+}
+
+// quoteName returns a path for a warning about its name: quoted, in ASCII,
+// so that a control or bidirectional character shows as an escape.
+func quoteName(p string) string { return strconv.QuoteToASCII(p) }
 
 // relTo returns p relative to the folder dir (both below the library root).
 func relTo(dir, p string) string {
@@ -443,12 +470,14 @@ func readOne(r io.Reader, f *found, buf []byte, lintFiles bool) []byte {
 	f.digest = sha256.Sum256(data)
 	f.text = utf8.Valid(data)
 	head := data[:min(len(data), sniffBytes)]
-	f.archive = isArchive(f.name, head)
+	// The whole file: an office document is a zip told from an archive by
+	// its entries.
+	_, f.archive = skill.SniffArchive(f.name, data)
 	if sc, ok := skill.SniffScript(f.name, head); ok {
 		f.script = &sc
 	}
 	f.linted = lintFiles
-	if lintFiles && lint.IsText(data) {
+	if lintFiles {
 		f.findings = lint.File(f.name, data)
 	}
 	if isSkillMD {
@@ -462,38 +491,6 @@ func readOne(r io.Reader, f *found, buf []byte, lintFiles bool) []byte {
 // maxReuse bounds the read buffer a worker keeps between files; a larger
 // file gets a buffer of its own, dropped after it.
 const maxReuse = 1 << 20
-
-// isArchive reports whether a file is an archive, by name or by content:
-// renaming payload.zip to notes.md does not get it past the check.
-func isArchive(name string, head []byte) bool {
-	lower := strings.ToLower(name)
-	for _, ext := range archiveExts {
-		if strings.HasSuffix(lower, ext) {
-			return true
-		}
-	}
-	magic := [][]byte{
-		[]byte("PK\x03\x04"), []byte("PK\x05\x06"), []byte("PK\x07\x08"), // zip
-		{0x1f, 0x8b},                       // gzip
-		{0xfd, '7', 'z', 'X', 'Z', 0x00},   // xz
-		[]byte("BZh"),                      // bzip2
-		{'7', 'z', 0xbc, 0xaf, 0x27, 0x1c}, // 7z
-		[]byte("Rar!\x1a\x07"),             // rar
-		{0x28, 0xb5, 0x2f, 0xfd},           // zstd
-		{0x04, 0x22, 0x4d, 0x18},           // lz4
-		[]byte("MSCF"),                     // cab
-	}
-	for _, m := range magic {
-		if bytes.HasPrefix(head, m) {
-			// "BZh" alone is too common in text; bzip2 also needs a block size digit.
-			if m[0] == 'B' && (len(head) < 4 || head[3] < '1' || head[3] > '9') {
-				continue
-			}
-			return true
-		}
-	}
-	return len(head) >= 262 && string(head[257:262]) == "ustar" // tar
-}
 
 func digestOf(data []byte) string {
 	sum := sha256.Sum256(data)
@@ -660,12 +657,21 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		sk.Path = sk.Folder // one copy of the bytes, as for file names below
 	}
 	sk.URI = skillsext.SkillURI(sk.Path)
+	if len(sk.URI) > skillsext.MaxURILength {
+		// ParseURI refuses it: no client could ask for the skill.
+		w.warn(mdName, "name", "the skill's URI is %d bytes once escaped, over the %d-byte limit of a URI; skill not served", len(sk.URI), skillsext.MaxURILength)
+		return nil
+	}
 	sk.tree = w.tree
 
 	sk.Risks = append(sk.Risks, rs.findings...)
 	var archives []string
 	for _, f := range files {
 		rel := relTo(rs.folder, f.name)
+		if errors.Is(f.err, regfile.ErrNotRegular) {
+			rs.skip("special file", rel) // swapped in since the listing
+			continue
+		}
 		if f.err != nil {
 			rs.skip("unreadable", rel)
 			continue
@@ -685,6 +691,10 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 		uri := sk.URI // the SKILL.md's, already made
 		if f.name != mdName {
 			uri = skillsext.FileURI(sk.Path, rel)
+			if len(uri) > skillsext.MaxURILength {
+				rs.skip(fmt.Sprintf("URI over %d bytes once escaped", skillsext.MaxURILength), rel)
+				continue
+			}
 		}
 		if tail := len(uri) - len(f.name); tail > 0 && uri[tail-1] == '/' && uri[tail:] == f.name {
 			// The name below the library root is most often the URI's

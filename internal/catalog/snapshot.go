@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/lint"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/search"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
@@ -210,7 +211,7 @@ type Warning struct {
 	Path string
 	// Reason is a short stable code: "frontmatter", "name-mismatch",
 	// "duplicate-uri", "archive", "oversize", "skipped-files", "symlink",
-	// "unreadable", "special-file", "depth".
+	// "unreadable", "special-file", "depth", "name".
 	Reason  string
 	Message string
 }
@@ -450,6 +451,11 @@ func (f *File) ReadFile() ([]byte, error) {
 // published, so that growth is detected. Errors name the file as what, and
 // r is closed.
 func readVerified(r io.ReadCloser, openErr error, what string, size int64, digest string) ([]byte, error) {
+	if errors.Is(openErr, regfile.ErrNotRegular) {
+		// Swapped for a FIFO, a device or a folder since the scan: what
+		// the snapshot published is gone, and the next scan withholds it.
+		return nil, fmt.Errorf("opening %s: %w: %w", what, openErr, ErrChanged)
+	}
 	if openErr != nil {
 		return nil, fmt.Errorf("opening %s: %w", what, openErr)
 	}

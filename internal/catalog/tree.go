@@ -4,6 +4,8 @@ import (
 	"io"
 	"io/fs"
 	"path"
+
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 )
 
 // entry is one child of a folder, as a scan sees it. Regular files carry
@@ -52,7 +54,25 @@ func (t fsTree) readDir(dir string) ([]entry, error) {
 	return out, nil
 }
 
-func (t fsTree) open(name string) (io.ReadCloser, error) { return t.fsys.Open(name) }
+// open opens a regular file. An os.Root's FS comes through regfile.FS, so
+// that a special file fails the open instead of blocking it; the Stat
+// refuses one in any other fs.FS.
+func (t fsTree) open(name string) (io.ReadCloser, error) {
+	f, err := t.fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: regfile.NotRegular(info.Mode())}
+	}
+	return f, nil
+}
 
 func (t fsTree) readLink(name string) (string, error) { return fs.ReadLink(t.fsys, name) }
 

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 )
 
 // beneathTree reads a directory library with openat2(RESOLVE_BENEATH |
@@ -305,11 +307,18 @@ func (t *beneathTree) open(name string) (io.ReadCloser, error) {
 	if !cleanName(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	fd, err := t.openat(name, unix.O_RDONLY)
+	// Non-blocking, and checked before any read: a file swapped for a FIFO
+	// would block the open until a writer came, and a device may act on
+	// being opened.
+	fd, err := t.openat(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return os.NewFile(uintptr(fd), name), nil
+	f := os.NewFile(uintptr(fd), name)
+	if err := regfile.Check(f); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 func (t *beneathTree) readLink(name string) (string, error) {

@@ -120,6 +120,12 @@ func Changed(old, cur *Snapshot) bool {
 // a quarter second is still immediate for a person editing a skill.
 const debounce = 250 * time.Millisecond
 
+// maxDelay bounds how long changes that keep coming put a rescan off. Each
+// event restarts the debounce, and a file rewritten every 100 ms held the
+// catalog stale for as long as the writes went on; now they cost at most
+// one rescan per maxDelay (and never more than one per debounce window).
+const maxDelay = 2 * time.Second
+
 // Watcher rescans a Reloader when files change in its directory libraries,
 // and every safety interval in case an event was missed (a network file
 // system, a watch limit reached).
@@ -316,35 +322,42 @@ func (w *Watcher) events() {
 
 // loop debounces kicks and runs the safety rescan. It is the only caller
 // of Rescan besides explicit requests, so rescans never pile up.
-func (w *Watcher) loop() {
-	var safety <-chan time.Time
-	if w.safety > 0 {
-		t := time.NewTicker(w.safety)
+func (w *Watcher) loop() { debounceLoop(w.kick, w.stop, w.safety, w.rescan) }
+
+// debounceLoop calls rescan after each burst of kicks, once no kick came
+// for the debounce window or, while kicks keep coming, once maxDelay after
+// the first of the burst, and every safety interval (0: never), until stop
+// closes.
+func debounceLoop(kick, stop <-chan struct{}, safety time.Duration, rescan func()) {
+	var safetyC <-chan time.Time
+	if safety > 0 {
+		t := time.NewTicker(safety)
 		defer t.Stop()
-		safety = t.C
+		safetyC = t.C
 	}
-	var timer *time.Timer
-	var fire <-chan time.Time
+	timer := time.NewTimer(debounce)
+	timer.Stop()
+	defer timer.Stop()
+	var fire <-chan time.Time // non-nil while a burst is pending
+	var first time.Time       // the first kick of the pending burst
 	for {
 		select {
-		case <-w.kick:
-			if timer == nil {
-				timer = time.NewTimer(debounce)
-			} else {
-				timer.Reset(debounce)
+		case <-kick:
+			now := time.Now()
+			if fire == nil {
+				first = now
 			}
+			timer.Reset(max(0, min(debounce, maxDelay-now.Sub(first))))
 			fire = timer.C
 			continue
 		case <-fire:
-			fire = nil
-		case <-safety:
-		case <-w.stop:
-			if timer != nil {
-				timer.Stop()
-			}
+		case <-safetyC:
+			timer.Stop() // this rescan sees the pending burst too
+		case <-stop:
 			return
 		}
-		w.rescan()
+		fire = nil
+		rescan()
 	}
 }
 

@@ -6,7 +6,8 @@
 // entry, the frontmatter against the served SKILL.md, the manifest against
 // a directory walk, digests and sizes recomputed from the bytes read, URIs,
 // names, limits, pagination, the errors for unknown URIs and the cache
-// fields of each revision. A server that also serves the superseded
+// fields of each revision, and every message the server sends against the
+// MCP JSON schema of the negotiated revision. A server that also serves the superseded
 // skill://index.json is checked against that draft, archives included.
 //
 // Every check is bounded: each request has a timeout, and pages, entries,
@@ -182,13 +183,19 @@ type Dialer func(ctx context.Context) (mcp.Transport, error)
 
 // Run checks the server that dial reaches and returns the report. It never
 // fails: a server that cannot be reached, or breaks off, is a FAIL in the
-// report. Run is safe to call concurrently.
+// report. When ctx ends with a cause (context.WithTimeoutCause, as the
+// CLI's overall deadline does), Run stops at once and the report says why.
+// Run is safe to call concurrently.
 func Run(ctx context.Context, dial Dialer, opts *Options) *Report {
 	c := &checker{opts: opts.withDefaults(), rec: newRecorder()}
 	rep := &Report{Versions: []string{}}
 	var first *listing
 	for i, v := range c.opts.Versions {
 		c.rec.conn = i
+		if cause := stoppedBy(ctx); cause != nil {
+			c.rec.add(Skip, "connect", v, "", "not connected: the run was stopped: %v", cause)
+			continue
+		}
 		s := c.connect(ctx, dial, v)
 		if s == nil {
 			continue
@@ -202,6 +209,7 @@ func Run(ctx context.Context, dial Dialer, opts *Options) *Report {
 		} else {
 			c.again(ctx, s, first)
 		}
+		c.wireResults(s)
 		s.close()
 	}
 	rep.Results = c.rec.finish()
@@ -295,6 +303,7 @@ type Check struct {
 // Agent Skills frontmatter rules, § sections of the research notes).
 var checks = []Check{
 	{"connect", "§1.1", "connects and negotiates a protocol revision"},
+	{"wire-schema", "MCP schema of the revision", "every message the server sends is valid against the MCP JSON schema of the negotiated revision (extension results against SEP-2640's shapes)"},
 	{"capability-declared", "S1", "capabilities.extensions declares io.modelcontextprotocol/skills"},
 	{"capability-inline", "S1", "the settings object sits directly under the identifier; directoryRead is a boolean"},
 	{"capability-resources", "S2", "the resources capability is declared too"},

@@ -24,6 +24,8 @@ type session struct {
 	// dead is set once the connection broke; later calls fail at once
 	// with it instead of waiting for a timeout each.
 	dead error
+	// wire validates what the server sends, if the transport allows.
+	wire *wireTap
 }
 
 // rawResult keeps a custom method's result as the server sent it, so that
@@ -58,12 +60,14 @@ func (c *checker) connect(ctx context.Context, dial Dialer, v string) *session {
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: v})
+	tapped, wire := c.tapTransport(t, v)
+	cs, err := client.Connect(cctx, tapped, &mcp.ClientSessionOptions{ProtocolVersion: v})
 	if err != nil {
 		c.rec.add(Fail, "connect", v, "", "connecting at %s: %s", v, describe(err, cctx, t, c.opts.Timeout))
+		c.wireResults(&session{version: v, wire: wire}) // an invalid handshake may be why
 		return nil
 	}
-	s := &session{cs: cs, version: cs.InitializeResult().ProtocolVersion, timeout: c.opts.Timeout, transport: t}
+	s := &session{cs: cs, version: cs.InitializeResult().ProtocolVersion, timeout: c.opts.Timeout, transport: t, wire: wire}
 	if s.version != v {
 		c.rec.add(Skip, "connect", s.version, "", "asked for %s, the server negotiated %s; checks of this connection apply to %s", v, s.version, s.version)
 	} else {
@@ -131,6 +135,10 @@ func (s *session) fail(err error, ctx context.Context) error {
 	}
 	msg := describe(err, ctx, s.transport, s.timeout)
 	switch {
+	case stoppedBy(ctx) != nil:
+		// The caller stopped the run (its overall deadline): no request
+		// of this connection can run any more, and none is to blame.
+		s.dead = fmt.Errorf("the run was stopped: %v", stoppedBy(ctx))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// A server that ignores one request may ignore all: fail the
 		// rest at once rather than waiting out every timeout.
@@ -158,10 +166,23 @@ func describe(err error, ctx context.Context, t mcp.Transport, timeout time.Dura
 			return cause
 		}
 	}
+	if cause := stoppedBy(ctx); cause != nil {
+		return "stopped: " + cause.Error()
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("no answer within %s", timeout)
 	}
 	return truncate(err.Error(), 300)
+}
+
+// stoppedBy returns the cause with which the caller ended ctx, such as the
+// CLI's overall deadline, or nil when ctx is live or ended by its own
+// timeout or a plain cancellation.
+func stoppedBy(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return cause
+	}
+	return nil
 }
 
 // code returns the JSON-RPC error code of err, or 0.

@@ -28,6 +28,7 @@ type checkConfig struct {
 	adversarial   bool
 	pageSizeProbe bool
 	timeout       time.Duration
+	deadline      time.Duration
 	maxPages      int
 }
 
@@ -73,6 +74,7 @@ func (c *checkCommand) flags(cfg *checkConfig) *flag.FlagSet {
 	fs.BoolVar(&cfg.adversarial, "adversarial", false, "print the oracle of each adversarial fixture the server offers: what a conformant host must do, and why")
 	fs.BoolVar(&cfg.pageSizeProbe, "page-size-probe", false, "also probe pagination: an invalid cursor, a second listing, and listings resumed from the first cursors")
 	fs.DurationVar(&cfg.timeout, "timeout", check.DefaultTimeout, "longest wait for one answer from the server")
+	fs.DurationVar(&cfg.deadline, "deadline", defaultDeadline, "longest the whole check may take; past it check stops and fails, with the results so far (or set SKILLS_DEADLINE)")
 	fs.IntVar(&cfg.maxPages, "max-pages", 0, fmt.Sprintf("most `pages` of one listing before it fails to terminate (default %d; %d with --adversarial)", check.DefaultMaxPages, adversarialMaxPages))
 	fs.Usage = func() {
 		fmt.Fprint(c.stderr, checkUsage)
@@ -120,6 +122,11 @@ func (c *checkCommand) parseArgs(args []string) (*checkConfig, error) {
 	case cfg.maxPages < 0:
 		return nil, usagef(hint, "--max-pages must be positive")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := c.deadlineFromEnv(&cfg.deadline, set["deadline"], hint); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 
@@ -139,6 +146,8 @@ func (c *checkCommand) Run(ctx context.Context, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, cancel := withDeadline(ctx, cfg.deadline)
+	defer cancel()
 
 	opts := &check.Options{Timeout: cfg.timeout, PageSizeProbe: cfg.pageSizeProbe, MaxPages: cfg.maxPages}
 	if cfg.adversarial && cfg.maxPages == 0 {
@@ -155,6 +164,9 @@ func (c *checkCommand) Run(ctx context.Context, args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if pastDeadline(ctx) {
+		return deadlineError("check", cfg.deadline, nil, "the results above are partial")
 	}
 	if cfg.adversarial {
 		if len(rep.Fixtures) == 0 {

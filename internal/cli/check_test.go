@@ -73,6 +73,7 @@ func TestCheckArgs(t *testing.T) {
 		{"--url", "http://x", "extra"},
 		{"--url", "http://x", "--timeout", "0s"},
 		{"--url", "http://x", "--max-pages", "-1"},
+		{"--url", "http://x", "--deadline", "0s"},
 		{"--url", "ftp://x"},
 		{"--bogus"},
 	} {

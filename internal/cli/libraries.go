@@ -18,6 +18,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/config"
 	"github.com/skills-mcp/skills-mcp/internal/library"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/vault"
 )
 
@@ -73,12 +74,22 @@ func (o *opened) close() {
 type libraries struct {
 	// onFolder is given to every scan (catalog.Options.OnFolder).
 	onFolder func(*catalog.Library, string)
+	// onScanned is given to every scan (catalog.Options.OnScanned).
+	onScanned func(time.Duration, bool)
 
 	cfg     *serveConfig
 	log     *slog.Logger
 	cache   *library.Cache
 	digests *catalog.DigestCache
 
+	// reloadMu serialises the reloads (reloadConfig, refreshArchives): a
+	// config file event and a SIGHUP may come at once, and each reload
+	// reads the state the one before left.
+	reloadMu sync.Mutex
+
+	// mu guards what Source reads. A reload opens everything first and
+	// swaps it in under mu at once, so a scan sees the whole previous
+	// configuration or the whole new one.
 	mu       sync.Mutex
 	fixed    []*opened
 	file     []*opened
@@ -103,7 +114,7 @@ func openLibraries(ctx context.Context, cfg *serveConfig, env env, log *slog.Log
 				src.vault = v.dir
 			}
 		}
-		o, err := l.open(ctx, src)
+		o, err := l.open(ctx, src, nil)
 		if err != nil {
 			l.Close()
 			return nil, usagef("point --lib/--root at a readable folder of skills, a .zip, or an https URL pinned with #sha256=", "%v", err)
@@ -142,8 +153,9 @@ func newCache(cfg *serveConfig, env env, log *slog.Logger) *library.Cache {
 	return &library.Cache{Dir: dir, Limits: limits, Logger: log, Env: env}
 }
 
-// open opens one source. The error names the library and what it is.
-func (l *libraries) open(ctx context.Context, src source) (*opened, error) {
+// open opens one source, with fileCfg the config file in force for it (nil
+// for none). The error names the library and what it is.
+func (l *libraries) open(ctx context.Context, src source, fileCfg *config.Config) (*opened, error) {
 	what := "library root"
 	if src.ns != "" {
 		what = "library " + strconv.Quote(src.ns)
@@ -162,7 +174,7 @@ func (l *libraries) open(ctx context.Context, src source) (*opened, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %v", what, library.Redact(src.value), err)
 		}
-		spec.AllowUnverified = l.allowUnverified()
+		spec.AllowUnverified = l.cfg.allowUnverified || fileCfg != nil && fileCfg.AllowUnverified != nil && *fileCfg.AllowUnverified
 		d, digest, warning, err := l.cache.Fetch(ctx, spec)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s cannot be fetched: %v", what, library.Redact(src.value), err)
@@ -206,7 +218,7 @@ func (l *libraries) openLayout(o *opened, dir string) error {
 	if err != nil {
 		return err
 	}
-	layout := vault.DetectLayout(root.FS())
+	layout := vault.DetectLayout(regfile.FS(root))
 	root.Close()
 	if err := beneath(dir, layout.Skills); err != nil {
 		return err
@@ -297,15 +309,6 @@ func (l *libraries) release(olds []*opened, grace time.Duration) {
 	time.AfterFunc(grace, done)
 }
 
-func (l *libraries) allowUnverified() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cfg.allowUnverified {
-		return true
-	}
-	return l.fileCfg != nil && l.fileCfg.AllowUnverified != nil && *l.fileCfg.AllowUnverified
-}
-
 // zipFiles returns the local archives served, to be watched for changes.
 func (l *libraries) zipFiles() []string {
 	l.mu.Lock()
@@ -326,15 +329,18 @@ func (l *libraries) zipFiles() []string {
 // a stat), an unpinned URL is checked against its sidecar. On failure the
 // previous copy keeps serving.
 func (l *libraries) refreshArchives(ctx context.Context) {
+	l.reloadMu.Lock()
+	defer l.reloadMu.Unlock()
 	l.mu.Lock()
 	fixed := slices.Clone(l.fixed)
+	fileCfg := l.fileCfg
 	l.mu.Unlock()
 	var replaced []*opened
 	for i, o := range fixed {
 		if o.lib.Kind == "directory" {
 			continue
 		}
-		n, err := l.open(ctx, o.src)
+		n, err := l.open(ctx, o.src, fileCfg)
 		if err != nil {
 			l.log.Error("library refresh failed; the previous copy keeps serving", "library", o.src.ns, "err", err)
 			continue
@@ -349,12 +355,48 @@ func (l *libraries) refreshArchives(ctx context.Context) {
 }
 
 // reloadConfig reads, validates and applies the config file. On any error
-// nothing changes: the libraries already served keep serving.
+// nothing changes: the libraries and switches already served keep serving.
+// Reloads run one at a time, each reading the file when its turn comes, so
+// the last one applies the file as it is then; a scan meanwhile sees the
+// previous configuration whole.
 func (l *libraries) reloadConfig(ctx context.Context) error {
+	l.reloadMu.Lock()
+	defer l.reloadMu.Unlock()
 	path := l.cfg.configPath
-	f, err := os.Open(path)
+	c, err := l.readConfig(path)
 	if err != nil {
-		return fmt.Errorf("config file: %v", unwrapPathErr(err))
+		return err
+	}
+	// Open every library first; swap only when all opened. The config's
+	// allowUnverified applies to the libraries it lists.
+	var opened []*opened
+	for _, lc := range c.Libraries {
+		src := source{ns: lc.Namespace, value: cmp.Or(lc.URL, lc.Root), sha256: lc.SHA256, noScripts: lc.NoScripts,
+			info: catalog.Info{Title: lc.Title, Source: lc.Source, Version: lc.Version, Metadata: lc.Metadata}}
+		if lc.Vault != nil {
+			src.vault, src.noVault = lc.Vault.Path, lc.Vault.Disabled
+		}
+		o, err := l.open(ctx, src, c)
+		if err != nil {
+			l.release(opened, 0)
+			return fmt.Errorf("config file %s: %w", path, err)
+		}
+		opened = append(opened, o)
+	}
+	l.mu.Lock()
+	replaced := l.file
+	l.file, l.fileCfg = opened, c
+	l.mu.Unlock()
+	l.release(replaced, rootGrace)
+	return nil
+}
+
+// readConfig reads, validates and resolves the config file at path, and
+// checks it against the command line.
+func (l *libraries) readConfig(path string) (*config.Config, error) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %v", unwrapPathErr(err))
 	}
 	c, err := config.Parse(f)
 	f.Close()
@@ -365,47 +407,19 @@ func (l *libraries) reloadConfig(ctx context.Context) error {
 		err = c.Resolve(filepath.Dir(path))
 	}
 	if err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
+		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	if l.cfg.root != "" {
-		return fmt.Errorf("config file %s: --root serves one un-namespaced library and cannot be combined with config libraries", path)
+		return nil, fmt.Errorf("config file %s: --root serves one un-namespaced library and cannot be combined with config libraries", path)
 	}
 	for i, lib := range c.Libraries {
 		for _, fixed := range l.cfg.libs {
 			if fixed.ns == lib.Namespace {
-				return fmt.Errorf("config file %s: libraries[%d].namespace %q is already given on the command line", path, i, lib.Namespace)
+				return nil, fmt.Errorf("config file %s: libraries[%d].namespace %q is already given on the command line", path, i, lib.Namespace)
 			}
 		}
 	}
-	// The config's allowUnverified applies to the libraries it lists.
-	l.mu.Lock()
-	prevCfg := l.fileCfg
-	l.fileCfg = c
-	l.mu.Unlock()
-	// Open every library first; swap only when all opened.
-	var opened []*opened
-	for _, lc := range c.Libraries {
-		src := source{ns: lc.Namespace, value: cmp.Or(lc.URL, lc.Root), sha256: lc.SHA256, noScripts: lc.NoScripts,
-			info: catalog.Info{Title: lc.Title, Source: lc.Source, Version: lc.Version, Metadata: lc.Metadata}}
-		if lc.Vault != nil {
-			src.vault, src.noVault = lc.Vault.Path, lc.Vault.Disabled
-		}
-		o, err := l.open(ctx, src)
-		if err != nil {
-			l.release(opened, 0)
-			l.mu.Lock()
-			l.fileCfg = prevCfg
-			l.mu.Unlock()
-			return fmt.Errorf("config file %s: %w", path, err)
-		}
-		opened = append(opened, o)
-	}
-	l.mu.Lock()
-	replaced := l.file
-	l.file = opened
-	l.mu.Unlock()
-	l.release(replaced, rootGrace)
-	return nil
+	return c, nil
 }
 
 // Source implements catalog.Source: the current libraries and the scan
@@ -436,6 +450,7 @@ func (l *libraries) Source() ([]*catalog.Library, *catalog.Options) {
 		NoLint:        l.cfg.noLint,
 		DigestCache:   l.digests,
 		OnFolder:      l.onFolder,
+		OnScanned:     l.onScanned,
 		Logger:        l.log,
 	}
 	if c := l.fileCfg; c != nil {

@@ -22,6 +22,7 @@ import (
 	"unicode"
 
 	"github.com/skills-mcp/skills-mcp/internal/lint"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
 
@@ -48,6 +49,9 @@ const (
 	lintMaxZipEntries = 10000
 	// lintMaxLinkTarget bounds a symlink target read from a zip entry.
 	lintMaxLinkTarget = 4 << 10
+	// lintSniffBytes is the start of a file the script detector sees, as
+	// in the catalog.
+	lintSniffBytes = 8 << 10
 )
 
 // lintToolDirs are never entered: tool state, not skill content (as in the
@@ -235,7 +239,7 @@ func openDirSource(p, display string) (*lintSource, error) {
 	}
 	// The root stays open until the report is done: files are read later,
 	// on the worker pool.
-	fsys := root.FS()
+	fsys := regfile.FS(root)
 	abs, _ := filepath.Abs(p)
 	src := &lintSource{display: display, rootName: filepath.Base(abs), close: root.Close}
 	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
@@ -278,7 +282,7 @@ func openZipSource(p, display string, size int64) (*lintSource, error) {
 	if size > lintMaxZipBytes {
 		return nil, fmt.Errorf("%d MiB is over the %d MiB limit for zips", size>>20, lintMaxZipBytes>>20)
 	}
-	f, err := os.Open(p)
+	f, err := regfile.Open(p)
 	if err != nil {
 		return nil, err
 	}
@@ -359,6 +363,10 @@ type lintSkill struct {
 	Files    int            `json:"files"` // files counted toward the SEP-2640 limit
 	Bytes    int64          `json:"bytes"`
 	Findings []lint.Finding `json:"findings"`
+	// Scripts lists the files a host could run (scripts and compiled
+	// programs, as skill.SniffScript says), which serve --no-scripts
+	// withholds; relative to the skill folder, in the order linted.
+	Scripts []string `json:"scripts,omitempty"`
 	// Archive marks the findings about a zip itself (unsafe entry names),
 	// which belong to no skill.
 	Archive bool `json:"archive,omitempty"`
@@ -575,9 +583,12 @@ func (sk *lintSkill) lint(ctx context.Context) {
 					sk.Name = doc.Frontmatter.Name()
 				}
 			}
-			if f := lint.Archive(r, data[:min(len(data), 512)]); f != nil {
+			if f := lint.Archive(r, data); f != nil {
 				sk.Findings = append(sk.Findings, *f)
 				continue
+			}
+			if _, ok := skill.SniffScript(r, data[:min(len(data), lintSniffBytes)]); ok && r != "SKILL.md" {
+				sk.Scripts = append(sk.Scripts, r)
 			}
 			sk.Findings = append(sk.Findings, lint.File(r, data)...)
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/skills-mcp/skills-mcp/internal/lint"
+	"github.com/skills-mcp/skills-mcp/internal/skill/skilltest"
 )
 
 const lintCorpus = "../../testdata/lint"
@@ -84,9 +86,11 @@ func TestLintArgs(t *testing.T) {
 	}
 }
 
-// fileRules are the rules File reports (the rest are skill-level).
+// fileRules are the rules File reports on the committed corpus (the rest
+// are skill-level, or need binary files the corpus does not commit).
 func fileRules() []string {
-	skillLevel := []string{lint.RuleSkillFrontmatter, lint.RuleSkillName, lint.RuleSkillLimits, lint.RuleSkillArchive, lint.RuleSymlinkEscape, lint.RuleZipPath}
+	skillLevel := []string{lint.RuleSkillFrontmatter, lint.RuleSkillName, lint.RuleSkillLimits, lint.RuleSkillArchive, lint.RuleSymlinkEscape, lint.RuleZipPath,
+		lint.RuleExecutableBinary, lint.RuleMacroDocument}
 	var out []string
 	for _, r := range lint.Rules() {
 		if !slices.Contains(skillLevel, r.ID) {
@@ -437,5 +441,51 @@ func TestLintNoSkill(t *testing.T) {
 	status, out, stderr := runLint(t, dir)
 	if status != exitFailure || !strings.Contains(stderr, "no SKILL.md found") || !strings.Contains(out, "0 skill(s)") {
 		t.Errorf("status %d, out %q, stderr %q", status, out, stderr)
+	}
+}
+
+// TestLintExecutablesAndDocuments lints a skill holding every kind of
+// executable, documents and a fake one: the report lists each executable
+// as a script (what serve --no-scripts withholds), labels the compiled
+// programs and the documents with macros, and calls only the fake document
+// an archive.
+func TestLintExecutablesAndDocuments(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"tools/SKILL.md": skillMD("tools"), "tools/assets/fake.docx": string(skilltest.FakeDocument())}
+	exec := skilltest.Executables()
+	for name, data := range exec {
+		files["tools/"+name] = string(data)
+	}
+	for _, m := range []map[string][]byte{skilltest.NotExecutables(), skilltest.Documents(), skilltest.MacroDocuments()} {
+		for name, data := range m {
+			files["tools/"+name] = string(data)
+		}
+	}
+	writeTree(t, dir, files)
+	_, out, _ := runLint(t, "--format", "json", filepath.Join(dir, "tools"))
+	var report lintReport
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(report.Skills) != 1 {
+		t.Fatalf("%d skills, want 1\n%s", len(report.Skills), out)
+	}
+	sk := report.Skills[0]
+	want := slices.Sorted(maps.Keys(exec))
+	if got := slices.Sorted(slices.Values(sk.Scripts)); !slices.Equal(got, want) {
+		t.Errorf("scripts = %v\nwant %v", got, want)
+	}
+	byRule := map[string][]string{}
+	for _, f := range sk.Findings {
+		byRule[f.Rule] = append(byRule[f.Rule], f.Path)
+	}
+	for rule, want := range map[string][]string{
+		lint.RuleSkillArchive:     {"assets/fake.docx"},
+		lint.RuleMacroDocument:    {"assets/budget.xlsm", "assets/report.docx"},
+		lint.RuleExecutableBinary: {"bin/elf-tool", "bin/fat-tool", "bin/macho-tool", "bin/macho32-tool", "bin/pe-tool.dat", "bin/wasm-module.data"},
+	} {
+		if got := slices.Sorted(slices.Values(byRule[rule])); !slices.Equal(got, want) {
+			t.Errorf("%s on %v, want %v", rule, got, want)
+		}
 	}
 }

@@ -43,9 +43,11 @@ type pullConfig struct {
 	json          bool
 	allowDynamic  bool
 	allowOversize bool
+	noScripts     bool
 	header        http.Header
 	tokenEnv      string
 	timeout       time.Duration
+	deadline      time.Duration
 }
 
 const pullUsage = `Usage: skills-mcp pull [SKILL…] (--url URL | --command CMD ARGS…) [flags]
@@ -80,6 +82,7 @@ func (c *pullCommand) flags(cfg *pullConfig) *flag.FlagSet {
 	fs.BoolVar(&cfg.json, "json", false, "print a JSON report on stdout instead of lines")
 	fs.BoolVar(&cfg.allowDynamic, "allow-dynamic", false, `pull skills whose manifest is "dynamic" (no digests: only the frontmatter is verified)`)
 	fs.BoolVar(&cfg.allowOversize, "allow-oversize", false, "pull skills over the SEP-2640 limits of 512 files or 16 MiB")
+	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "write no executable (scripts by extension or shebang line, compiled programs), as serve --no-scripts withholds them")
 	fs.Func("header", "send `'Name: value'` with every HTTP request to the server (repeatable)", func(v string) error {
 		name, value, err := parseHeader(v)
 		if err != nil {
@@ -93,6 +96,7 @@ func (c *pullCommand) flags(cfg *pullConfig) *flag.FlagSet {
 	})
 	fs.StringVar(&cfg.tokenEnv, "token-env", "", "send the bearer token held in environment variable `VAR` (Authorization: Bearer …)")
 	fs.DurationVar(&cfg.timeout, "timeout", pull.DefaultRequestTimeout, "longest wait for one answer from the server")
+	fs.DurationVar(&cfg.deadline, "deadline", defaultDeadline, "longest the whole pull may take, connecting, listing and reading included; past it pull stops and writes nothing (or set SKILLS_DEADLINE)")
 	fs.Usage = func() {
 		fmt.Fprint(c.stderr, pullUsage)
 		fs.PrintDefaults()
@@ -179,6 +183,9 @@ func (c *pullCommand) parseArgs(args []string) (*pullConfig, error) {
 	case cfg.timeout <= 0:
 		return nil, usagef(hint, "--timeout must be positive")
 	}
+	if err := c.deadlineFromEnv(&cfg.deadline, set["deadline"], hint); err != nil {
+		return nil, err
+	}
 	if cfg.list {
 		for _, name := range []string{"all", "to", "keep-path", "with-deps", "sync", "force", "dry-run", "allow-dynamic", "allow-oversize"} {
 			if set[name] {
@@ -252,7 +259,17 @@ func (c *pullCommand) Run(ctx context.Context, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, cancel := withDeadline(ctx, cfg.deadline)
+	defer cancel()
+	err = c.run(ctx, cfg)
+	if pastDeadline(ctx) && err != nil {
+		return deadlineError("pull", cfg.deadline, err, "nothing was written")
+	}
+	return err
+}
 
+// run connects, lists and pulls, within ctx.
+func (c *pullCommand) run(ctx context.Context, cfg *pullConfig) error {
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ep := pull.Endpoint{URL: cfg.url, Header: cfg.header, Command: cfg.command}
 	if cfg.url != "" && cfg.header.Get("Authorization") != "" {
@@ -306,6 +323,7 @@ func (c *pullCommand) Run(ctx context.Context, args []string) error {
 		DryRun:        cfg.dryRun,
 		AllowDynamic:  cfg.allowDynamic,
 		AllowOversize: cfg.allowOversize,
+		NoScripts:     cfg.noScripts,
 	}
 	var bar *progressBar
 	if !cfg.json && isTerminal(c.stderr) {
@@ -463,6 +481,12 @@ func (c *pullCommand) printReport(rep *pull.Report) {
 			extra := ""
 			if s.Dynamic {
 				extra = "; dynamic: only the frontmatter was verified"
+			}
+			if n := len(s.Scripts); n > 0 {
+				extra += fmt.Sprintf("; %d %s", n, plural(n, "executable"))
+				if s.Withheld {
+					extra += " not written (--no-scripts)"
+				}
 			}
 			fmt.Fprintf(c.stdout, "%-12s %s → %s  (%d fetched, %d updated, %d kept, %d deleted; %s%s)\n",
 				action, s.Path, dir, s.Fetched, s.Updated, s.Kept, s.Deleted, humanBytes(s.Bytes), extra)

@@ -87,6 +87,7 @@ func TestPullArgs(t *testing.T) {
 			continue
 		}
 		tc.want.timeout = pull.DefaultRequestTimeout
+		tc.want.deadline = defaultDeadline
 		if fmt.Sprintf("%#v", *got) != fmt.Sprintf("%#v", tc.want) {
 			t.Errorf("%q:\n got %#v\nwant %#v", tc.args, *got, tc.want)
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/server"
 )
 
@@ -74,6 +75,7 @@ type serveConfig struct {
 	vaults          []libSpec // --vault NS=DIR
 	noPlaybooks     bool
 	noValueChains   bool
+	rate            rateSettings // HTTP rate limits
 
 	// HTTP resource limits.
 	maxRequests int
@@ -85,6 +87,8 @@ type libSpec struct{ ns, dir string }
 
 type serveCommand struct {
 	streams
+	// metrics counts what an HTTP server does; nil over stdio.
+	metrics *serverMetrics
 }
 
 // envTwins maps each flag to its environment variable. The flag beats the
@@ -120,6 +124,11 @@ var envTwins = map[string]string{
 	"no-playbooks":     "SKILLS_NO_PLAYBOOKS",
 	"no-value-chains":  "SKILLS_NO_VALUE_CHAINS",
 
+	// The HTTP rate limits (ratelimit.go).
+	"rate-limit-address": "SKILLS_RATE_LIMIT_ADDRESS",
+	"rate-limit-token":   "SKILLS_RATE_LIMIT_TOKEN",
+	"rate-limit-burst":   "SKILLS_RATE_LIMIT_BURST",
+
 	// HTTP resource limits.
 	"max-requests":       "SKILLS_MAX_REQUESTS",
 	"max-conns":          "SKILLS_MAX_CONNS",
@@ -154,11 +163,11 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 		cfg.allowedHosts = append(cfg.allowedHosts, splitList(v)...)
 		return nil
 	})
-	fs.IntVar(&cfg.maxRequests, "max-requests", httpserve.DefaultMaxConcurrent, "HTTP requests handled at once; more get 503 with Retry-After (`N`)")
-	fs.IntVar(&cfg.maxConns, "max-conns", httpserve.DefaultMaxConns, "HTTP connections open at once; more are answered 503 and closed (`N`)")
+	fs.IntVar(&cfg.maxRequests, "max-requests", httpserve.DefaultMaxConcurrent, "at most `N` HTTP requests handled at once; more get 503 with Retry-After")
+	fs.IntVar(&cfg.maxConns, "max-conns", httpserve.DefaultMaxConns, "at most `N` HTTP connections open at once; more are answered 503 and closed")
 	fs.Int64Var(&cfg.maxResponse, "max-response-bytes", 0, "largest HTTP answer to one request, in `bytes` (default 16 MiB, or twice --max-file-bytes if that is more)")
 	fs.StringVar(&cfg.configPath, "config", "", "read more libraries and settings from the JSON config `FILE`; edits apply while serving (SIGHUP forces a reload)")
-	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "withhold scripts (by extension or shebang line) from every library")
+	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "withhold every executable from every library: scripts by extension or shebang line, compiled programs by magic bytes")
 	fs.Func("exclude-tiers", "withhold skills whose frontmatter pricing-tier is one of `TIERS` (comma-separated)", func(v string) error {
 		cfg.excludeTiers = append(cfg.excludeTiers, splitList(v)...)
 		return nil
@@ -184,6 +193,7 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	fs.BoolVar(&cfg.noPlaybooks, "no-playbooks", false, "serve no vault playbooks (and no playbook tools, prompt or resources)")
 	fs.BoolVar(&cfg.noValueChains, "no-value-chains", false, "serve no vault value chains (and no value-chain tools or resources)")
 	fs.BoolVar(&cfg.noLint, "no-lint", false, "turn the risk linter off (it labels skills; it never withholds them)")
+	cfg.rate.register(fs)
 	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	fs.Func("log-level", "log `level`: debug, info, warn or error (default info)", func(v string) error {
 		return cfg.logLevel.UnmarshalText([]byte(v))
@@ -213,9 +223,10 @@ Environment (a flag beats its variable):
   SKILLS_DEPTH, SKILLS_EXCLUDE, SKILLS_STRICT, SKILLS_ALLOW_OVERSIZE, SKILLS_MAX_FILE_BYTES,
   SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_TOOL_PREFIX (--prefix),
   SKILLS_HTTP, SKILLS_TOKEN_FILE, SKILLS_NO_PLAYBOOKS, SKILLS_NO_VALUE_CHAINS,
-  SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL, SKILLS_MAX_REQUESTS, SKILLS_MAX_CONNS,
-  SKILLS_MAX_RESPONSE_BYTES
-                         the flag of the same name
+  SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL, SKILLS_RATE_LIMIT_ADDRESS, SKILLS_RATE_LIMIT_TOKEN,
+  SKILLS_RATE_LIMIT_BURST, SKILLS_MAX_REQUESTS, SKILLS_MAX_CONNS, SKILLS_MAX_RESPONSE_BYTES
+                         the flag of the same name (the rate limits also come from the config
+                         file's rateLimitAddress, rateLimitToken and rateLimitBurst, read at start)
   SKILLS_TOKEN           a bearer token required over HTTP (with --token-file, both are accepted)
   SKILLS_LINT            false turns the risk linter off (--no-lint)
 `
@@ -223,7 +234,7 @@ Environment (a flag beats its variable):
 // parseArgs reads flags, then fills what they left unset from the
 // environment.
 func (c *serveCommand) parseArgs(args []string) (*serveConfig, error) {
-	cfg := &serveConfig{}
+	cfg := &serveConfig{rate: defaultRateSettings()}
 	fs := c.flags(cfg)
 	if err := fs.Parse(expandBareHTTP(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -374,8 +385,24 @@ func splitList(v string) []string {
 	return out
 }
 
+// shutdownTimeout bounds how long serve takes to exit once SIGTERM or
+// SIGINT arrives: long enough for the HTTP drain (httpserve's grace) and
+// the stdio session's close (server.DrainTimeout), after which the process
+// exits even if a scan or a read is stuck in a system call.
+const shutdownTimeout = 15 * time.Second
+
 // Run implements command.
 func (c *serveCommand) Run(ctx context.Context, args []string) error {
+	// The signals are taken before anything slow (opening libraries, the
+	// first scan): SIGHUP's default action ends the process, so one sent
+	// while the server starts is held here and applied as a reload once
+	// the catalog serves; SIGTERM and SIGINT stop it from the first instant.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
 	cfg, err := c.parseArgs(args)
 	if err != nil {
 		return err
@@ -388,9 +415,29 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		sdkLog = log
 	}
 
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// Once told to stop, serve drains and closes what it opened; what is
+	// stuck in a system call (a read of a file that never answers) cannot
+	// be interrupted, so after shutdownTimeout Run returns without it and
+	// the process exits.
+	served := make(chan error, 1)
+	go func() { served <- c.serve(ctx, cfg, hup, log, sdkLog) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-served:
+		return err
+	case <-time.After(shutdownTimeout):
+		log.Error("shutdown did not finish in time; exiting with work still running", "deadline", shutdownTimeout)
+		return fmt.Errorf("shutdown did not finish within %s (a scan or a read is stuck)", shutdownTimeout)
+	}
+}
 
+// serve serves until ctx ends (or stdin does), then drains and closes.
+// hup receives SIGHUP from the process's start on.
+func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan os.Signal, log, sdkLog *slog.Logger) error {
 	if cfg.profile == "adversarial" {
 		log.Warn("serving the adversarial research profile: hostile SEP-2640 fixtures with benign payloads; never point a production host at it")
 		ms := adversarial.New(&adversarial.Options{Name: cfg.name, Version: version(), Logger: sdkLog})
@@ -409,6 +456,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer libs.Close()
+	libs.rateFromFile()
 
 	// The watcher exists before the first scan, which watches each folder
 	// as it lists it: no edit can fall between the scan and the watches.
@@ -417,6 +465,11 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("watching libraries: %w", err)
 	}
 	defer watcher.Close()
+	// The catalog's work (the first scan, reloads, the watcher) outlives
+	// ctx until the front end has drained: a request waiting for the first
+	// scan when SIGTERM comes is answered if the scan ends in time.
+	work, endWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer endWork()
 	libs.onFolder = watcher.Folder
 	if cfg.stats {
 		libs.onFolder = nil
@@ -438,6 +491,9 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	// milliseconds whatever the catalog's size, and every request that
 	// reads the catalog waits for the first scan (see server.New).
 	store := catalog.NewPendingStore()
+	if cfg.http != "" {
+		c.metrics = newMetrics(store, libs)
+	}
 	notifier := &server.Notifier{}
 	instrFile := instructionsFile(libs.cache.Dir, cfg)
 	srv := server.NewServer(store, &server.Options{
@@ -478,10 +534,10 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		select {
 		case <-first:
 		case <-time.After(scanDelay):
-		case <-ctx.Done():
+		case <-work.Done():
 			return
 		}
-		if err := c.startCatalog(ctx, cfg, libs, watcher, store, notifier, srv, instrFile, log); err != nil && ctx.Err() == nil {
+		if err := c.startCatalog(work, cfg, libs, watcher, store, notifier, srv, instrFile, hup, log); err != nil && work.Err() == nil {
 			log.Error("first scan failed", "err", err)
 		}
 	}()
@@ -560,9 +616,10 @@ func firstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Optio
 
 // startCatalog runs the first scan, installs it, and then starts what keeps
 // the catalog current: the reloader, the watcher, config and archive
-// reloads and SIGHUP. It returns when the catalog is live (or ctx ends).
+// reloads and SIGHUP (from hup, which holds one sent meanwhile). It returns
+// when the catalog is live (or ctx ends).
 func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs *libraries, watcher *catalog.Watcher,
-	store *catalog.Store, notifier *server.Notifier, srv *server.Server, instrFile string, log *slog.Logger) error {
+	store *catalog.Store, notifier *server.Notifier, srv *server.Server, instrFile string, hup <-chan os.Signal, log *slog.Logger) error {
 	list, opts := libs.Source()
 	// The first scan watches no folder: the host waits for it, and at
 	// 5,000 skills the 14,308 watches were a quarter of it. They are added
@@ -671,7 +728,7 @@ func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs 
 			log.Warn("archive cannot be watched; SIGHUP re-reads it", "archive", zip, "err", err)
 		}
 	}
-	go onSignal(ctx, syscall.SIGHUP, func() {
+	go onSignal(ctx, hup, func() {
 		log.Info("SIGHUP: reloading")
 		libs.refreshArchives(ctx)
 		if cfg.configPath != "" {
@@ -701,7 +758,7 @@ func readInstructions(file string) string {
 	if file == "" {
 		return ""
 	}
-	f, err := os.Open(file)
+	f, err := regfile.Open(file)
 	if err != nil {
 		return ""
 	}
@@ -755,11 +812,8 @@ func logCatalog(log *slog.Logger, snap *catalog.Snapshot) catalog.Stats {
 	return st
 }
 
-// onSignal calls fn on every sig until ctx ends.
-func onSignal(ctx context.Context, sig os.Signal, fn func()) {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, sig)
-	defer signal.Stop(ch)
+// onSignal calls fn for every signal on ch until ctx ends.
+func onSignal(ctx context.Context, ch <-chan os.Signal, fn func()) {
 	for {
 		select {
 		case <-ch:
@@ -806,6 +860,8 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		MaxConcurrent:    cfg.maxRequests,
 		MaxResponseBytes: maxResponse,
 	}
+	cfg.rate.apply(opts)
+	c.observe(opts)
 	if err := httpserve.CheckBind(addr, opts); err != nil {
 		return &usageError{err: err}
 	}
@@ -829,8 +885,9 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0)
-	return httpserve.Serve(ctx, httpserve.LimitListener(ln, cfg.maxConns, opts.OnRefusal), httpserve.Handler(mh, opts), log)
+	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0,
+		"metrics", "http://"+ln.Addr().String()+"/metrics", "rateLimitAddress", cfg.rate.address, "rateLimitToken", cfg.rate.token)
+	return httpserve.Serve(ctx, httpserve.LimitListener(ln, cfg.maxConns, opts.Observer), httpserve.Handler(mh, opts), log)
 }
 
 // loadTokens reads the bearer tokens from --token-file and SKILLS_TOKEN.

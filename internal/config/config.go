@@ -1,8 +1,9 @@
 // Package config is the skills-mcp configuration file as plain data: Parse
-// reads it strictly (unknown keys are errors that name the key), Validate
-// checks every field and names the one at fault, and Resolve turns relative
-// paths into absolute ones against the file's folder. The package reads no
-// file and no environment; the command line does that.
+// reads it strictly (unknown and repeated keys are errors that name the
+// key), Validate checks every field and names the one at fault, and Resolve
+// turns relative paths into absolute ones against the file's folder. The
+// package reads no file and no environment (the command line does that);
+// Resolve only follows symlinks, to keep relative paths inside the folder.
 package config
 
 import (
@@ -11,9 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
+	"unicode"
 )
 
 // MaxBytes bounds a config file.
@@ -31,7 +35,43 @@ type Config struct {
 	ExcludeTiers    *StringList `json:"excludeTiers,omitempty"`
 	DevStatus       *StringList `json:"devStatus,omitempty"`
 	AllowUnverified *bool       `json:"allowUnverified,omitempty"`
+	// Rate limits over HTTP, in requests per second (0 turns one off), and
+	// the burst as a duration ("2s"). The command line's flags and
+	// variables beat them; they are read at start only.
+	RateLimitAddress *float64  `json:"rateLimitAddress,omitempty"`
+	RateLimitToken   *float64  `json:"rateLimitToken,omitempty"`
+	RateLimitBurst   *Duration `json:"rateLimitBurst,omitempty"`
 }
+
+// Duration is a time.Duration written as a string such as "2s" or "500ms".
+// Only rateLimitBurst is one, so its errors name that key.
+type Duration time.Duration
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New(`rateLimitBurst must be a duration such as "2s" or "500ms"`)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf(`rateLimitBurst %q is not a duration such as "2s" or "500ms"`, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// Bounds of the rate limit settings, shared with the command line.
+const (
+	// MaxRate is the highest rate limit accepted, in requests per second:
+	// far above what one server answers, so that higher values are typos.
+	MaxRate = 1e6
+	// MaxRateBurst is the longest burst accepted.
+	MaxRateBurst = time.Hour
+)
 
 // Library is one library of the file.
 type Library struct {
@@ -114,7 +154,8 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // Parse reads a config file strictly: it must be one JSON object, at most
-// MaxBytes, with no key this package does not know.
+// MaxBytes, with no key this package does not know and no key given twice
+// in one object.
 func Parse(r io.Reader) (*Config, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err != nil {
@@ -129,10 +170,96 @@ func Parse(r io.Reader) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, describe(err)
 	}
-	if dec.More() {
-		return nil, errors.New("config holds more than one JSON value")
+	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
+		return nil, errors.New("config holds more than one JSON value, or text after it")
+	}
+	if err := checkKeys(data); err != nil {
+		return nil, err
 	}
 	return &c, nil
+}
+
+// checkKeys refuses an object of data (one JSON value, already decoded
+// without error) that holds a key twice. encoding/json keeps the last value
+// silently, so a second "noScripts": false further down a long file would
+// undo the first unseen. Keys of the objects decoded into structs are
+// compared as encoding/json matches them to fields, ignoring case ("Root"
+// and "root" fill the same field); those of metadata, a map, exactly.
+func checkKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return walkKeys(dec, "", false)
+}
+
+// walkKeys reads one value from dec, checking the keys of every object in
+// it; path names the value as FieldError does, and isMap says whether an
+// object there is a map. The depth is that of a decoded Config, a few
+// levels, so the recursion is shallow.
+func walkKeys(dec *json.Decoder, path string, isMap bool) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]string{}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, _ := tok.(string)
+			norm := key
+			if !isMap {
+				norm = foldKey(key)
+			}
+			if first, dup := seen[norm]; dup {
+				err := fmt.Errorf("key %q is given twice; keep one", key)
+				if first != key {
+					err = fmt.Errorf("keys %q and %q are the same key (case is ignored); keep one", first, key)
+				}
+				if path == "" {
+					return err
+				}
+				return &FieldError{Field: path, Err: err}
+			}
+			seen[norm] = key
+			child := key
+			if path != "" {
+				child = path + "." + key
+			}
+			if err := walkKeys(dec, child, !isMap && norm == foldKey("metadata")); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token() // '}'
+		return err
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := walkKeys(dec, fmt.Sprintf("%s[%d]", path, i), false); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token() // ']'
+		return err
+	}
+	return nil
+}
+
+// foldKey maps key to one spelling per class of keys that encoding/json
+// matches to the same field: each rune becomes the least of its case
+// folding orbit, so foldKey(a) == foldKey(b) exactly when bytes.EqualFold
+// holds.
+func foldKey(key string) string {
+	var b strings.Builder
+	for _, r := range key {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }
 
 // describe rewrites decoder errors so that they name the key.
@@ -218,14 +345,24 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	for field, v := range map[string]*float64{"rateLimitAddress": c.RateLimitAddress, "rateLimitToken": c.RateLimitToken} {
+		if v != nil && !(*v >= 0 && *v <= MaxRate) {
+			add(field, "must be a number of requests per second from 0 (no limit) to %g, got %g", float64(MaxRate), *v)
+		}
+	}
+	if b := c.RateLimitBurst; b != nil && (*b <= 0 || time.Duration(*b) > MaxRateBurst) {
+		add("rateLimitBurst", "must be a duration above 0 and at most %s, got %s", MaxRateBurst, time.Duration(*b))
+	}
 	return errors.Join(errs...)
 }
 
 // Resolve makes every relative root and vault path absolute against dir,
 // the folder of the config file. A relative path may not climb out of that
-// folder: a config file names folders elsewhere with absolute paths, so that
-// a file dropped into a shared folder cannot reach its surroundings by
-// accident.
+// folder, neither by its name nor through a symlink inside the folder: a
+// config file names folders elsewhere with absolute paths, so that a file
+// dropped into a shared folder cannot reach its surroundings by accident.
+// The symlinks are those on disk when Resolve runs; the parts of a path
+// that do not exist yet are taken as written.
 func (c *Config) Resolve(dir string) error {
 	var errs []error
 	abs := func(field, p string) string {
@@ -236,7 +373,11 @@ func (c *Config) Resolve(dir string) error {
 			errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf("relative path %q leaves the config file's folder; use an absolute path", p)})
 			return p
 		}
-		return filepath.Join(dir, p)
+		joined := filepath.Join(dir, p)
+		if err := within(dir, joined); err != nil {
+			errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf("relative path %q %v; use an absolute path", p, err)})
+		}
+		return joined
 	}
 	for i := range c.Libraries {
 		l := &c.Libraries[i]
@@ -246,4 +387,46 @@ func (c *Config) Resolve(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// within checks that path, below dir by its name, is still below dir once
+// the symlinks of both are followed.
+func within(dir, path string) error {
+	base, err := realPath(dir)
+	if err != nil {
+		return err
+	}
+	real, err := realPath(path)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(base, real); err != nil || !filepath.IsLocal(rel) {
+		return errors.New("leaves the config file's folder through a symlink")
+	}
+	return nil
+}
+
+// realPath is path with every symlink followed, like filepath.EvalSymlinks,
+// except that the parts that do not exist are kept as written: the longest
+// prefix that resolves is resolved. A symlink whose target is missing is an
+// error, as nothing tells where it would lead once the target appears.
+func realPath(path string) (string, error) {
+	path = filepath.Clean(path)
+	var rest []string
+	for {
+		real, err := filepath.EvalSymlinks(path)
+		if err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return "", fmt.Errorf("goes through the symlink %s, whose target cannot be followed", filepath.Base(path))
+		}
+		parent := filepath.Dir(path)
+		if parent == path {
+			// Nothing resolves, not even the root: keep the name.
+			return filepath.Join(append([]string{path}, rest...)...), nil
+		}
+		rest = append([]string{filepath.Base(path)}, rest...)
+		path = parent
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 )
 
 // guard holds what the request checks need, copied from Options once.
@@ -27,11 +28,12 @@ type guard struct {
 	health  func() any
 	ready   func() bool
 	log     *slog.Logger
+	obs     Observer
+	rate    rateLimits
 
 	slots       chan struct{} // one per request in flight (MaxConcurrent)
 	maxResponse int64
 	bodies      budget // bytes of request bodies held
-	onRefusal   func(reason string)
 }
 
 // hostEntry is one parsed AllowedHosts entry; port is "" for any port.
@@ -39,7 +41,7 @@ type hostEntry struct {
 	name, port string
 }
 
-func newGuard(opts *Options) *guard {
+func newGuard(opts *Options, now func() time.Time) *guard {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -51,7 +53,12 @@ func newGuard(opts *Options) *guard {
 		// Authentication is on as soon as any token is configured, even an
 		// empty one, so a mistake in the token list fails closed.
 		auth: len(opts.Tokens) > 0,
+		obs:  opts.Observer,
 	}
+	if g.obs == nil {
+		g.obs = nopObserver{}
+	}
+	g.rate = newRateLimits(opts, g.auth, now)
 	if g.maxBody <= 0 {
 		g.maxBody = DefaultMaxBodyBytes
 	}
@@ -68,7 +75,6 @@ func newGuard(opts *Options) *guard {
 	// real requests (a few hundred bytes each), none for a flood of large
 	// ones.
 	g.bodies.limit = max(4*g.maxBody, 16<<20)
-	g.onRefusal = opts.OnRefusal
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -252,7 +258,7 @@ func (g *guard) tokenProblem(header string) string {
 func (g *guard) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > g.maxBody {
-			g.refused(RefusedBodyTooLarge)
+			g.obs.SizeLimited(LimitRequestBody)
 			g.reject(w, r, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("is %d bytes", r.ContentLength)))
 			return
 		}
@@ -275,7 +281,7 @@ func (g *guard) limitBody(next http.Handler) http.Handler {
 				return
 			}
 			if r.Method == http.MethodPost && isBatch(body) {
-				g.refused(RefusedBatch)
+				g.obs.SizeLimited(LimitBatch)
 				g.rejectCode(w, r, http.StatusBadRequest, jsonrpcInvalidRequest,
 					"JSON-RPC batches are not supported (MCP removed them in 2025-06-18); send one message per POST")
 				return
@@ -310,7 +316,7 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, h
 	}
 	reserve := func(n int64) bool {
 		if !g.bodies.take(n) {
-			g.refused(RefusedBusy)
+			g.obs.SizeLimited(LimitBodyBudget)
 			w.Header().Set("Retry-After", retryAfter)
 			return false
 		}
@@ -353,7 +359,7 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, h
 			return nil, held, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s; send it at once", readTimeout)
 		default:
 			if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				g.refused(RefusedBodyTooLarge)
+				g.obs.SizeLimited(LimitRequestBody)
 				return nil, held, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("exceeds %d bytes", mbe.Limit))
 			}
 			return nil, held, http.StatusBadRequest, fmt.Sprintf("reading request body: %v; resend the request", err)

@@ -12,12 +12,20 @@
 //     host is refused.
 //   - Bearer token: when [Options.Tokens] is set, each request must carry
 //     one of them.
+//   - Rate: a token bucket per client address (before the token check)
+//     and one per bearer token (after it); past either a request gets 429
+//     with Retry-After. See [Options.AddressRate].
 //   - Body size: bodies over [Options.MaxBodyBytes] get 413 before the MCP
 //     handler sees them; a JSON body that does not parse, and a JSON-RPC
 //     batch, get 400.
 //   - Limits: at most [Options.MaxConcurrent] requests are handled at once
 //     (503 with Retry-After past it), and an answer is bounded by
 //     [Options.MaxResponseBytes].
+//
+// /healthz is never rate limited, so that probes keep seeing a server
+// that refuses a flood. [Options.Observer] hears of requests and refusals
+// (package metrics counts them), and [Options.Metrics] is served at
+// /metrics behind the same guards as /mcp.
 //
 // [Serve] runs the handler on a listener, with read and write timeouts,
 // and shuts down gracefully when its context ends; [LimitListener] bounds
@@ -34,6 +42,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 )
 
 // DefaultAddr is where --http listens when given no address.
@@ -78,12 +87,6 @@ type Options struct {
 	// defaults to [DefaultMaxResponseBytes].
 	MaxResponseBytes int64
 
-	// OnRefusal, if non-nil, is called with one of the Refused* reasons
-	// each time a limit refuses a request (body or answer size, batch,
-	// busy), for example to count them. It must be fast and safe for
-	// concurrent use.
-	OnRefusal func(reason string)
-
 	// Health, if non-nil, returns the value served as JSON by GET /healthz,
 	// for example {"status":"ok","skills":N}. If nil, /healthz answers
 	// {"status":"ok"}. It is called once per request and must be safe for
@@ -95,9 +98,37 @@ type Options struct {
 	// value), so that a load balancer waits for the catalog.
 	Ready func() bool
 
+	// AddressRate bounds the requests per second to /mcp and /metrics from
+	// one client address (an IPv4 address, or the /64 of an IPv6 one), as a
+	// token bucket that holds RateBurst's worth of requests. The address is
+	// the connection's peer: X-Forwarded-For is never trusted. If zero,
+	// defaults to [DefaultAddressRate]; if negative, there is no limit.
+	AddressRate float64
+
+	// TokenRate bounds the requests per second made with one bearer token,
+	// from any address, as AddressRate does; it applies only when Tokens
+	// are set. If zero, defaults to [DefaultTokenRate]; if negative, there
+	// is no limit.
+	TokenRate float64
+
+	// RateBurst is how many seconds' worth of requests a client may send
+	// at once above its rate. If zero or negative, defaults to
+	// [DefaultRateBurst].
+	RateBurst time.Duration
+
+	// Metrics, if non-nil, is served at GET /metrics behind the same
+	// guards as /mcp (Host, Origin, bearer token, rate limits).
+	Metrics http.Handler
+
+	// Observer, if non-nil, hears of every request to /mcp and every
+	// refusal by a rate or size limit.
+	Observer Observer
+
 	// Logger receives a Debug record for every refused request, with the
-	// reason (never a token), and a Warn record for each AllowedHosts entry
-	// Handler ignores. If nil, do not log.
+	// reason (never a token), a Warn record for each AllowedHosts entry
+	// Handler ignores, and a Warn record when a client goes over a rate
+	// limit (once a minute per client; a token is named by a prefix of its
+	// SHA-256). If nil, do not log.
 	Logger *slog.Logger
 }
 
@@ -105,8 +136,11 @@ type Options struct {
 //
 //	/mcp          mcpHandler, all methods (the SDK answers 405 itself for the
 //	              ones it does not serve), behind the Host, Origin, bearer
-//	              token and body-size guards described in the package doc
-//	GET /healthz  JSON health; Host check only
+//	              token, rate and body-size guards described in the package
+//	              doc
+//	GET /metrics  opts.Metrics, if set, behind the same guards but the body
+//	              size
+//	GET /healthz  JSON health; Host check only, never rate limited
 //	anything else 404
 //
 // /healthz needs no token so that liveness probes, which cannot be given
@@ -118,7 +152,8 @@ type Options struct {
 // Refusals: a missing Host header gets 400; a disallowed Host or Origin gets
 // 403; a missing or wrong token gets 401 with
 // `WWW-Authenticate: Bearer realm="skills-mcp"`; a body over the limit gets
-// 413, whether it announces its length or streams chunks; a body not read
+// 413, whether it announces its length or streams chunks; a client over a
+// rate limit gets 429 with Retry-After (whole seconds); a body not read
 // within the read timeout 408; an application/json body that is not JSON
 // 400 (code -32700); a batch 400 (code -32600); a request past
 // MaxConcurrent, or while too many large bodies are being read, 503 with
@@ -130,11 +165,26 @@ type Options struct {
 // The returned handler is safe for concurrent use. It copies what it needs
 // from opts, so later changes to opts have no effect.
 func Handler(mcpHandler http.Handler, opts *Options) http.Handler {
-	g := newGuard(opts)
+	return handler(mcpHandler, opts, time.Now)
+}
+
+// handler is Handler with the clock of the rate limits.
+func handler(mcpHandler http.Handler, opts *Options, now func() time.Time) http.Handler {
+	g := newGuard(opts, now)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.checkOrigin(g.checkToken(g.limitBody(mcpHandler))))
+	// The address limit comes first, so that floods and token guessing
+	// cost the least; the token limit after the token check, so that only
+	// valid tokens get a bucket.
+	protect := func(h http.Handler) http.Handler {
+		return g.limitAddress(g.checkOrigin(g.checkToken(g.limitToken(h))))
+	}
+	mux.Handle("/mcp", g.observe(protect(g.limitBody(mcpHandler))))
+	if opts != nil && opts.Metrics != nil {
+		mux.Handle("GET /metrics", protect(opts.Metrics))
+		mux.HandleFunc("/metrics", g.serveMethodNotAllowed)
+	}
 	mux.HandleFunc("GET /healthz", g.serveHealth)
-	mux.HandleFunc("/healthz", g.serveHealthMethod)
+	mux.HandleFunc("/healthz", g.serveMethodNotAllowed)
 	mux.HandleFunc("/", g.serveNotFound)
 	return g.checkHost(mux)
 }
@@ -161,10 +211,11 @@ func (g *guard) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Write(append(data, '\n'))
 }
 
-// serveHealthMethod answers /healthz for methods other than GET and HEAD.
-func (g *guard) serveHealthMethod(w http.ResponseWriter, r *http.Request) {
+// serveMethodNotAllowed answers /healthz and /metrics for methods other
+// than GET and HEAD.
+func (g *guard) serveMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Allow", "GET, HEAD")
-	g.reject(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on /healthz; use GET", quoteTrunc(r.Method)))
+	g.reject(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s; use GET", quoteTrunc(r.Method), r.URL.Path))
 }
 
 // serveNotFound answers every path that has no route.

@@ -42,15 +42,6 @@ const (
 	retryAfter = "1"
 )
 
-// Refusal reasons passed to [Options.OnRefusal].
-const (
-	RefusedBodyTooLarge     = "body_too_large"     // 413: the request body is over MaxBodyBytes
-	RefusedBatch            = "batch"              // 400: a JSON-RPC batch
-	RefusedBusy             = "busy"               // 503: MaxConcurrent requests in flight, or the body budget spent
-	RefusedResponseTooLarge = "response_too_large" // the answer is over MaxResponseBytes
-	RefusedConnection       = "connection"         // 503: MaxConns connections open (LimitListener)
-)
-
 // budget counts bytes held by request bodies being read or served, so that
 // many large bodies at once cannot take the memory of the process.
 type budget struct {
@@ -67,13 +58,6 @@ func (b *budget) take(n int64) bool {
 }
 
 func (b *budget) give(n int64) { b.used.Add(-n) }
-
-// refused calls the OnRefusal hook, if any.
-func (g *guard) refused(reason string) {
-	if g.onRefusal != nil {
-		g.onRefusal(reason)
-	}
-}
 
 // isBatch reports whether a JSON-RPC body is a batch (an array).
 func isBatch(body []byte) bool {
@@ -100,7 +84,7 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request, body []byte, next 
 	case g.slots <- struct{}{}:
 		defer func() { <-g.slots }()
 	default:
-		g.refused(RefusedBusy)
+		g.obs.SizeLimited(LimitConcurrency)
 		w.Header().Set("Retry-After", retryAfter)
 		g.reject(w, r, http.StatusServiceUnavailable,
 			fmt.Sprintf("server busy: %d requests in flight; retry in a second", cap(g.slots)))
@@ -172,7 +156,7 @@ func (c *capWriter) Write(p []byte) (int, error) {
 	}
 	if c.n+int64(len(p)) > c.g.maxResponse {
 		c.over = true
-		c.g.refused(RefusedResponseTooLarge)
+		c.g.obs.SizeLimited(LimitResponse)
 		if !c.sent {
 			c.tooLarge(c.n + int64(len(p)))
 		} else {
@@ -253,20 +237,23 @@ func (c *capWriter) tooLarge(size int64) {
 // open (DefaultMaxConns if n <= 0): a connection accepted past the limit
 // is answered 503, with Retry-After and a JSON-RPC error body, and closed.
 // Without a bound, a flood of idle connections costs a goroutine and
-// buffers each until its read timeout. onRefusal, if not nil, is called
-// with [RefusedConnection] for each connection refused.
-func LimitListener(ln net.Listener, n int, onRefusal func(reason string)) net.Listener {
+// buffers each until its read timeout. obs, if not nil, hears of each
+// connection refused (SizeLimited with [LimitConnections]).
+func LimitListener(ln net.Listener, n int, obs Observer) net.Listener {
 	if n <= 0 {
 		n = DefaultMaxConns
 	}
-	return &limitListener{Listener: ln, max: int64(n), onRefusal: onRefusal}
+	if obs == nil {
+		obs = nopObserver{}
+	}
+	return &limitListener{Listener: ln, max: int64(n), obs: obs}
 }
 
 type limitListener struct {
 	net.Listener
-	max       int64
-	open      atomic.Int64
-	onRefusal func(string)
+	max  int64
+	open atomic.Int64
+	obs  Observer
 }
 
 // busyAnswer is what a connection past the limit reads before it closes.
@@ -286,9 +273,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return &limitConn{Conn: c, l: l}, nil
 		}
 		l.open.Add(-1)
-		if l.onRefusal != nil {
-			l.onRefusal(RefusedConnection)
-		}
+		l.obs.SizeLimited(LimitConnections)
 		// Answered and closed here, without a goroutine: the write fits in
 		// the socket buffer of a new connection, and the deadline bounds it
 		// if it does not.

@@ -15,27 +15,16 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 )
 
-// refusals records the reasons passed to OnRefusal.
-type refusals struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (r *refusals) add(reason string) {
+// sizes returns the limits rec heard of.
+func (r *recorder) sizes() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.got = append(r.got, reason)
-}
-
-func (r *refusals) list() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.got...)
+	return append([]string(nil), r.size...)
 }
 
 func TestBatchRefused(t *testing.T) {
-	var seen refusals
-	srv, b := newServer(t, &httpserve.Options{OnRefusal: seen.add})
+	seen := &recorder{}
+	srv, b := newServer(t, &httpserve.Options{Observer: seen})
 	for _, body := range []string{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, " \r\n\t[]"} {
 		resp := send(t, srv, request{body: strings.NewReader(body), length: int64(len(body))})
 		if resp.status != http.StatusBadRequest {
@@ -51,8 +40,8 @@ func TestBatchRefused(t *testing.T) {
 	if n := b.calls.Load(); n != 0 {
 		t.Errorf("a batch reached the backend %d times", n)
 	}
-	if got := seen.list(); len(got) != 2 || got[0] != httpserve.RefusedBatch {
-		t.Errorf("refusals %v, want two %q", got, httpserve.RefusedBatch)
+	if got := seen.sizes(); len(got) != 2 || got[0] != httpserve.LimitBatch {
+		t.Errorf("refusals %v, want two %q", got, httpserve.LimitBatch)
 	}
 	// A body that merely holds brackets is one message.
 	resp := send(t, srv, request{body: strings.NewReader(`{"a":[1]}`), length: 9})
@@ -92,9 +81,9 @@ func (b *blocking) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestConcurrencyLimit(t *testing.T) {
-	var seen refusals
+	seen := &recorder{}
 	b := &blocking{entered: make(chan struct{}, 10), release: make(chan struct{})}
-	srv := httptest.NewServer(httpserve.Handler(b, &httpserve.Options{MaxConcurrent: 2, OnRefusal: seen.add}))
+	srv := httptest.NewServer(httpserve.Handler(b, &httpserve.Options{MaxConcurrent: 2, Observer: seen}))
 	t.Cleanup(srv.Close)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -127,8 +116,8 @@ func TestConcurrencyLimit(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a listen was refused for the requests in flight")
 	}
-	if got := seen.list(); len(got) != 1 || got[0] != httpserve.RefusedBusy {
-		t.Errorf("refusals %v, want [%s]", got, httpserve.RefusedBusy)
+	if got := seen.sizes(); len(got) != 1 || got[0] != httpserve.LimitConcurrency {
+		t.Errorf("refusals %v, want [%s]", got, httpserve.LimitConcurrency)
 	}
 }
 
@@ -172,14 +161,17 @@ func (wr *writer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestResponseLimit(t *testing.T) {
 	run := func(t *testing.T, wr *writer, body string) response {
-		var seen refusals
+		seen := &recorder{}
 		wr.err = make(chan error, 1)
-		srv := httptest.NewServer(httpserve.Handler(wr, &httpserve.Options{MaxResponseBytes: 100, OnRefusal: seen.add}))
+		srv := httptest.NewServer(httpserve.Handler(wr, &httpserve.Options{MaxResponseBytes: 100, Observer: seen}))
 		t.Cleanup(srv.Close)
 		resp := send(t, srv, request{body: strings.NewReader(body), length: int64(len(body))})
 		err := <-wr.err
 		if over := len(strings.Join(wr.pieces, "")) > 100; over != (err != nil) {
 			t.Errorf("backend write error %v for an answer over the limit: %v", err, over)
+		}
+		if over := len(strings.Join(wr.pieces, "")) > 100; over != (len(seen.sizes()) == 1 && seen.sizes()[0] == httpserve.LimitResponse) {
+			t.Errorf("the observer heard %v for an answer over the limit: %v", seen.sizes(), over)
 		}
 		return resp
 	}
@@ -254,8 +246,8 @@ func TestLimitListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen refusals
-	lim := httpserve.LimitListener(ln, 1, seen.add)
+	seen := &recorder{}
+	lim := httpserve.LimitListener(ln, 1, seen)
 	srv := &http.Server{Handler: httpserve.Handler(&backend{}, nil)}
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Serve(lim) }()
@@ -288,7 +280,7 @@ func TestLimitListener(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !json.Valid(body) {
 		t.Errorf("second connection: %d %q %s, want 503 with Retry-After and a JSON body", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
-	if got := seen.list(); len(got) != 1 || got[0] != httpserve.RefusedConnection {
+	if got := seen.sizes(); len(got) != 1 || got[0] != httpserve.LimitConnections {
 		t.Errorf("refusals %v", got)
 	}
 	// Once the first closes, a new connection is served.

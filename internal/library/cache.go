@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 )
 
 // Cache extracts and downloads archive libraries into a directory shared by
@@ -139,7 +141,7 @@ func (c *Cache) Extract(ctx context.Context, zipPath string) (dir, digest string
 	if err := c.init(); err != nil {
 		return "", "", err
 	}
-	f, err := os.Open(zipPath)
+	f, err := regfile.Open(zipPath)
 	if err != nil {
 		return "", "", fmt.Errorf("opening zip library: %w", err)
 	}

@@ -17,15 +17,17 @@
 // not UTF-8; symlink, device, fifo or socket entries; encrypted entries;
 // methods other than Store and Deflate; duplicate names, including names
 // equal under Unicode case folding and a file that is also a directory;
-// nested archives by name; local headers that disagree with the central
+// local headers that disagree with the central
 // directory; entries whose data overlaps (the non-recursive zip bomb) or lies
 // outside the file; and any disagreement between this parse and archive/zip's.
 //
 // While extracting, into a temporary directory inside the cache, the inflated
 // stream of every entry is counted against the per-entry and total budgets
-// (declared sizes are never trusted), its CRC-32 is checked at EOF, and its
-// first bytes are sniffed for archive magic numbers (nested archives by
-// content). Files are written 0644 and directories 0755 whatever the archive
+// (declared sizes are never trusted) and its CRC-32 is checked at EOF.
+// Entries are never unpacked themselves: an archive inside the archive is a
+// file like any other, and the catalog withholds the one skill that bundles
+// it, as it does in a folder, rather than the whole library being refused.
+// Files are written 0644 and directories 0755 whatever the archive
 // says. On any error the temporary directory is removed, so a failed
 // extraction leaves nothing behind; on success it is renamed into place
 // atomically, with an integrity record beside the tree.

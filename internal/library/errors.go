@@ -29,9 +29,6 @@ var (
 	// ErrDuplicate: two entries for the same path, also under case folding,
 	// or a path that is both a file and a directory.
 	ErrDuplicate = errors.New("library: duplicate entry")
-	// ErrNestedArchive: an entry that is itself an archive, by name or by
-	// content. Skills may not bundle archives.
-	ErrNestedArchive = errors.New("library: archive inside the archive")
 	// ErrTooManyEntries: more entries than Limits.MaxEntries.
 	ErrTooManyEntries = errors.New("library: too many entries")
 	// ErrTooLarge: a declared or inflated size, or a download, over its

@@ -2,7 +2,6 @@ package library
 
 import (
 	"archive/zip"
-	"bytes"
 	"compress/flate"
 	"context"
 	"crypto/sha256"
@@ -20,11 +19,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-)
 
-// sniffLen is how much of an entry is held back and checked for archive
-// magic numbers before any of it is written; tar's magic sits at 257.
-const sniffLen = 512
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
+)
 
 // record is the integrity record written beside an extracted tree.
 type record struct {
@@ -47,9 +44,8 @@ const recordVersion = 1
 const maxRecordBytes = 32 << 20
 
 // writeTree extracts the inspected archive into dst, which must not exist.
-// It refuses anything inspect could not see: content over the budgets,
-// content that disagrees with its declared size or CRC-32, and archives by
-// content. Files are created 0644 and directories 0755, exactly.
+// It refuses anything inspect could not see: content over the budgets, and
+// content that disagrees with its declared size or CRC-32. Files are created 0644 and directories 0755, exactly.
 func writeTree(ctx context.Context, ra io.ReaderAt, size int64, p *plan, dst string, lim Limits) (*record, error) {
 	zr, err := zip.NewReader(ra, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names were checked by inspect
@@ -259,22 +255,14 @@ func (t *treeRoots) close() {
 // bytes itself rather than trusting any declared size: an entry may not
 // inflate past maxEntry, past its declared size, or past what remains of
 // the archive's total budget. It checks the CRC-32 at EOF (archive/zip
-// skips the check when the declared CRC is zero), and sniffs the first
-// sniffLen bytes for archive magic numbers before writing anything.
+// skips the check when the declared CRC is zero). What the bytes are is
+// not its concern: extraction never unpacks an entry, so an archive inside
+// the archive is a file like any other, and the catalog withholds the
+// skill that bundles it exactly as it would in a folder.
 func copyEntry(dst io.Writer, src io.Reader, e *entry, budget *atomic.Int64, maxEntry int64, buf []byte) (sum [32]byte, err error) {
 	h := sha256.New()
 	crc := crc32.NewIEEE()
 	var n int64
-	head := make([]byte, 0, sniffLen)
-	sniffed := false
-	flushHead := func() error {
-		sniffed = true
-		if kind := sniffArchive(head); kind != "" {
-			return entryErr(e.name, ErrNestedArchive, "%s data (by content)", kind)
-		}
-		_, err := dst.Write(head)
-		return err
-	}
 	for {
 		k, rerr := src.Read(buf)
 		if k > 0 {
@@ -291,14 +279,8 @@ func copyEntry(dst io.Writer, src io.Reader, e *entry, budget *atomic.Int64, max
 			chunk := buf[:k]
 			h.Write(chunk)
 			crc.Write(chunk)
-			if sniffed {
-				if _, err := dst.Write(chunk); err != nil {
-					return sum, err
-				}
-			} else if head = append(head, chunk...); len(head) >= sniffLen {
-				if err := flushHead(); err != nil {
-					return sum, err
-				}
+			if _, err := dst.Write(chunk); err != nil {
+				return sum, err
 			}
 		}
 		if rerr == io.EOF {
@@ -306,11 +288,6 @@ func copyEntry(dst io.Writer, src io.Reader, e *entry, budget *atomic.Int64, max
 		}
 		if rerr != nil {
 			return sum, readErr(e, rerr)
-		}
-	}
-	if !sniffed {
-		if err := flushHead(); err != nil {
-			return sum, err
 		}
 	}
 	if uint64(n) != e.usize {
@@ -339,40 +316,6 @@ func readErr(e *entry, err error) error {
 	default:
 		return entryErr(e.name, ErrCorrupt, "reading: %v", err)
 	}
-}
-
-// Archive magic numbers, checked on the first bytes of every entry.
-var magics = []struct {
-	kind   string
-	offset int
-	magic  string
-}{
-	{"zip", 0, "PK\x03\x04"},
-	{"zip", 0, "PK\x05\x06"},
-	{"zip", 0, "PK\x07\x08"},
-	{"gzip", 0, "\x1f\x8b\x08"},
-	{"bzip2", 4, "1AY&SY"}, // after "BZh" and a block size digit, checked below
-	{"xz", 0, "\xfd7zXZ\x00"},
-	{"zstd", 0, "\x28\xb5\x2f\xfd"},
-	{"7z", 0, "7z\xbc\xaf\x27\x1c"},
-	{"rar", 0, "Rar!\x1a\x07"},
-	{"lz4", 0, "\x04\x22\x4d\x18"},
-	{"cab", 0, "MSCF\x00\x00\x00\x00"},
-	{"tar", 257, "ustar"},
-}
-
-// sniffArchive names the archive format head starts with, or returns "".
-func sniffArchive(head []byte) string {
-	for _, m := range magics {
-		if len(head) < m.offset+len(m.magic) || string(head[m.offset:m.offset+len(m.magic)]) != m.magic {
-			continue
-		}
-		if m.kind == "bzip2" && !(bytes.HasPrefix(head, []byte("BZh")) && '1' <= head[3] && head[3] <= '9') {
-			continue
-		}
-		return m.kind
-	}
-	return ""
 }
 
 // writeRecord writes the integrity record, 0644.
@@ -536,7 +479,7 @@ func checkFile(roots *treeRoots, rf *recordFile, buf []byte) error {
 	if err != nil {
 		return err
 	}
-	f, err := r.Open(base)
+	f, err := regfile.OpenIn(r, base)
 	if err != nil {
 		return err
 	}
@@ -553,7 +496,7 @@ func checkFile(roots *treeRoots, rf *recordFile, buf []byte) error {
 }
 
 func readRecord(name string) (*record, error) {
-	f, err := os.Open(name)
+	f, err := regfile.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("reading integrity record: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,16 +119,6 @@ func badCases() []badCase {
 		{name: "file-and-dir", data: goodZip(&testing.T{}, "a/b", "file", "a/b/", ""), err: ErrDuplicate, entry: "a/b/", detail: "both a file and a directory"},
 		{name: "file-then-child", data: goodZip(&testing.T{}, "a/b", "file", "a/b/c", "child"), err: ErrDuplicate, entry: "a/b/c", detail: "both a file and a directory"},
 		{name: "child-then-file", data: goodZip(&testing.T{}, "a/b/c", "child", "a/b", "file"), err: ErrDuplicate, entry: "a/b", detail: "both a file and a directory"},
-
-		// Nested archives.
-		{name: "nested-by-name", data: goodZip(&testing.T{}, "demo/SKILL.md", skillMD, "demo/payload.ZIP", "not even a zip"), err: ErrNestedArchive, entry: "demo/payload.ZIP", detail: "by name"},
-		{name: "nested-by-name-tgz", data: goodZip(&testing.T{}, "demo/vendor.tar.gz", "x"), err: ErrNestedArchive, entry: "demo/vendor.tar.gz"},
-		{name: "nested-zip-by-magic", data: goodZip(&testing.T{}, "demo/SKILL.md", skillMD, "demo/data.bin", string(good)), err: ErrNestedArchive, entry: "demo/data.bin", detail: "zip data (by content)"},
-		{name: "nested-empty-zip-by-magic", data: goodZip(&testing.T{}, "demo/blank.dat", string(newRaw().bytes())), err: ErrNestedArchive, entry: "demo/blank.dat", detail: "zip data"},
-		{name: "nested-gzip-by-magic", data: goodZip(&testing.T{}, "demo/blob", "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03rest"), err: ErrNestedArchive, entry: "demo/blob", detail: "gzip"},
-		{name: "nested-tar-by-magic", data: goodZip(&testing.T{}, "demo/t.dat", strings.Repeat("\x00", 257)+"ustar\x0000"+strings.Repeat("\x00", 250)), err: ErrNestedArchive, entry: "demo/t.dat", detail: "tar"},
-		{name: "nested-xz-by-magic", data: goodZip(&testing.T{}, "demo/x.dat", "\xfd7zXZ\x00\x00\x04"), err: ErrNestedArchive, entry: "demo/x.dat", detail: "xz"},
-		{name: "nested-7z-by-magic", data: goodZip(&testing.T{}, "demo/x.dat", "7z\xbc\xaf\x27\x1c\x00\x04"), err: ErrNestedArchive, entry: "demo/x.dat", detail: "7z"},
 
 		// Counts and sizes.
 		{name: "too-many-entries", data: func() []byte {
@@ -479,6 +470,42 @@ func TestExtractGood(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExtractNestedArchives: an archive inside the library archive, by
+// name or by content, is extracted as the bytes it is, never unpacked; the
+// catalog withholds the skill that bundles it (the catalog's and cli's
+// tests), not the whole library.
+func TestExtractNestedArchives(t *testing.T) {
+	inner := goodZip(t, "x/SKILL.md", skillMD)
+	files := map[string]string{
+		"lib/demo/SKILL.md":       skillMD,
+		"lib/demo/payload.ZIP":    "not even a zip",
+		"lib/demo/vendor.tar.gz":  "x",
+		"lib/demo/data.bin":       string(inner),
+		"lib/demo/blank.dat":      string(newRaw().bytes()),
+		"lib/demo/blob":           "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03rest",
+		"lib/demo/t.dat":          strings.Repeat("\x00", 257) + "ustar\x0000" + strings.Repeat("\x00", 250),
+		"lib/demo/x.dat":          "\xfd7zXZ\x00\x00\x04",
+		"lib/demo/y.dat":          "7z\xbc\xaf\x27\x1c\x00\x04",
+		"lib/other/SKILL.md":      strings.Replace(skillMD, "demo", "other", 1),
+		"lib/other/template.docx": string(goodZip(t, "[Content_Types].xml", "<Types/>", "word/document.xml", "<w/>")),
+	}
+	names := slices.Sorted(maps.Keys(files))
+	var pairs []string
+	for _, n := range names {
+		pairs = append(pairs, n, files[n])
+	}
+	c := &Cache{Dir: filepath.Join(t.TempDir(), "cache"), Limits: testLimits}
+	defer c.Close()
+	dir, _, err := c.Extract(context.Background(), writeZip(t, goodZip(t, pairs...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readTree(t, dir); !mapsEqual(got, files) {
+		t.Errorf("tree = %v, want %v", got, files)
+	}
+	assertModes(t, dir)
 }
 
 // TestExtractEmpty: an archive with no entries is a library with no skills.

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 )
 
 // maxRedirects is how many redirects a fetch follows.
@@ -118,7 +120,7 @@ var errNoDownload = errors.New("library: not downloaded")
 // a download that no longer matches its name is removed.
 func (c *Cache) useDownload(ctx context.Context, digest, display string) (string, error) {
 	p := filepath.Join(c.Dir, downloadsDir, digest+".zip")
-	f, err := os.Open(p)
+	f, err := regfile.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", errNoDownload
 	}
@@ -361,8 +363,8 @@ func (c *Cache) previous(u *url.URL) string {
 	if d != "" {
 		return d
 	}
-	data, err := os.ReadFile(c.refName(u))
-	if err != nil || len(data) > 1024 {
+	data, err := regfile.ReadFile(c.refName(u), 1024)
+	if err != nil {
 		return ""
 	}
 	var ref urlRef

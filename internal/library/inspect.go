@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"io"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -492,19 +491,10 @@ func isControl(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
-// nestedExts are archive file names, refused inside a library archive.
-// Content sniffing (sniffArchive) catches renamed ones during extraction.
-var nestedExts = []string{
-	".zip", ".jar", ".war", ".ear", ".apk", ".aar", ".ipa", ".xpi", ".crx",
-	".whl", ".egg", ".nupkg", ".vsix", ".tar", ".tgz", ".tbz", ".tbz2", ".txz",
-	".tzst", ".gz", ".bz2", ".xz", ".zst", ".lz", ".lz4", ".lzma", ".7z",
-	".rar", ".cab", ".iso", ".dmg", ".cpio", ".rpm", ".deb",
-}
-
 // checkNames refuses duplicate names, names that collide under Unicode case
-// folding (one file on macOS and Windows, two on Linux), paths that are both
-// a file and a directory, and archives by name. It also records every
-// directory, explicit or implied, in p.dirs.
+// folding (one file on macOS and Windows, two on Linux), and paths that are
+// both a file and a directory. It also records every directory, explicit or
+// implied, in p.dirs.
 func checkNames(p *plan) error {
 	type seen struct {
 		exact    string
@@ -547,14 +537,6 @@ func checkNames(p *plan) error {
 		}
 		if err := add(e.name, clean, e.dir, true); err != nil {
 			return err
-		}
-		if !e.dir {
-			lower := strings.ToLower(path.Base(clean))
-			for _, ext := range nestedExts {
-				if strings.HasSuffix(lower, ext) {
-					return entryErr(e.name, ErrNestedArchive, "%s file (by name)", ext)
-				}
-			}
 		}
 	}
 	slices.Sort(p.dirs)

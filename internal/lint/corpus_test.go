@@ -47,6 +47,8 @@ var designated = map[string]string{
 	RuleSkillLimits:         "generated",
 	RuleSkillArchive:        "generated",
 	RuleZipPath:             "generated",
+	RuleExecutableBinary:    "generated",
+	RuleMacroDocument:       "generated",
 }
 
 // alsoFire are further corpus files each rule must fire on: the file kinds
@@ -129,6 +131,10 @@ func generated(t *testing.T, rule string) []Finding {
 		if f := ArchivePath("../../.bashrc"); f != nil {
 			return []Finding{*f}
 		}
+	case RuleExecutableBinary:
+		return File("bin/tool", []byte("\x7fELF\x02\x01\x01\x00\x00\x00"))
+	case RuleMacroDocument:
+		return File("assets/report.xlsm", []byte("PK\x03\x04"))
 	}
 	return nil
 }

@@ -214,12 +214,14 @@ func IsText(data []byte) bool {
 // File lints one file. path is relative to the skill root (slash-separated)
 // and decides which name-based rules apply (SKILL.md, package.json,
 // conftest.py, markdown or script); data is the whole content. Binary data
-// ([IsText] false) gets only the name-based rules. File never panics, never
-// modifies data and is safe for concurrent use. Findings are sorted by
-// line, then column, then rule.
+// ([IsText] false) gets only the rules about whole files: names, compiled
+// programs and macro-enabled documents. File never panics, never modifies
+// data and is safe for concurrent use. Findings are sorted by line, then
+// column, then rule.
 func File(path string, data []byte) []Finding {
 	fs := newFileScan(path, data)
 	fs.nameRules()
+	fs.contentRules()
 	if IsText(data) {
 		if isUTF16(data) {
 			fs.data = decodeUTF16(data)

@@ -23,6 +23,23 @@ func (s *fileScan) nameRules() {
 	}
 }
 
+// sniffBytes is how much of a file the script detector reads: magic
+// numbers and shebang lines are at the start.
+const sniffBytes = 8 << 10
+
+// contentRules are the rules about a whole file by its content, which
+// apply to binary files too: a compiled program (by the detector that
+// --no-scripts uses) and a document carrying macros.
+func (s *fileScan) contentRules() {
+	if sc, ok := skill.SniffScript(s.path, s.data[:min(len(s.data), sniffBytes)]); ok && sc.Binary != "" {
+		s.emitFile(RuleExecutableBinary, "a compiled program ("+sc.Kind()+"): its code cannot be reviewed, and a host may run it")
+	}
+	if why, ok := skill.MacroEnabled(s.path, s.data); ok {
+		// why may hold an entry name from the file: untrusted text.
+		s.emitFile(RuleMacroDocument, "the file is "+escapeText(truncateRunes(why, 160))+"; its macros run when the document is opened with macros enabled")
+	}
+}
+
 // maxManifestJSON bounds the package.json we decode; a larger one is read
 // line by line only.
 const maxManifestJSON = 4 << 20
@@ -207,17 +224,50 @@ func (s *fileScan) cmdclass(u *unit) {
 // emitAt records a finding at data offsets [start, end) outside the line
 // loop.
 func (s *fileScan) emitAt(rule string, sev Severity, start, end int, msg string) {
-	lineOff := bytes.LastIndexByte(s.data[:start], '\n') + 1
-	lineEnd := bytes.IndexByte(s.data[lineOff:], '\n')
-	if lineEnd < 0 {
-		lineEnd = len(s.data) - lineOff
+	a := s.lineAt(start)
+	saved, savedPos, savedRunes := s.cur, s.colPos, s.colRunes
+	s.cur, s.colPos, s.colRunes = a.ref, a.colPos, a.colRunes
+	s.emitLine(rule, sev, start-a.ref.off, min(end-a.ref.off, len(s.cur.text)), msg, false)
+	a.ref, a.colPos, a.colRunes = s.cur, s.colPos, s.colRunes // with its markers parsed
+	s.cur, s.colPos, s.colRunes = saved, savedPos, savedRunes
+}
+
+// atLine is the line of the last finding emitAt placed.
+type atLine struct {
+	ref lineRef // no is 0 before the first
+	end int     // offset of the line's end: its '\n', or len(data)
+	// colPos and colRunes cache the last column computed on it.
+	colPos, colRunes int
+}
+
+// lineAt returns the line holding data offset p. It counts on from the
+// line of the previous call when p is not before it, so that findings
+// placed in file order cost linear time in all: a file is untrusted, and
+// one of many install hooks or .pth imports took quadratic time when each
+// finding counted its line from the top.
+func (s *fileScan) lineAt(p int) *atLine {
+	a := &s.at
+	if a.ref.no == 0 || p < a.ref.off {
+		*a = atLine{ref: lineRef{no: 1}}
+		s.work += a.find(s.data)
 	}
-	saved := s.cur
-	s.cur = lineRef{
-		no:   bytes.Count(s.data[:lineOff], []byte("\n")) + 1,
-		off:  lineOff,
-		text: bytes.TrimSuffix(s.data[lineOff:lineOff+lineEnd], []byte("\r")),
+	if p > a.end {
+		seg := s.data[a.end:p]
+		s.work += len(seg)
+		no := a.ref.no + bytes.Count(seg, []byte("\n"))
+		*a = atLine{ref: lineRef{no: no, off: a.end + bytes.LastIndexByte(seg, '\n') + 1}}
+		s.work += a.find(s.data)
 	}
-	s.emitLine(rule, sev, start-lineOff, min(end-lineOff, len(s.cur.text)), msg, false)
-	s.cur = saved
+	return a
+}
+
+// find sets the end and text of the line starting at a.ref.off, and
+// returns the bytes it read.
+func (a *atLine) find(data []byte) int {
+	a.end = len(data)
+	if i := bytes.IndexByte(data[a.ref.off:], '\n'); i >= 0 {
+		a.end = a.ref.off + i
+	}
+	a.ref.text = bytes.TrimSuffix(data[a.ref.off:a.end], []byte("\r"))
+	return a.end - a.ref.off
 }

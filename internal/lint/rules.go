@@ -34,6 +34,8 @@ const (
 	RuleSkillLimits         = "skill-limits"
 	RuleSkillArchive        = "skill-archive"
 	RuleZipPath             = "zip-path"
+	RuleExecutableBinary    = "executable-binary"
+	RuleMacroDocument       = "macro-document"
 )
 
 // rules is the rule table, sorted by ID. Titles are the one-line messages
@@ -80,6 +82,13 @@ var rules = sortRules([]Rule{
 		Title:       "decoded data executed",
 		Explanation: "Base64, hex or compressed data is decoded and executed (eval/exec, a shell, PowerShell -EncodedCommand), so the code that runs is not the code a reviewer reads.",
 		Fix:         "Ship the code in plain text where it can be reviewed.",
+	},
+	{
+		ID:          RuleExecutableBinary,
+		Severity:    Warning,
+		Title:       "compiled program inside a skill",
+		Explanation: "The skill bundles an ELF, Mach-O, PE or WebAssembly program (recognised by its magic bytes, whatever its name): nobody can review what it does, and an agent may be asked to run it. --no-scripts withholds it.",
+		Fix:         "Ship the source and a reproducible build instead, or have the user install the tool from its publisher.",
 	},
 	{
 		ID:          RuleFrontmatterHook,
@@ -129,6 +138,13 @@ var rules = sortRules([]Rule{
 		Title:       "prompt-injection phrasing",
 		Explanation: "The text tries to override the agent's instructions, change its identity, or hide actions from the user.",
 		Fix:         "Remove the phrasing; a skill should add instructions, never cancel the user's or the host's.",
+	},
+	{
+		ID:          RuleMacroDocument,
+		Severity:    Warning,
+		Title:       "document with macros",
+		Explanation: "An Office document carries a VBA project (vbaProject.bin) or is a macro-enabled format (.docm, .xlsm, .pptm, …), or an OpenDocument file holds Basic or script macros; they run when a user opens it and enables macros.",
+		Fix:         "Save the document without macros (.docx, .xlsx, .pptx) and ship any automation as a reviewable script.",
 	},
 	{
 		ID:          RulePipeToShell,

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
 
 // family is a set of trigger bits: which trigger words a line holds. Each
@@ -437,16 +439,18 @@ const (
 var markdownExts = map[string]bool{".md": true, ".markdown": true, ".mdx": true, ".mdown": true, ".mkd": true, ".mkdn": true}
 var proseExts = map[string]bool{".txt": true, ".text": true, ".rst": true, ".adoc": true, ".asciidoc": true, ".org": true}
 
-// scriptExts are files an interpreter runs; base64-blob applies to them.
-var scriptExts = map[string]bool{
-	".sh": true, ".bash": true, ".zsh": true, ".ksh": true, ".fish": true, ".csh": true, ".tcsh": true,
-	".ps1": true, ".psm1": true, ".psd1": true, ".bat": true, ".cmd": true, ".vbs": true, ".vba": true,
-	".py": true, ".pyw": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".mts": true,
-	".cts": true, ".jsx": true, ".tsx": true, ".rb": true, ".pl": true, ".pm": true, ".php": true,
-	".lua": true, ".go": true, ".rs": true, ".java": true, ".kt": true, ".kts": true, ".swift": true,
-	".c": true, ".h": true, ".cc": true, ".cpp": true, ".cs": true, ".r": true, ".tcl": true,
-	".groovy": true, ".gradle": true, ".awk": true, ".sed": true, ".mk": true, ".applescript": true,
-	".scpt": true, ".jl": true, ".dart": true, ".ex": true, ".exs": true, ".nu": true, ".wsf": true,
+// codeExts are source code that is not run as a script file but read by a
+// compiler, build tool or interpreter module loader; base64-blob applies to
+// them as to scripts. What is a script (.sh, .py, .ps1, a shebang line, …)
+// is skill.SniffScript's to say, the one definition the catalog and pull
+// share.
+var codeExts = map[string]bool{
+	".csh": true, ".tcsh": true, ".psd1": true, ".vba": true, ".pyw": true, ".mts": true,
+	".cts": true, ".jsx": true, ".tsx": true, ".pm": true,
+	".go": true, ".rs": true, ".java": true, ".kt": true, ".kts": true, ".swift": true,
+	".c": true, ".h": true, ".cc": true, ".cpp": true, ".cs": true,
+	".groovy": true, ".gradle": true, ".awk": true, ".sed": true, ".mk": true,
+	".jl": true, ".dart": true, ".ex": true, ".exs": true, ".nu": true, ".wsf": true,
 	".hta": true, ".jsh": true, ".coffee": true, ".scala": true,
 }
 
@@ -498,6 +502,11 @@ type fileScan struct {
 	cur lineRef
 	// colPos and colRunes cache the last column computed on cur.
 	colPos, colRunes int
+	// at is the line of the last finding placed by its data offset.
+	at atLine
+	// work counts the bytes read to place findings by their offsets and
+	// to parse their lines' markers, for the test that holds it linear.
+	work int
 	// Buffers for folded text: the current unit, and any other slice.
 	unitLow, scratch []byte
 	// Buffers for a line without its invisible characters.
@@ -529,7 +538,8 @@ func (s *fileScan) prepare() {
 	case proseExts[s.ext]:
 		s.kind = kindProse
 	}
-	s.script = scriptExts[s.ext] || scriptNames[s.base] || bytes.HasPrefix(s.data, []byte("#!"))
+	_, isScript := skill.SniffScript(s.path, s.data[:min(len(s.data), sniffBytes)])
+	s.script = isScript || codeExts[s.ext] || scriptNames[s.base]
 	s.isSkillMD = s.base == "skill.md"
 	if s.kind == kindMarkdown {
 		s.fmEnd = frontmatterEnd(s.data)
@@ -1039,6 +1049,7 @@ func (s *fileScan) emitLine(rule string, sev Severity, ls, le int, msg string, r
 // parseMarkers reads the lint-ignore markers of the current line once.
 func (s *fileScan) parseMarkers() {
 	if !s.cur.marked {
+		s.work += len(s.cur.text)
 		if bytes.Contains(s.cur.text, markerPrefix) {
 			s.cur.markers = parseMarkers(s.cur.text)
 		}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,6 +29,25 @@ import (
 type Meter struct {
 	received atomic.Int64
 	cause    atomic.Pointer[string]
+	// Tap, if set before the transport connects, sees every message.
+	Tap Tap
+}
+
+// A Tap sees the messages of a connection as they are on the wire: each
+// request body or line the client sends, and each response body, event or
+// line it receives, one JSON-RPC message (or batch) per call, in order per
+// direction. The checker validates them against the protocol's schema.
+// Its methods may be called concurrently and must not keep msg.
+type Tap interface {
+	Sent(msg []byte)
+	Received(msg []byte)
+}
+
+func (m *Meter) tap() Tap {
+	if m == nil {
+		return nil
+	}
+	return m.Tap
 }
 
 // Received returns the bytes received so far.
@@ -95,6 +115,14 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
+	tap := t.meter.tap()
+	if tap != nil && req.Method == http.MethodPost && req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			data, _ := io.ReadAll(io.LimitReader(body, t.max))
+			body.Close()
+			tap.Sent(data)
+		}
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
@@ -104,7 +132,94 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, t.meter.cut("the server sent a response of %d bytes, over the %d-byte limit of one message", resp.ContentLength, t.max)
 	}
 	resp.Body = &limitedBody{rc: resp.Body, left: t.max, max: t.max, meter: t.meter}
+	if tap != nil && resp.StatusCode/100 == 2 {
+		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		switch mt {
+		case "application/json":
+			resp.Body = &tapBody{rc: resp.Body, tap: tap}
+		case "text/event-stream":
+			resp.Body = &tapBody{rc: resp.Body, tap: tap, events: true}
+		}
+	}
 	return resp, nil
+}
+
+// tapBody passes a response body on and hands its messages to a tap: the
+// whole body of a JSON response, or the data of each event of a stream.
+type tapBody struct {
+	rc     io.ReadCloser
+	tap    Tap
+	events bool
+	buf    []byte // the JSON body, or the stream's unfinished line
+	data   []byte // the data lines of the event being read
+	done   bool
+}
+
+func (b *tapBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if b.done {
+		return n, err
+	}
+	b.buf = append(b.buf, p[:n]...)
+	if b.events {
+		b.lines()
+	}
+	if err != nil {
+		b.flush()
+	}
+	return n, err
+}
+
+// lines handles the complete lines of an event stream: data lines are
+// gathered, and a blank line ends the event.
+func (b *tapBody) lines() {
+	for {
+		i := bytes.IndexByte(b.buf, '\n')
+		if i < 0 {
+			return
+		}
+		line := bytes.TrimSuffix(b.buf[:i], []byte("\r"))
+		switch {
+		case len(line) == 0:
+			b.event()
+		case bytes.HasPrefix(line, []byte("data:")):
+			d := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
+			if b.data != nil {
+				b.data = append(b.data, '\n')
+			}
+			b.data = append(b.data, d...)
+			if b.data == nil {
+				b.data = []byte{}
+			}
+		}
+		b.buf = b.buf[i+1:]
+	}
+}
+
+func (b *tapBody) event() {
+	if len(bytes.TrimSpace(b.data)) > 0 {
+		b.tap.Received(b.data)
+	}
+	b.data = nil
+}
+
+// flush hands over what is left once, at the end of the body or on close.
+func (b *tapBody) flush() {
+	if b.done {
+		return
+	}
+	b.done = true
+	if b.events {
+		b.event()
+	} else if len(bytes.TrimSpace(b.buf)) > 0 {
+		b.tap.Received(b.buf)
+	}
+	b.buf, b.data = nil, nil
+}
+
+func (b *tapBody) Close() error {
+	b.flush()
+	return b.rc.Close()
 }
 
 // limitedBody fails a read past max bytes and counts what it passes on.
@@ -144,6 +259,7 @@ const DefaultStopAfter = 5 * time.Second
 // the MCP specification: close stdin, wait, SIGTERM, wait, SIGKILL.
 type CommandTransport struct {
 	Argv   []string
+	Env    []string  // the server's environment; nil means this process's
 	Stderr io.Writer // the server's stderr
 	// MaxMessageBytes bounds one message (one line); a longer one cuts the
 	// connection, and Meter says why.
@@ -159,6 +275,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		return nil, errors.New("no server command")
 	}
 	cmd := exec.Command(t.Argv[0], t.Argv[1:]...)
+	cmd.Env = t.Env
 	cmd.Stderr = t.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -175,13 +292,13 @@ func (t *CommandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if stop <= 0 {
 		stop = DefaultStopAfter
 	}
-	p := &process{cmd: cmd, stdin: stdin, stop: stop, done: make(chan struct{})}
+	p := &process{cmd: cmd, stdin: stdin, stop: stop, done: make(chan struct{}), tap: t.Meter.tap()}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
 	return (&mcp.IOTransport{
-		Reader:        &lineReader{r: stdout, max: t.MaxMessageBytes, meter: t.Meter},
+		Reader:        &lineReader{r: stdout, max: t.MaxMessageBytes, meter: t.Meter, tap: t.Meter.tap()},
 		Writer:        p,
 		MaxLineLength: t.MaxMessageBytes,
 	}).Connect(ctx)
@@ -195,6 +312,8 @@ type lineReader struct {
 	run   int // bytes since the last newline
 	meter *Meter
 	once  sync.Once
+	tap   Tap
+	line  []byte // the line being read, for the tap
 }
 
 func (g *lineReader) Read(p []byte) (int, error) {
@@ -204,15 +323,36 @@ func (g *lineReader) Read(p []byte) (int, error) {
 		i := bytes.IndexByte(chunk, '\n')
 		if i < 0 {
 			g.run += len(chunk)
+			g.keep(chunk)
 			break
 		}
 		g.run += i
 		g.over()
 		g.run = 0
+		g.keep(chunk[:i])
+		g.emit()
 		chunk = chunk[i+1:]
 	}
 	g.over()
+	if err != nil {
+		g.emit()
+	}
 	return n, err
+}
+
+// keep gathers the line for the tap, as long as it is within the bound
+// (a longer one cuts the connection).
+func (g *lineReader) keep(b []byte) {
+	if g.tap != nil && (g.max <= 0 || len(g.line)+len(b) <= g.max) {
+		g.line = append(g.line, b...)
+	}
+}
+
+func (g *lineReader) emit() {
+	if g.tap != nil && len(bytes.TrimSpace(g.line)) > 0 {
+		g.tap.Received(g.line)
+	}
+	g.line = g.line[:0]
 }
 
 func (g *lineReader) over() {
@@ -233,9 +373,15 @@ type process struct {
 	done  chan struct{}
 	err   error
 	once  sync.Once
+	tap   Tap
 }
 
-func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+func (p *process) Write(b []byte) (int, error) {
+	if p.tap != nil {
+		p.tap.Sent(b)
+	}
+	return p.stdin.Write(b)
+}
 
 func (p *process) Close() error {
 	var err error

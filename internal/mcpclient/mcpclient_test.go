@@ -4,8 +4,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/iotest"
 )
 
 // TestHeaderStaysWithItsOrigin: a redirect to another origin must not carry
@@ -79,5 +82,64 @@ func TestLineBound(t *testing.T) {
 	}
 	if _, err := NewHTTPTransport("ftp://h/x", nil, 1, m); err == nil {
 		t.Error("a non-HTTP URL was accepted")
+	}
+}
+
+// recorder is a Tap that keeps what it saw.
+type recorder struct {
+	mu             sync.Mutex
+	sent, received []string
+}
+
+func (r *recorder) Sent(msg []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, string(msg))
+}
+
+func (r *recorder) Received(msg []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.received = append(r.received, string(msg))
+}
+
+// TestTap: the tap sees each request body and each message of a JSON body,
+// of an event stream and of a stdio stream, whole, however the bytes came.
+func TestTap(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/sse" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: message\r\nid: 1\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n: comment\n\ndata: {\"b\":2}\n\n")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		io.WriteString(w, `{"c":3}`)
+	}))
+	defer srv.Close()
+	rec := &recorder{}
+	m := &Meter{Tap: rec}
+	tr, err := NewHTTPTransport(srv.URL+"/mcp", nil, 1<<20, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/mcp", "/sse"} {
+		resp, err := tr.HTTPClient.Post(srv.URL+path, "application/json", strings.NewReader(`{"q":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, iotest.OneByteReader(resp.Body))
+		resp.Body.Close()
+	}
+	want := []string{`{"c":3}`, "{\"a\":\n1}", `{"b":2}`}
+	if !slices.Equal(rec.received, want) || !slices.Equal(rec.sent, []string{`{"q":1}`, `{"q":1}`}) {
+		t.Errorf("received %q, sent %q; want %q and the two bodies", rec.received, rec.sent, want)
+	}
+
+	rec = &recorder{}
+	lr := &lineReader{r: iotest.HalfReader(strings.NewReader("{\"x\":1}\n\n{\"y\":2}\r\n{\"z\"")), meter: m, tap: rec}
+	io.ReadAll(lr)
+	if want := []string{`{"x":1}`, "{\"y\":2}\r", `{"z"`}; !slices.Equal(rec.received, want) {
+		t.Errorf("stdio lines %q, want %q", rec.received, want)
 	}
 }

@@ -300,6 +300,64 @@ func badCases() []badCase {
 			reads:  []string{},
 		},
 		{
+			name: "planted .git/config",
+			mutate: func(_ *testing.T, f *pulltest.Fake, e map[string]any) {
+				// Benign: it would print a canary on the next git command.
+				cfg := "[core]\n\tfsmonitor = echo SKILLS-MCP-CANARY-git-config\n"
+				addRes(e, "skill://demo/.git/config", []byte(cfg))
+				f.Files["skill://demo/.git/config"] = []byte(cfg)
+			},
+			want:  `path ".git/config" holds the dot-name ".git": pull never writes dotfiles or dot-folders`,
+			reads: []string{},
+		},
+		{
+			name: "dot-folder entry",
+			mutate: func(_ *testing.T, f *pulltest.Fake, e map[string]any) {
+				addRes(e, "skill://demo/references/.vscode/settings.json", []byte("{}"))
+				f.Files["skill://demo/references/.vscode/settings.json"] = []byte("{}")
+			},
+			want:  `holds the dot-name ".vscode"`,
+			reads: []string{},
+		},
+		{
+			name: "dotfile",
+			mutate: func(_ *testing.T, f *pulltest.Fake, e map[string]any) {
+				addRes(e, "skill://demo/.envrc", []byte("echo hi\n"))
+				f.Files["skill://demo/.envrc"] = []byte("echo hi\n")
+			},
+			want:  `holds the dot-name ".envrc"`,
+			reads: []string{},
+		},
+		{
+			name: "bidirectional override in a name",
+			mutate: func(_ *testing.T, f *pulltest.Fake, e map[string]any) {
+				addRes(e, "skill://demo/evil%E2%80%AEtxt.sh", []byte("x"))
+			},
+			want:  "invisible or bidirectional formatting character (U+202E)",
+			reads: []string{},
+		},
+		{
+			name: "skill named .git",
+			mutate: func(_ *testing.T, f *pulltest.Fake, _ map[string]any) {
+				entry, files := pulltest.Skill("acme/.git", "Plants a repository.", "---\nname: .git\ndescription: Plants a repository.\n---\n", map[string]string{
+					"config": "[core]\n\tfsmonitor = echo SKILLS-MCP-CANARY-git-config\n",
+				})
+				f.Entries, f.Files = []any{entry}, files
+			},
+			want:  `the skill name ".git" begins with a dot: pull never writes dot-folders`,
+			reads: []string{},
+		},
+		{
+			name: "skill path through .git",
+			mutate: func(_ *testing.T, f *pulltest.Fake, _ map[string]any) {
+				entry, files := pulltest.Skill("acme/.git/demo", "Lands in the metadata.", "---\nname: demo\ndescription: Lands in the metadata.\n---\n", nil)
+				f.Entries, f.Files = []any{entry}, files
+			},
+			popts: pull.PullOptions{KeepPath: true},
+			want:  `path "acme/.git/demo" goes through ".git": pull never writes into version-control metadata`,
+			reads: []string{},
+		},
+		{
 			name: "duplicate files",
 			mutate: func(_ *testing.T, _ *pulltest.Fake, e map[string]any) {
 				e["resources"] = append(e["resources"].([]any), res(e, guideURI))

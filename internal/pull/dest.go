@@ -40,6 +40,9 @@ type dest struct {
 // the user's choice and are taken as they are.
 func openDest(dir string, dryRun bool) (*dest, error) {
 	d := &dest{path: dir}
+	if vcs := insideVCS(dir); vcs != "" {
+		return nil, fmt.Errorf("destination %s lies inside a %s folder; pull never writes into version-control metadata: give a folder outside it", dir, vcs)
+	}
 	fi, err := os.Lstat(dir)
 	switch {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
@@ -64,6 +67,63 @@ func openDest(dir string, dryRun bool) (*dest, error) {
 	}
 	d.root = root
 	return d, nil
+}
+
+// refuseVCS fails when the existing skill folder dir holds version-control
+// metadata (a .git folder, or the .git file of a worktree or submodule) at
+// any depth: --sync would delete it as unlisted and --force would replace
+// the folder with it, and a repository is the user's, not a copy of a
+// skill.
+func (d *dest) refuseVCS(dir string) error {
+	files, dirs, err := d.scan(dir)
+	if err != nil {
+		return err
+	}
+	for _, rel := range dirs {
+		if isVCS(path.Base(rel)) {
+			return d.vcsError(dir, rel)
+		}
+	}
+	for rel := range files {
+		if isVCS(path.Base(rel)) {
+			return d.vcsError(dir, rel)
+		}
+	}
+	return nil
+}
+
+func (d *dest) vcsError(dir, rel string) error {
+	return fmt.Errorf("%s holds %s: pull never replaces or deletes version-control metadata; update that folder with its own tool, or pull to another --to", filepath.Join(d.path, filepath.FromSlash(dir)), rel)
+}
+
+// insideVCS returns the version-control folder that dir (a destination)
+// lies inside, as written or once its links are resolved, or "".
+func insideVCS(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	candidates := []string{abs}
+	// The part that exists, with its links resolved: a link above the
+	// destination may lead into a repository's metadata.
+	for p := abs; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			rest, _ := filepath.Rel(p, abs)
+			candidates = append(candidates, filepath.Join(real, rest))
+			break
+		}
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	for _, c := range candidates {
+		for _, seg := range strings.Split(filepath.ToSlash(c), "/") {
+			if isVCS(seg) {
+				return seg
+			}
+		}
+	}
+	return ""
 }
 
 // mkdirAll creates dir and its missing parents, remembering which it

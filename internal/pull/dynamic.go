@@ -68,7 +68,7 @@ func (c *Client) discover(ctx context.Context, e *Entry, o *PullOptions) ([]File
 				if rel == "" {
 					return nil, &VerifyError{URI: r.URI, Reason: "the folder listing names a resource outside the skill " + root}
 				}
-				if err := checkRel(rel); err != nil {
+				if err := checkFileRel(rel); err != nil {
 					return nil, &VerifyError{URI: r.URI, Reason: err.Error()}
 				}
 				if seen[r.URI] {

@@ -213,7 +213,7 @@ func (e *Entry) parseFiles(list []skillsext.Resource) error {
 		if rel == "" {
 			return fmt.Errorf("resource %s is outside the skill %s", r.URI, root)
 		}
-		if err := checkRel(rel); err != nil {
+		if err := checkFileRel(rel); err != nil {
 			return fmt.Errorf("resource %s: %v", r.URI, err)
 		}
 		if !digestPattern.MatchString(r.Digest) {
@@ -335,8 +335,70 @@ func checkRel(rel string) error {
 		if strings.HasPrefix(seg, stagePrefix) {
 			return fmt.Errorf("path %q uses the reserved prefix %s", rel, stagePrefix)
 		}
+		// The URI grammar's name rule: a name our server would withhold
+		// is never written either.
+		if err := skillsext.CheckName(seg); err != nil {
+			return fmt.Errorf("path %s: %v", strconv.QuoteToASCII(rel), err)
+		}
 	}
 	return nil
+}
+
+// checkFileRel checks the path of a file below a skill's root: checkRel,
+// and no segment that begins with a dot. A skills server never serves
+// dotfiles or dot-folders (ours withholds them), and a hostile one could
+// plant .git/config with an fsmonitor command that runs on the next git
+// command in the folder, or a .envrc, or an editor's settings.
+func checkFileRel(rel string) error {
+	if err := checkRel(rel); err != nil {
+		return err
+	}
+	for seg := range strings.SplitSeq(rel, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return fmt.Errorf("path %q holds the dot-name %q: pull never writes dotfiles or dot-folders, which a skills server never serves", rel, seg)
+		}
+	}
+	return nil
+}
+
+// checkDir checks the folder a skill is written to, relative to the
+// destination: checkRel, a skill name (the last segment) that does not
+// begin with a dot, and no segment that is a version-control folder. The
+// folders above a skill may be dot-folders (.claude/skills/…), as our
+// catalog finds skills there, but never .git, .hg or .svn, which it never
+// enters: a skill folder there would write into the repository's own
+// metadata.
+func checkDir(dir string) error {
+	if err := checkRel(dir); err != nil {
+		return err
+	}
+	if name := dir[strings.LastIndexByte(dir, '/')+1:]; strings.HasPrefix(name, ".") {
+		return fmt.Errorf("the skill name %q begins with a dot: pull never writes dot-folders", name)
+	}
+	for seg := range strings.SplitSeq(dir, "/") {
+		if isVCS(seg) {
+			return fmt.Errorf("path %q goes through %q: pull never writes into version-control metadata", dir, seg)
+		}
+	}
+	return nil
+}
+
+// vcsNames are the version-control metadata folders (or, for a git
+// worktree or submodule, files) that pull never writes into, replaces or
+// deletes.
+var vcsNames = []string{".git", ".hg", ".svn", ".bzr", "_darcs"}
+
+// isVCS reports whether name is a version-control folder, in any case and
+// with trailing dots or spaces, which case-insensitive and Windows file
+// systems ignore.
+func isVCS(name string) bool {
+	name = strings.TrimRight(name, ". ")
+	for _, v := range vcsNames {
+		if strings.EqualFold(name, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // object is a decoded JSON object that remembers its key order.

@@ -3,9 +3,13 @@ package pull
 import (
 	"encoding/json"
 	"errors"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
 func TestCheckRel(t *testing.T) {
@@ -36,6 +40,63 @@ func TestCheckRel(t *testing.T) {
 		err := checkRel(rel)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("checkRel(%q) = %v, want %q", rel, err, want)
+		}
+	}
+}
+
+func TestCheckRelNameRule(t *testing.T) {
+	for rel, want := range map[string]string{
+		"evil\u202etxt.sh": "invisible or bidirectional formatting character (U+202E)",
+		"a/zw\u200b.md":    "invisible or bidirectional formatting character (U+200B)",
+		"c1\u0085.md":      "control character (U+0085)",
+	} {
+		err := checkRel(rel)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("checkRel(%+q) = %v, want %q", rel, err, want)
+		}
+	}
+}
+
+func TestCheckFileRel(t *testing.T) {
+	for _, rel := range []string{"SKILL.md", "references/a.md", "x..y", "a/b.c/d"} {
+		if err := checkFileRel(rel); err != nil {
+			t.Errorf("checkFileRel(%q) = %v", rel, err)
+		}
+	}
+	for rel, want := range map[string]string{
+		".git/config":       `holds the dot-name ".git"`,
+		"a/.git/hooks/x":    `holds the dot-name ".git"`,
+		".envrc":            `holds the dot-name ".envrc"`,
+		"refs/.hidden/a.md": `holds the dot-name ".hidden"`,
+		".GIT/config":       `holds the dot-name ".GIT"`,
+		"../x":              `".." segment`,
+		"evil\u202etxt.sh":  "formatting character",
+	} {
+		err := checkFileRel(rel)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("checkFileRel(%+q) = %v, want %q", rel, err, want)
+		}
+	}
+}
+
+func TestCheckDir(t *testing.T) {
+	for _, dir := range []string{"refunds", "finance/billing/refunds", ".claude/skills/x", "skill/.curated/x"} {
+		if err := checkDir(dir); err != nil {
+			t.Errorf("checkDir(%q) = %v", dir, err)
+		}
+	}
+	for dir, want := range map[string]string{
+		".git":         `the skill name ".git" begins with a dot`,
+		"x/.hidden":    `the skill name ".hidden" begins with a dot`,
+		".git/hooks/x": `goes through ".git"`,
+		"a/.Git./x":    `goes through ".Git."`,
+		"a/.svn/x":     `goes through ".svn"`,
+		"a/_darcs/x":   `goes through "_darcs"`,
+		"a/../x":       `".." segment`,
+	} {
+		err := checkDir(dir)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("checkDir(%q) = %v, want %q", dir, err, want)
 		}
 	}
 }
@@ -181,6 +242,40 @@ func FuzzParseEntry(f *testing.F) {
 		for _, f := range e.Files {
 			if err := checkRel(f.Rel); err != nil {
 				t.Fatalf("accepted file %q: %v", f.Rel, err)
+			}
+		}
+	})
+}
+
+// FuzzCheckFileRel: a path checkFileRel accepts is local, clean, and made
+// of names the URI grammar accepts and a server would serve; and so is a
+// folder checkDir accepts, but for the dot-folders above a skill.
+func FuzzCheckFileRel(f *testing.F) {
+	for _, s := range []string{"SKILL.md", "a/b.md", ".git/config", "a/../b", `a\b`, "C:x", "a\u202eb", ".claude/skills/x", "x/.GIT./y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		if checkFileRel(rel) == nil {
+			if !filepath.IsLocal(rel) || path.Clean(rel) != rel {
+				t.Fatalf("checkFileRel accepts %+q, which is not a clean local path", rel)
+			}
+			for seg := range strings.SplitSeq(rel, "/") {
+				if strings.HasPrefix(seg, ".") || skillsext.CheckName(seg) != nil || isVCS(seg) {
+					t.Fatalf("checkFileRel accepts %+q with the segment %+q", rel, seg)
+				}
+			}
+		}
+		if checkDir(rel) == nil {
+			if !filepath.IsLocal(rel) || path.Clean(rel) != rel {
+				t.Fatalf("checkDir accepts %+q, which is not a clean local path", rel)
+			}
+			for seg := range strings.SplitSeq(rel, "/") {
+				if isVCS(seg) || skillsext.CheckName(seg) != nil {
+					t.Fatalf("checkDir accepts %+q with the segment %+q", rel, seg)
+				}
+			}
+			if strings.HasPrefix(path.Base(rel), ".") {
+				t.Fatalf("checkDir accepts %+q, whose skill name begins with a dot", rel)
 			}
 		}
 	})

@@ -403,3 +403,95 @@ func TestRealNameCollision(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRealVersionControl: pull never writes into a repository's metadata,
+// and never replaces or deletes a skill folder that is a repository, with
+// --sync or --force; the folder and the repository stay as they were.
+func TestRealVersionControl(t *testing.T) {
+	rs := newRealServer(t)
+	for _, tc := range []struct {
+		name string
+		opts pull.PullOptions
+	}{
+		{"sync", pull.PullOptions{Sync: true}},
+		{"force", pull.PullOptions{Force: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dest := filepath.Join(t.TempDir(), "skills")
+			if _, err := rs.pullWith(t, "memory", &pull.PullOptions{Dest: dest}, "refunds"); err != nil {
+				t.Fatal(err)
+			}
+			// The user made the copy a repository (or a worktree, whose
+			// .git is a file), deeper down too.
+			for _, git := range []string{"refunds/.git/config", "refunds/vendor/lib/.git"} {
+				p := filepath.Join(dest, filepath.FromSlash(git))
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte("[core]\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			os.WriteFile(filepath.Join(dest, "refunds/SKILL.md"), []byte("edited\n"), 0o644)
+			before := snapshot(t, dest)
+			opts := tc.opts
+			opts.Dest = dest
+			_, err := rs.pullWith(t, "memory", &opts, "refunds")
+			if err == nil || !strings.Contains(err.Error(), "refunds holds ") || !strings.Contains(err.Error(), "pull never replaces or deletes version-control metadata") {
+				t.Fatalf("err = %v", err)
+			}
+			sameTree(t, before, snapshot(t, dest))
+		})
+	}
+	t.Run("destination inside .git", func(t *testing.T) {
+		repo := t.TempDir()
+		dest := filepath.Join(repo, ".git", "hooks")
+		os.MkdirAll(dest, 0o755)
+		before := snapshot(t, repo)
+		_, err := rs.pullWith(t, "memory", &pull.PullOptions{Dest: dest}, "refunds")
+		if err == nil || !strings.Contains(err.Error(), "lies inside a .git folder; pull never writes into version-control metadata") {
+			t.Fatalf("err = %v", err)
+		}
+		sameTree(t, before, snapshot(t, repo))
+		// Through a link above the destination too.
+		link := filepath.Join(t.TempDir(), "innocent")
+		os.Symlink(filepath.Join(repo, ".git"), link)
+		_, err = rs.pullWith(t, "memory", &pull.PullOptions{Dest: filepath.Join(link, "skills")}, "refunds")
+		if err == nil || !strings.Contains(err.Error(), "lies inside a .git folder") {
+			t.Fatalf("through a link: err = %v", err)
+		}
+		sameTree(t, before, snapshot(t, repo))
+	})
+}
+
+// TestRealSyncFolderLink: a folder inside a synced skill swapped for a link
+// out of the destination is never written through; --sync replaces the
+// link with the verified folder.
+func TestRealSyncFolderLink(t *testing.T) {
+	rs := newRealServer(t)
+	dest := filepath.Join(t.TempDir(), "skills")
+	if _, err := rs.pullWith(t, "memory", &pull.PullOptions{Dest: dest}, "refunds"); err != nil {
+		t.Fatal(err)
+	}
+	var sub string
+	ents, _ := os.ReadDir(filepath.Join(dest, "refunds"))
+	for _, e := range ents {
+		if e.IsDir() {
+			sub = e.Name()
+		}
+	}
+	if sub == "" {
+		t.Fatal("the test skill has no folder; the test proves nothing")
+	}
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "precious"), []byte("keep"), 0o644)
+	out := snapshot(t, outside)
+	os.RemoveAll(filepath.Join(dest, "refunds", sub))
+	os.Symlink(outside, filepath.Join(dest, "refunds", sub))
+	if _, err := rs.pullWith(t, "memory", &pull.PullOptions{Dest: dest, Sync: true}, "refunds"); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, out, snapshot(t, outside))
+	if fi, err := os.Lstat(filepath.Join(dest, "refunds", sub)); err != nil || !fi.IsDir() {
+		t.Errorf("%s after sync: %v, %v", sub, fi, err)
+	}
+	equalContents(t, contents(t, filepath.Join(dest, "refunds")), contents(t, filepath.Join(rs.lib, "finance/billing/refunds")))
+}

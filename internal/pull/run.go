@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skills-mcp/skills-mcp/internal/skill"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
@@ -50,6 +51,12 @@ type PullOptions struct {
 	// AllowOversize pulls skills over the SEP-2640 limits of 512 files or
 	// 16 MiB.
 	AllowOversize bool
+	// NoScripts writes no executable: the files skill.SniffScript calls
+	// scripts or compiled programs (what serve --no-scripts withholds) are
+	// read and verified, listed in SkillReport.Scripts, and left out of
+	// the local copy (removed from it with Sync). SKILL.md is always
+	// written.
+	NoScripts bool
 	// Concurrency is the number of skills fetched at once. If zero,
 	// DefaultConcurrency.
 	Concurrency int
@@ -103,6 +110,12 @@ type SkillReport struct {
 	// Dynamic reports a skill pulled from a "dynamic" manifest, unverified
 	// except for its frontmatter.
 	Dynamic bool `json:"dynamic,omitempty"`
+	// Scripts lists the skill's executables (scripts and compiled
+	// programs, by skill.SniffScript), relative to the skill folder: what
+	// a host must not run without approval. With NoScripts they are not
+	// written, and Withheld is true.
+	Scripts  []string `json:"scripts,omitempty"`
+	Withheld bool     `json:"scriptsWithheld,omitempty"`
 }
 
 // Report is the outcome of a pull.
@@ -222,6 +235,12 @@ func (c *Client) Pull(ctx context.Context, selected []*Entry, opts *PullOptions)
 			p.rep.Action = Skipped
 			continue
 		}
+		if p.exists {
+			// Both replace the folder: never a repository's metadata.
+			if err := d.refuseVCS(p.dir); err != nil {
+				return finish(err)
+			}
+		}
 		work = append(work, p)
 	}
 	for _, p := range plans {
@@ -288,7 +307,7 @@ func newPlan(e *Entry, o *PullOptions) (*plan, error) {
 	} else {
 		p.dir = e.Name
 	}
-	if err := checkRel(p.dir); err != nil {
+	if err := checkDir(p.dir); err != nil {
 		return nil, &EntryError{URI: e.URI, Reason: fmt.Sprintf("unusable as a folder: %v", err)}
 	}
 	p.rep.Dir = p.dir
@@ -350,6 +369,7 @@ func arrange(plans []*plan, keepPath bool) error {
 // stageAll runs stageSkill over plans, o.Concurrency at a time, and stops
 // at the first failure.
 func (c *Client) stageAll(ctx context.Context, d *dest, plans []*plan, o *PullOptions) error {
+	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -389,8 +409,9 @@ func (c *Client) stageAll(ctx context.Context, d *dest, plans []*plan, o *PullOp
 		})
 	}
 	wg.Wait()
-	// The first failure is the cause; the others are its echo.
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+	// The first failure is the cause; the others are its echo. When the
+	// caller's context ended, a failure says what was under way.
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && parent.Err() == nil {
 		return cause
 	}
 	for _, err := range errs {
@@ -444,6 +465,9 @@ func (c *Client) stageSkill(ctx context.Context, d *dest, i int, p *plan, o *Pul
 				}
 			}
 			keep[f.Rel] = true
+			if f.URI != e.URI && isScript(f.Rel, data) {
+				p.rep.Scripts = append(p.rep.Scripts, f.Rel)
+			}
 		}
 		listed := map[string]bool{}
 		needed := map[string]bool{}
@@ -464,10 +488,12 @@ func (c *Client) stageSkill(ctx context.Context, d *dest, i int, p *plan, o *Pul
 			}
 		}
 		p.rep.Kept = len(keep)
-		if len(keep) == len(files) && p.rep.Deleted == 0 && pruned == 0 {
+		// Under NoScripts a local copy holding a script is not right.
+		if len(keep) == len(files) && p.rep.Deleted == 0 && pruned == 0 && (!o.NoScripts || len(p.rep.Scripts) == 0) {
 			p.rep.Action = Unchanged
 			return nil
 		}
+		p.rep.Scripts = nil // found again below, in manifest order
 	}
 
 	if !o.DryRun {
@@ -516,6 +542,16 @@ func (c *Client) stageSkill(ctx context.Context, d *dest, i int, p *plan, o *Pul
 			p.rep.Bytes += int64(len(data))
 			report(1, int64(len(data)), false)
 		}
+		if f.URI != e.URI && isScript(f.Rel, data) {
+			p.rep.Scripts = append(p.rep.Scripts, f.Rel)
+			if o.NoScripts {
+				p.rep.Withheld = true
+				if keep[f.Rel] {
+					p.rep.Kept--
+				}
+				continue
+			}
+		}
 		if p.staged != "" {
 			if err := d.writeFile(p.staged, f.Rel, data, made); err != nil {
 				return fmt.Errorf("staging %s: %w", path.Join(p.dir, f.Rel), err)
@@ -529,6 +565,17 @@ func (c *Client) stageSkill(ctx context.Context, d *dest, i int, p *plan, o *Pul
 	}
 	return nil
 }
+
+// isScript reports whether a file a host could run, by the detector the
+// server's --no-scripts uses.
+func isScript(rel string, data []byte) bool {
+	_, ok := skill.SniffScript(rel, data[:min(len(data), scriptSniffBytes)])
+	return ok
+}
+
+// scriptSniffBytes is the start of a file the script detector sees, as in
+// the catalog.
+const scriptSniffBytes = 8 << 10
 
 // read fetches one listed file with resources/read.
 func (c *Client) read(ctx context.Context, f File) ([]byte, error) {

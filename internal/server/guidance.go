@@ -32,6 +32,7 @@ func (s *server) scriptGuidance(snap *catalog.Snapshot, sk *catalog.Skill) strin
 		line string
 	}
 	var cmds []command
+	var direct []string // programs and scripts with no known interpreter
 	for _, c := range closure {
 		root := skillsext.RootURI(c.Path)
 		for _, f := range c.Files {
@@ -39,10 +40,14 @@ func (s *server) scriptGuidance(snap *catalog.Snapshot, sk *catalog.Skill) strin
 				continue
 			}
 			rel, _ := skillsext.RelPath(f.URI, root)
+			if f.Script.Interpreter == "" {
+				direct = append(direct, c.Path+"/"+rel)
+				continue
+			}
 			cmds = append(cmds, command{sk: c, rel: rel, line: f.Script.Interpreter})
 		}
 	}
-	if len(cmds) == 0 {
+	if len(cmds) == 0 && len(direct) == 0 {
 		return ""
 	}
 	// The script named after the skill first, then by skill and path.
@@ -89,10 +94,22 @@ func (s *server) scriptGuidance(snap *catalog.Snapshot, sk *catalog.Skill) strin
 		}
 		fmt.Fprintf(&b, "   cd %s/%s && %s %s %s …\n", cache, c.sk.Path, env, c.line, c.rel)
 	}
+	if len(direct) > 0 {
+		slices.Sort(direct)
+		fmt.Fprintf(&b, "   Compiled programs and scripts with no known interpreter (%s) run as themselves: only with the user's approval of each by name.\n", strings.Join(firstOf(direct, maxGuidanceCommands), ", "))
+	}
 	if len(sk.Missing) > 0 {
 		fmt.Fprintf(&b, "⚠ Dependencies not served here, so the closure is incomplete: %s\n", strings.Join(sk.Missing, ", "))
 	}
 	return b.String()
+}
+
+// firstOf returns the first n of list, and "…" when there are more.
+func firstOf(list []string, n int) []string {
+	if len(list) <= n {
+		return list
+	}
+	return append(slices.Clone(list[:n]), "…")
 }
 
 func rank(b bool) int {

@@ -235,11 +235,12 @@ func (s *server) appendFastRead(b []byte, uri string, meta []byte) ([]byte, bool
 		b = append(b, `,"mimeType":`...)
 		b = appendEscaped(b, f.MIMEType)
 	}
-	switch {
-	case f.Text && len(data) > 0:
+	// An empty file is "text":"" or "blob":"", never neither (see
+	// readResourceResult).
+	if f.Text {
 		b = append(b, `,"text":`...)
 		b = appendEscaped(b, string(data))
-	case !f.Text && data != nil:
+	} else {
 		b = append(b, `,"blob":"`...)
 		b = base64.StdEncoding.AppendEncode(b, data)
 		b = append(b, '"')

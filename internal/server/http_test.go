@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/mcpschema"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
@@ -137,6 +139,8 @@ func TestHTTPFrontMatchesSDK(t *testing.T) {
 		{name: "read SKILL.md 2025-11-25", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":30,"method":"resources/read","params":{"uri":"skill://a/SKILL.md"}}`, fast: true},
 		{name: "read odd text", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":31,"method":"resources/read","params":{"uri":"skill://e/odd.md"}}`, fast: true},
 		{name: "read empty", header: headers("", ""), body: `{"jsonrpc":"2.0","id":32,"method":"resources/read","params":{"uri":"skill://e/empty.md"}}`, fast: true},
+		{name: "read empty 2025-06-18", header: headers("2025-06-18", ""), body: `{"jsonrpc":"2.0","id":44,"method":"resources/read","params":{"uri":"skill://e/empty.md"}}`, fast: true},
+		{name: "read empty 2026-07-28", header: with(headers("2026-07-28", "resources/read"), "Mcp-Name", "skill://e/empty.md"), body: `{"jsonrpc":"2.0","id":45,"method":"resources/read","params":{"uri":"skill://e/empty.md",` + newMeta + `}}`, fast: true},
 		{name: "read binary", header: headers("2025-06-18", ""), body: `{"jsonrpc":"2.0","id":33,"method":"resources/read","params":{"uri":"skill://e/assets/icon.bin"}}`, fast: true},
 		{name: "read escaped name", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":34,"method":"resources/read","params":{"uri":"skill://g/references/x%20y.md"}}`},
 		{name: "read 2026-07-28", header: with(headers("2026-07-28", "resources/read"), "Mcp-Name", "skill://e/odd.md"), body: `{"jsonrpc":"2.0","id":35,"method":"resources/read","params":{"uri":"skill://e/odd.md",` + newMeta + `}}`, fast: true},
@@ -161,6 +165,9 @@ func TestHTTPFrontMatchesSDK(t *testing.T) {
 			}
 			if tc.fast && front.inSDK.Load() != before {
 				t.Error("the front end passed it to the SDK")
+			}
+			if v := tc.header["Mcp-Protocol-Version"]; got.status == http.StatusOK && slices.Contains(mcpschema.Revisions(), v) {
+				assertValid(t, newSchemaStream(t, v), tc.body, got.body)
 			}
 			if tc.fast && want.status != http.StatusOK {
 				t.Errorf("a request meant to succeed failed: %d %.300s", want.status, want.body)

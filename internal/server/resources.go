@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,7 +19,7 @@ const skillTemplate = "skill://{+path}"
 
 func (s *server) addResources(ms *mcp.Server) {
 	s.addTemplate(ms)
-	ms.AddReceivingMiddleware(s.listResourcesMiddleware)
+	ms.AddReceivingMiddleware(s.listResourcesMiddleware, readResultMiddleware)
 }
 
 // addTemplate registers the skill:// template. Registering it again
@@ -59,9 +60,80 @@ func (s *server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 	if f.Text {
 		c.Text = string(data)
 	} else {
-		c.Blob = data
+		c.Blob = nonNil(data)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+}
+
+// nonNil returns data, or an empty slice for nil: a ResourceContents is a
+// blob exactly when its Blob is not nil (see readResourceResult).
+func nonNil(data []byte) []byte {
+	if data == nil {
+		return []byte{}
+	}
+	return data
+}
+
+// readResourceResult is a resources/read result as the server writes it.
+// The SDK's ResourceContents drops an empty text ("text,omitempty"), so an
+// empty file went out with neither text nor blob, which every revision's
+// schema refuses (real clients reject the read). Here a content is a blob
+// when its Blob is set, even empty, and otherwise text, even empty. The
+// rest is encoded as the SDK encodes a ReadResourceResult (field order,
+// HTML escaping, resultType on 2026-07-28 only), so the HTTP front end's
+// bytes (appendFastRead) stay the same as these.
+type readResourceResult struct {
+	mcp.ResultBase
+	mcp.Cacheable
+	Contents   []resourceContents `json:"contents"`
+	ResultType string             `json:"resultType,omitempty"`
+}
+
+type resourceContents struct {
+	URI      string   `json:"uri"`
+	MIMEType string   `json:"mimeType,omitempty"`
+	Text     *string  `json:"text,omitempty"`
+	Blob     []byte   `json:"blob,omitzero"`
+	Meta     mcp.Meta `json:"_meta,omitempty"`
+}
+
+// MarshalJSON encodes r with encoding/json's defaults, HTML escaping
+// included, as the SDK encodes its ReadResourceResult.
+func (r *readResourceResult) MarshalJSON() ([]byte, error) {
+	type plain readResourceResult
+	return json.Marshal((*plain)(r))
+}
+
+// readResultMiddleware writes every resources/read result (skill files,
+// vault notes and attachments, the legacy index and archives) as a
+// readResourceResult. It runs inside the SDK's read, after the handler and
+// the SDK's own filling in of URI, MIME type and cache fields.
+func readResultMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		r, ok := res.(*mcp.ReadResourceResult)
+		if err != nil || !ok || r == nil || r.NeedsInput() {
+			return res, err
+		}
+		var meta mcp.Meta
+		if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && p != nil {
+			meta = p.Meta
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		out := &readResourceResult{Cacheable: r.Cacheable, Contents: make([]resourceContents, len(r.Contents))}
+		out.Meta = r.Meta
+		if skillsext.UsesCacheFields(skillsext.ProtocolVersion(meta, ss)) {
+			out.ResultType = skillsext.ResultComplete // the SDK sets it on the per-request protocol only
+		}
+		for i, c := range r.Contents {
+			rc := resourceContents{URI: c.URI, MIMEType: c.MIMEType, Blob: c.Blob, Meta: c.Meta}
+			if c.Blob == nil {
+				rc.Text = &c.Text
+			}
+			out.Contents[i] = rc
+		}
+		return out, nil
+	}
 }
 
 // listResourcesMiddleware answers resources/list from the catalog: one

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,22 +30,43 @@ import (
 // into its frame, when the request is of the plain kind the SDK would answer with
 // the same bytes (see fastRequest); every other line, and every request in
 // doubt, goes to the SDK unchanged.
+//
+// When r ends, the requests already read are answered before RunStdio
+// returns, within DrainTimeout; when ctx ends, the session is closed at
+// once, and RunStdio returns within DrainTimeout even if a request is stuck.
 func (srv *Server) RunStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	return srv.runStdio(ctx, r, w, DrainTimeout)
+}
+
+func (srv *Server) runStdio(ctx context.Context, r io.Reader, w io.Writer, drain time.Duration) error {
 	pr, pw := io.Pipe()
 	out := &lockedWriter{w: w}
-	ss, err := srv.ms.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: out}, nil)
+	calls := newPendingCalls()
+	ss, err := srv.ms.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: &answerWriter{out: out, calls: calls}}, nil)
 	if err != nil {
 		return err
 	}
-	f := &stdioFront{s: srv.s, ss: ss, out: out, sdk: pw}
+	ended := make(chan error, 1)
+	done := make(chan struct{}) // closed when the session has ended
+	go func() {
+		err := ss.Wait()
+		close(done)
+		ended <- err
+	}()
+	f := &stdioFront{s: srv.s, ss: ss, out: out, sdk: pw, calls: calls, done: done, drain: drain}
 	go f.pump(r)
 
-	ended := make(chan error, 1)
-	go func() { ended <- ss.Wait() }()
 	select {
 	case <-ctx.Done():
-		ss.Close()
-		<-ended
+		// Close waits for the handlers in flight, which have seen ctx end;
+		// one stuck in a read that ignores it must not hold the process,
+		// so the wait is bounded and Close finishes on its own.
+		go ss.Close()
+		select {
+		case <-ended:
+		case <-time.After(drain):
+			srv.s.log.Warn("stdio session still closing after the shutdown deadline; a request is stuck", "deadline", drain)
+		}
 		return ctx.Err()
 	case err := <-ended:
 		return err
@@ -73,6 +95,13 @@ type stdioFront struct {
 	ss  *mcp.ServerSession
 	out *lockedWriter
 	sdk *io.PipeWriter // the SDK's input
+
+	// calls are those handed to the SDK and not answered yet; when the
+	// input ends, the SDK's input is ended once they are, or after drain,
+	// or when the session ends (done).
+	calls *pendingCalls
+	done  <-chan struct{}
+	drain time.Duration
 
 	frame []byte // the answer being built, reused
 }
@@ -127,6 +156,9 @@ func (f *stdioFront) pump(r io.Reader) {
 				break
 			}
 			if fwd != nil {
+				// Recorded before the SDK can read it, so that its answer
+				// always finds it.
+				f.calls.sent(fwd)
 				if _, werr := f.sdk.Write(fwd); werr != nil {
 					return // the session has ended
 				}
@@ -135,10 +167,10 @@ func (f *stdioFront) pump(r io.Reader) {
 		switch {
 		case err == nil:
 		case errors.Is(err, io.EOF):
-			f.sdk.Close()
+			f.endInput(nil)
 			return
 		default:
-			f.sdk.CloseWithError(err)
+			f.endInput(err)
 			return
 		}
 	}
@@ -194,6 +226,19 @@ func (f *stdioFront) refuse(id []byte, code int64, msg string) {
 	b = appendEscaped(b, msg)
 	b = append(b, "}}\n"...)
 	f.out.Write(b) // on failure the SDK's next write fails and ends the session
+}
+
+// endInput ends the SDK's input, with err (nil for the end of the input),
+// once the calls it was handed are answered: the SDK would cancel them.
+func (f *stdioFront) endInput(err error) {
+	if ok, open := f.calls.wait(f.drain, f.done); !ok && open > 0 {
+		select {
+		case <-f.done:
+		default:
+			f.s.log.Warn("stdin closed; requests still unanswered at the shutdown deadline are dropped", "requests", open, "deadline", f.drain)
+		}
+	}
+	f.sdk.CloseWithError(err)
 }
 
 // answer writes the response to line if it is a request the front end

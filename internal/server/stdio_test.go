@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/mcpschema"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
@@ -177,14 +178,21 @@ func TestStdioFrontMatchesSDK(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":21,"method":"skills/get","params":{"uri":"skill://./a/SKILL.md"}}`, "21", false},
 		{`{"jsonrpc":"2.0","id":22,"method":"skills/get","params":{"uri":"skill://f-long/SKILL.md"}}`, "22", true},
 		{`{"jsonrpc":"2.0","id":23,"method":"resources/read","params":{"uri":"skill://e/odd.md"}}`, "23", false},
-		{`{"jsonrpc":"2.0","id":24,"method":"skills/get","params":{"uri":"skill://a/SKILL.md","_meta":{"x":"\u001b"}}}`, "24", false},
-		{`{"jsonrpc":"2.0","id":25,"method":"skills/list","params":{"cursor":"` + second + `","_meta":{"progressToken":"\u0000"}}}`, "25", false},
+		{`{"jsonrpc":"2.0","id":24,"method":"resources/read","params":{"uri":"skill://e/empty.md"}}`, "24", false},
+		{`{"jsonrpc":"2.0","id":25,"method":"resources/read","params":{"uri":"skill://e/assets/icon.bin"}}`, "25", false},
+		{`{"jsonrpc":"2.0","id":26,"method":"resources/read","params":{"uri":"skill://g/references/%C3%BCn%C3%AFcode.md"}}`, "26", false},
+		{`{"jsonrpc":"2.0","id":27,"method":"skills/get","params":{"uri":"skill://a/SKILL.md","_meta":{"x":"\u001b"}}}`, "27", false},
+		{`{"jsonrpc":"2.0","id":28,"method":"skills/list","params":{"cursor":"` + second + `","_meta":{"progressToken":"\u0000"}}}`, "28", false},
 	}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
 			sdk, front := startPeer(t, false), startPeer(t, true)
+			// Every answer is checked against the schema of the revision
+			// the handshake negotiated.
+			schema := newSchemaStream(t, version)
 			for _, p := range []*stdioPeer{sdk, front} {
-				p.call(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, version), "0")
+				init := fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, version)
+				assertValid(t, schema, init, p.call(t, init, "0"))
 				p.call(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "")
 			}
 			for _, r := range requests {
@@ -194,6 +202,7 @@ func TestStdioFrontMatchesSDK(t *testing.T) {
 				if got != want {
 					t.Errorf("%.120s\n front end: %.300s\n       SDK: %.300s", r.line, got, want)
 				}
+				assertValid(t, schema, r.line, got)
 				// Requests the SDK refuses before dispatch never reach a
 				// middleware either, so only the fast ones are checked.
 				if r.fast && front.inSDK.Load() != before {
@@ -236,5 +245,50 @@ func TestStdioFrontWaitsForCatalog(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("skills/list still waiting after the scan")
+	}
+}
+
+func newSchemaStream(t *testing.T, rev string) *mcpschema.Stream {
+	t.Helper()
+	st, err := mcpschema.NewStream(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// assertValid fails t if answer, the server's answer to request, breaks
+// the schema of the revision st follows.
+func assertValid(t *testing.T, st *mcpschema.Stream, request, answer string) {
+	t.Helper()
+	st.Sent([]byte(request))
+	for _, v := range st.Received([]byte(answer)) {
+		t.Errorf("%.120s: the answer breaks the %s schema: %s\n%.300s", request, st.Revision(), v, answer)
+	}
+}
+
+// TestEmptyFileText: an empty file is read as "text":"" on every path (the
+// SDK's contents type leaves an empty text out), a binary file as a blob.
+func TestEmptyFileText(t *testing.T) {
+	for _, front := range []bool{false, true} {
+		p := startPeer(t, front)
+		p.call(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "0")
+		got := p.call(t, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"skill://e/empty.md"}}`, "1")
+		if !strings.Contains(got, `"uri":"skill://e/empty.md","mimeType":"text/markdown","text":""}`) {
+			t.Errorf("front end %v: an empty file read as %s", front, got)
+		}
+	}
+	srv := NewServer(catalog.NewStore(frontSnapshot(t)), nil)
+	for _, uri := range []string{"skill://e/empty.md", "skill://e/assets/icon.bin"} {
+		res, err := readResultMiddleware(func(context.Context, string, mcp.Request) (mcp.Result, error) {
+			return srv.s.readResource(context.Background(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}})
+		})(context.Background(), methodReadResource, &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal(res)
+		if text := strings.Contains(string(data), `"text":`); text == strings.Contains(string(data), `"blob":`) || text != strings.HasSuffix(uri, ".md") {
+			t.Errorf("%s read as %s: want exactly one of text (for text) and blob (for binary)", uri, data)
+		}
 	}
 }

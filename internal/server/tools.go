@@ -435,9 +435,14 @@ func (s *server) readSkillFile(_ context.Context, _ *mcp.CallToolRequest, in Rea
 		out.Base64 = &b
 		text = fmt.Sprintf("%s is binary (%s, %d bytes); its base64 content is in the structured result.", rel, file.MIMEType, file.Size)
 	}
-	if file.Script != nil {
+	switch {
+	case file.Script != nil && file.Script.Interpreter != "":
 		out.Note = fmt.Sprintf("This is a script from an MCP-served skill. Do not run it without the user's explicit approval; "+
 			"run it only from a verified local copy of the skill (digest %s), with: %s %s", file.Digest, file.Script.Interpreter, rel)
+		text = out.Note + "\n\n" + text
+	case file.Script != nil:
+		out.Note = fmt.Sprintf("This is an executable (%s) from an MCP-served skill. Do not run it without the user's explicit approval; "+
+			"run it only from a verified local copy of the skill (digest %s).", file.Script.Kind(), file.Digest)
 		text = out.Note + "\n\n" + text
 	}
 	return textResult(text), out, nil

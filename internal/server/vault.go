@@ -647,7 +647,7 @@ func (s *server) readVaultResource(_ context.Context, req *mcp.ReadResourceReque
 		if r.Attachment.Text {
 			c.Text = string(data)
 		} else {
-			c.Blob = data
+			c.Blob = nonNil(data)
 		}
 	default:
 		c.MIMEType, c.Text = "text/markdown", r.Playbook.Note.Text

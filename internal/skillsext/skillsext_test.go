@@ -2,8 +2,11 @@ package skillsext_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
@@ -24,6 +27,9 @@ func TestParseURI(t *testing.T) {
 		"skill://tool/refs/%41+b[1].md":         "tool/refs/A+b%5B1%5D.md",
 		"skill://tool/refs/a%40b%3Ac.md":        "tool/refs/a%40b%3Ac.md",
 		"skill://tool/refs/100%25.md":           "tool/refs/100%25.md",
+		// Joiners spell words and emoji; they are not refused.
+		"skill://tool/refs/\u0645\u06cc\u200c\u062e.md": "tool/refs/%D9%85%DB%8C%E2%80%8C%D8%AE.md",
+		"skill://tool/refs/%E2%80%8D.md":                "tool/refs/%E2%80%8D.md",
 	}
 	for in, want := range good {
 		u, err := skillsext.ParseURI(in)
@@ -42,6 +48,12 @@ func TestParseURI(t *testing.T) {
 		"skill://a/%2F/SKILL.md", "skill://a/b%2fc.md", "skill://a/%5C.md", "skill://a/%00.md",
 		"skill://a/%0A.md", "skill://a/%2E/SKILL.md", "skill://a/%2E%2E/SKILL.md", "skill://a/%zz.md",
 		"skill://a/%4", "skill://a/x%", "skill://a/%FF.md", "skill://a/%C3.md",
+		// Names the catalog withholds (CheckName), raw or escaped: C1
+		// controls, bidirectional overrides and isolates, zero-width
+		// spaces, the byte-order mark, tag characters, line separators.
+		"skill://a/b\u0085.md", "skill://a/%C2%85.md", "skill://a/evil\u202etxt.sh", "skill://a/evil%E2%80%AEtxt.sh",
+		"skill://a/%E2%81%A6x", "skill://a\u200b/SKILL.md", "skill://a/%EF%BB%BFx.md", "skill://a/%F3%A0%80%81.md",
+		"skill://a/x\u2028y", "skill://a/%C2%AD.md",
 		// Short enough as sent, too long once escaped.
 		"skill://a/" + strings.Repeat(" ", 2000),
 	}
@@ -156,8 +168,83 @@ func FuzzParseURI(f *testing.F) {
 				t.Fatalf("accepted %q in the names of %q", r, s)
 			}
 		}
+		for seg := range strings.SplitSeq(names, "/") {
+			if err := skillsext.CheckName(seg); err != nil {
+				t.Fatalf("accepted a segment the name rule refuses in %q: %v", s, err)
+			}
+		}
 		if strings.ContainsAny(u.Path, "?#") {
 			t.Fatalf("accepted a query or fragment in %q", s)
+		}
+	})
+}
+
+func TestCheckName(t *testing.T) {
+	for name, rule := range map[string]string{
+		"":              "is empty",
+		".":             `is "." or ".."`,
+		"..":            `is "." or ".."`,
+		"a/b":           "contains a slash",
+		`a\b`:           "contains a backslash",
+		"a\x00b":        "contains a control character",
+		"tab\there":     "contains a control character",
+		"del\x7f":       "contains a control character",
+		"c1\u0085":      "contains a control character",
+		"bad\xff":       "is not valid UTF-8",
+		"\xed\xa0\x80":  "is not valid UTF-8", // a surrogate
+		"evil\u202etxt": "contains an invisible or bidirectional formatting character",
+		"\u2066iso":     "contains an invisible or bidirectional formatting character",
+		"zw\u200bsp":    "contains an invisible or bidirectional formatting character",
+		"\ufeffbom":     "contains an invisible or bidirectional formatting character",
+		"tag\U000e0001": "contains an invisible or bidirectional formatting character",
+		"line\u2028sep": "contains an invisible or bidirectional formatting character",
+		"soft\u00adhy":  "contains an invisible or bidirectional formatting character",
+	} {
+		err := skillsext.CheckName(name)
+		var ne *skillsext.NameError
+		if !errors.As(err, &ne) || ne.Rule != rule {
+			t.Errorf("CheckName(%+q) = %v; want rule %q", name, err, rule)
+			continue
+		}
+		if msg := err.Error(); !utf8.ValidString(msg) || strings.ContainsFunc(msg, func(r rune) bool { return r > unicode.MaxASCII || unicode.IsControl(r) }) {
+			t.Errorf("CheckName(%+q) message %q is not plain ASCII", name, msg)
+		}
+	}
+	for _, name := range []string{"SKILL.md", ".env", "my notes.md", "café.md", "\u0645\u06cc\u200c\u062e", "\U0001F468\u200d\U0001F469", "100%.md", "a+b[1]#2?.md", "日本語.txt"} {
+		if err := skillsext.CheckName(name); err != nil {
+			t.Errorf("CheckName(%+q) = %v; want nil", name, err)
+		}
+	}
+}
+
+// FuzzCheckName checks that the name rule and the URI grammar agree both
+// ways: a name CheckName accepts is, escaped, a URI segment that ParseURI
+// accepts and gives back unchanged; a name it refuses makes every URI that
+// holds it, escaped or raw, one that ParseURI refuses.
+func FuzzCheckName(f *testing.F) {
+	for _, s := range []string{"a.md", "my notes.md", "café", "a\\b", "a\x01", "\u202e", "\xff", ".", "", "\u200d", "\u0085", "100%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if strings.Contains(name, "/") {
+			return // a separator, never one name
+		}
+		uri := "skill://s/" + skillsext.EscapePath(name) + "/x.md"
+		u, err := skillsext.ParseURI(uri)
+		if skillsext.CheckName(name) != nil {
+			if err == nil {
+				t.Fatalf("CheckName refuses %+q but ParseURI accepts %s", name, uri)
+			}
+			if u, err := skillsext.ParseURI("skill://s/" + name + "/x.md"); err == nil {
+				t.Fatalf("CheckName refuses %+q but ParseURI accepts it raw, as %s", name, u)
+			}
+			return
+		}
+		if len(uri) > skillsext.MaxURILength {
+			return
+		}
+		if err != nil || u.String() != uri {
+			t.Fatalf("CheckName accepts %+q but ParseURI(%s) = %v, %v", name, uri, u, err)
 		}
 	})
 }

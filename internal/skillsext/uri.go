@@ -25,8 +25,9 @@ const MaxURILength = 4096
 // fragment, empty, "." or ".." segments, backslashes, NUL and other control
 // characters, malformed percent-escapes and escapes of a slash, a backslash,
 // a control character or a dot segment (an escape cannot smuggle a
-// separator), invalid UTF-8 before or after decoding, and URIs over
-// MaxURILength. A trailing slash is refused too: directory URIs have none.
+// separator), invalid UTF-8 before or after decoding, a segment whose name
+// CheckName refuses (invisible and bidirectional formatting characters
+// among them), and URIs over MaxURILength. A trailing slash is refused too: directory URIs have none.
 // The URI's Path is canonical: a file name with a space or a non-ASCII
 // letter may come escaped or not, in either case of hex digits.
 func ParseURI(s string) (URI, error) {
@@ -72,6 +73,11 @@ func ParseURI(s string) (URI, error) {
 			return URI{}, fmt.Errorf("%q has an empty path segment", s)
 		case ".", "..":
 			return URI{}, fmt.Errorf("%q has a %q segment", s, seg)
+		}
+		// The rest of the name rule, on the decoded name: what the
+		// catalog withholds is never reached by a URI either.
+		if err := CheckName(dec); err != nil {
+			return URI{}, fmt.Errorf("%q: %v", s, err)
 		}
 		segs[i] = dec
 	}

@@ -15,12 +15,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -283,6 +285,45 @@ func (f *Fake) Handler(stateless bool) http.Handler {
 			}
 		}
 		h.ServeHTTP(w, r)
+	})
+}
+
+// SlowDrip wraps h, a Streamable HTTP handler such as [Fake.Handler]: it
+// answers every resources/read itself with a valid result for the URI
+// asked, one byte at a time with pause between bytes, so that an answer
+// takes minutes while the connection never looks idle. It stops dripping
+// when the request's context or stop ends.
+func SlowDrip(h http.Handler, pause time.Duration, stop <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				URI string `json:"uri"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &req) != nil || req.Method != "resources/read" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"contents":[{"uri":%q,"mimeType":"text/markdown","text":%q}]}}`, req.ID, req.Params.URI, strings.Repeat(" ", 4096))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		for i := range len(answer) {
+			if _, err := io.WriteString(w, answer[i:i+1]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-time.After(pause):
+			case <-r.Context().Done():
+				return
+			case <-stop:
+				return
+			}
+		}
 	})
 }
 
