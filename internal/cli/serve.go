@@ -76,6 +76,11 @@ type serveConfig struct {
 	noPlaybooks     bool
 	noValueChains   bool
 	rate            rateSettings // HTTP rate limits
+
+	// HTTP resource limits.
+	maxRequests int
+	maxConns    int
+	maxResponse int64
 }
 
 type libSpec struct{ ns, dir string }
@@ -123,6 +128,11 @@ var envTwins = map[string]string{
 	"rate-limit-address": "SKILLS_RATE_LIMIT_ADDRESS",
 	"rate-limit-token":   "SKILLS_RATE_LIMIT_TOKEN",
 	"rate-limit-burst":   "SKILLS_RATE_LIMIT_BURST",
+
+	// HTTP resource limits.
+	"max-requests":       "SKILLS_MAX_REQUESTS",
+	"max-conns":          "SKILLS_MAX_CONNS",
+	"max-response-bytes": "SKILLS_MAX_RESPONSE_BYTES",
 }
 
 func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
@@ -153,6 +163,9 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 		cfg.allowedHosts = append(cfg.allowedHosts, splitList(v)...)
 		return nil
 	})
+	fs.IntVar(&cfg.maxRequests, "max-requests", httpserve.DefaultMaxConcurrent, "at most `N` HTTP requests handled at once; more get 503 with Retry-After")
+	fs.IntVar(&cfg.maxConns, "max-conns", httpserve.DefaultMaxConns, "at most `N` HTTP connections open at once; more are answered 503 and closed")
+	fs.Int64Var(&cfg.maxResponse, "max-response-bytes", 0, "largest HTTP answer to one request, in `bytes` (default 16 MiB, or twice --max-file-bytes if that is more)")
 	fs.StringVar(&cfg.configPath, "config", "", "read more libraries and settings from the JSON config `FILE`; edits apply while serving (SIGHUP forces a reload)")
 	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "withhold every executable from every library: scripts by extension or shebang line, compiled programs by magic bytes")
 	fs.Func("exclude-tiers", "withhold skills whose frontmatter pricing-tier is one of `TIERS` (comma-separated)", func(v string) error {
@@ -211,7 +224,7 @@ Environment (a flag beats its variable):
   SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_TOOL_PREFIX (--prefix),
   SKILLS_HTTP, SKILLS_TOKEN_FILE, SKILLS_NO_PLAYBOOKS, SKILLS_NO_VALUE_CHAINS,
   SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL, SKILLS_RATE_LIMIT_ADDRESS, SKILLS_RATE_LIMIT_TOKEN,
-  SKILLS_RATE_LIMIT_BURST
+  SKILLS_RATE_LIMIT_BURST, SKILLS_MAX_REQUESTS, SKILLS_MAX_CONNS, SKILLS_MAX_RESPONSE_BYTES
                          the flag of the same name (the rate limits also come from the config
                          file's rateLimitAddress, rateLimitToken and rateLimitBurst, read at start)
   SKILLS_TOKEN           a bearer token required over HTTP (with --token-file, both are accepted)
@@ -310,6 +323,12 @@ func (cfg *serveConfig) validate() error {
 		return usagef("", "--ttl must not be negative, got %s", cfg.ttl)
 	case cfg.rescanSeconds < 0:
 		return usagef("", "--rescan-seconds must be 0 (off) or more, got %d", cfg.rescanSeconds)
+	case cfg.maxRequests < 1:
+		return usagef("", "--max-requests must be positive, got %d", cfg.maxRequests)
+	case cfg.maxConns < 1:
+		return usagef("", "--max-conns must be positive, got %d", cfg.maxConns)
+	case cfg.maxResponse < 0:
+		return usagef("", "--max-response-bytes must not be negative (0 means the default), got %d", cfg.maxResponse)
 	}
 	switch cfg.profile {
 	case "":
@@ -826,12 +845,20 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	if err != nil {
 		return err
 	}
+	maxResponse := cfg.maxResponse
+	if maxResponse == 0 {
+		// Room for the largest file served, base64-encoded.
+		maxResponse = max(httpserve.DefaultMaxResponseBytes, 2*cfg.maxFileBytes)
+	}
 	opts := &httpserve.Options{
 		AllowedHosts: cfg.allowedHosts,
 		Tokens:       tokens,
 		Logger:       log,
 		Health:       health,
 		Ready:        ready,
+
+		MaxConcurrent:    cfg.maxRequests,
+		MaxResponseBytes: maxResponse,
 	}
 	cfg.rate.apply(opts)
 	c.observe(opts)
@@ -860,7 +887,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	}
 	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0,
 		"metrics", "http://"+ln.Addr().String()+"/metrics", "rateLimitAddress", cfg.rate.address, "rateLimitToken", cfg.rate.token)
-	return httpserve.Serve(ctx, ln, httpserve.Handler(mh, opts), log)
+	return httpserve.Serve(ctx, httpserve.LimitListener(ln, cfg.maxConns, opts.Observer), httpserve.Handler(mh, opts), log)
 }
 
 // loadTokens reads the bearer tokens from --token-file and SKILLS_TOKEN.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 )
@@ -28,6 +30,10 @@ type guard struct {
 	log     *slog.Logger
 	obs     Observer
 	rate    rateLimits
+
+	slots       chan struct{} // one per request in flight (MaxConcurrent)
+	maxResponse int64
+	bodies      budget // bytes of request bodies held
 }
 
 // hostEntry is one parsed AllowedHosts entry; port is "" for any port.
@@ -56,6 +62,19 @@ func newGuard(opts *Options, now func() time.Time) *guard {
 	if g.maxBody <= 0 {
 		g.maxBody = DefaultMaxBodyBytes
 	}
+	g.maxResponse = opts.MaxResponseBytes
+	if g.maxResponse <= 0 {
+		g.maxResponse = DefaultMaxResponseBytes
+	}
+	n := opts.MaxConcurrent
+	if n <= 0 {
+		n = DefaultMaxConcurrent
+	}
+	g.slots = make(chan struct{}, n)
+	// Four bodies at the limit at once, or 16 MiB: room for any burst of
+	// real requests (a few hundred bytes each), none for a flood of large
+	// ones.
+	g.bodies.limit = max(4*g.maxBody, 16<<20)
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -74,10 +93,15 @@ func newGuard(opts *Options, now func() time.Time) *guard {
 
 // reject logs why a request is refused and writes the error response.
 func (g *guard) reject(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	g.rejectCode(w, r, status, errorCode, msg)
+}
+
+// rejectCode is reject with a chosen JSON-RPC error code.
+func (g *guard) rejectCode(w http.ResponseWriter, r *http.Request, status, code int, msg string) {
 	g.log.DebugContext(r.Context(), "httpserve: request refused",
 		"status", status, "reason", msg,
 		"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
-	writeError(w, status, msg)
+	writeError(w, status, code, msg)
 }
 
 // checkHost refuses requests whose Host header names neither a loopback host
@@ -221,12 +245,16 @@ func (g *guard) tokenProblem(header string) string {
 	return ""
 }
 
-// limitBody refuses bodies over g.maxBody with 413. A body that announces
-// its length is refused before any of it is read. A body of unknown length
-// (chunked) is read through http.MaxBytesReader in full before next runs:
-// that way the client gets 413 whatever next would do with a read error,
-// and it costs no extra memory because the MCP handler reads the whole
-// message before acting on it anyway.
+// limitBody reads the request body whole, then admits the request (see
+// admit). A body over g.maxBody gets 413: before any of it is read when it
+// announces its length, once the limit is passed when it streams chunks.
+// Reading it first costs no extra memory, because the MCP handler reads the
+// whole message before acting on it anyway, and it lets a client dripping
+// its body hold a connection (until the read timeout) but never a slot of
+// the requests in flight. The bytes held are bounded in total (g.bodies):
+// past that, 503. A JSON-RPC batch gets 400: batches were removed from MCP
+// in 2025-06-18, and the SDK still takes one sent without a protocol
+// header, answering every request in it into one buffer.
 func (g *guard) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > g.maxBody {
@@ -234,24 +262,113 @@ func (g *guard) limitBody(next http.Handler) http.Handler {
 			g.reject(w, r, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("is %d bytes", r.ContentLength)))
 			return
 		}
-		if r.Body == nil || r.Body == http.NoBody {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
-		if err != nil {
-			if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				g.obs.SizeLimited(LimitRequestBody)
-				g.reject(w, r, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("exceeds %d bytes", mbe.Limit)))
+		var body []byte
+		if r.Body != nil && r.Body != http.NoBody {
+			var held int64
+			defer func() { g.bodies.give(held) }()
+			var status int
+			var msg string
+			body, held, status, msg = g.readBody(w, r)
+			if status != 0 {
+				g.reject(w, r, status, msg)
 				return
 			}
-			g.reject(w, r, http.StatusBadRequest, fmt.Sprintf("reading request body: %v; resend the request", err))
-			return
+			if r.Method == http.MethodPost && r.Header.Get("Content-Type") == "application/json" && !json.Valid(body) {
+				// The SDK would answer in plain text; a JSON-RPC client
+				// reads this one.
+				g.rejectCode(w, r, http.StatusBadRequest, jsonrpcParseError,
+					"Parse error: the body is not valid JSON (an unescaped control character, an invalid escape or a truncated message); send one JSON-RPC message")
+				return
+			}
+			if r.Method == http.MethodPost && isBatch(body) {
+				g.obs.SizeLimited(LimitBatch)
+				g.rejectCode(w, r, http.StatusBadRequest, jsonrpcInvalidRequest,
+					"JSON-RPC batches are not supported (MCP removed them in 2025-06-18); send one message per POST")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
+		g.admit(w, r, body, next)
 	})
 }
+
+// JSON-RPC's codes for a body that is not JSON and for a message that is
+// not a valid request.
+const (
+	jsonrpcParseError     = -32700
+	jsonrpcInvalidRequest = -32600
+)
+
+// readBody reads r's body through http.MaxBytesReader into buffers that
+// grow with what arrives, never with what the client announces (a
+// Content-Length costs nothing to claim, and a slow client would otherwise
+// hold its whole size from the start), each reserved from g.bodies. Past
+// 4 KiB it reads in pieces of at most bodyPiece and joins them at the end,
+// so that a body refused at the limit has cost the limit, not twice it in
+// buffers outgrown. It returns the body and the bytes reserved (to give
+// back once the request is done), or the status and message of the
+// refusal.
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, status int, msg string) {
+	src := http.MaxBytesReader(w, r.Body, g.maxBody)
+	most := g.maxBody + 1 // room to see the end, or the excess byte
+	if r.ContentLength >= 0 {
+		most = min(most, r.ContentLength+1)
+	}
+	reserve := func(n int64) bool {
+		if !g.bodies.take(n) {
+			g.obs.SizeLimited(LimitBodyBudget)
+			w.Header().Set("Retry-After", retryAfter)
+			return false
+		}
+		held += n
+		return true
+	}
+	const busy = "server busy: too many request bodies being read at once; retry in a second"
+	var pieces [][]byte
+	var total int64
+	var cur []byte
+	for {
+		if len(cur) == cap(cur) {
+			if cur != nil {
+				pieces = append(pieces, cur)
+			}
+			size := max(1, min(max(total, 4<<10), bodyPiece, most-total))
+			if !reserve(size) {
+				return nil, held, http.StatusServiceUnavailable, busy
+			}
+			cur = make([]byte, 0, size)
+		}
+		n, err := src.Read(cur[len(cur):cap(cur)])
+		cur = cur[:len(cur)+n]
+		total += int64(n)
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			if len(pieces) == 0 {
+				return cur, held, 0, ""
+			}
+			if !reserve(total) {
+				return nil, held, http.StatusServiceUnavailable, busy
+			}
+			body = make([]byte, 0, total)
+			for _, p := range append(pieces, cur) {
+				body = append(body, p...)
+			}
+			return body, held, 0, ""
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, held, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s; send it at once", readTimeout)
+		default:
+			if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				g.obs.SizeLimited(LimitRequestBody)
+				return nil, held, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("exceeds %d bytes", mbe.Limit))
+			}
+			return nil, held, http.StatusBadRequest, fmt.Sprintf("reading request body: %v; resend the request", err)
+		}
+	}
+}
+
+// bodyPiece is the largest buffer a body is read into at once.
+const bodyPiece = 64 << 10
 
 func (g *guard) tooLarge(what string) string {
 	return fmt.Sprintf("request body %s; the limit is %d bytes, send a smaller request", what, g.maxBody)

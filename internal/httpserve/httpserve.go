@@ -1,8 +1,8 @@
 // Package httpserve hardens and serves the Streamable HTTP endpoint.
 //
-// It knows nothing of MCP itself: the caller builds the SDK's handler and
-// passes it to [Handler], which puts it at /mcp behind five guards, in this
-// order:
+// It knows little of MCP itself: the caller builds the SDK's handler and
+// passes it to [Handler], which puts it at /mcp behind these guards, in
+// this order:
 //
 //   - Host: the Host header must name a loopback host (localhost,
 //     127.0.0.0/8, ::1) or one listed in [Options.AllowedHosts]. This is what
@@ -16,16 +16,21 @@
 //     and one per bearer token (after it); past either a request gets 429
 //     with Retry-After. See [Options.AddressRate].
 //   - Body size: bodies over [Options.MaxBodyBytes] get 413 before the MCP
-//     handler sees them.
+//     handler sees them; a JSON body that does not parse, and a JSON-RPC
+//     batch, get 400.
+//   - Limits: at most [Options.MaxConcurrent] requests are handled at once
+//     (503 with Retry-After past it), and an answer is bounded by
+//     [Options.MaxResponseBytes].
 //
 // /healthz is never rate limited, so that probes keep seeing a server
 // that refuses a flood. [Options.Observer] hears of requests and refusals
 // (package metrics counts them), and [Options.Metrics] is served at
 // /metrics behind the same guards as /mcp.
 //
-// [Serve] runs the handler on a listener and shuts down gracefully when its
-// context ends; [ParseAddr] and [CheckBind] validate the --http address
-// before anything listens.
+// [Serve] runs the handler on a listener, with read and write timeouts,
+// and shuts down gracefully when its context ends; [LimitListener] bounds
+// the connections open at once; [ParseAddr] and [CheckBind] validate the
+// --http address before anything listens.
 //
 // Every refusal is an HTTP error status with a JSON-RPC error body whose
 // message says what to fix, so a client that only shows the message still
@@ -68,6 +73,19 @@ type Options struct {
 	// MaxBodyBytes bounds request bodies. If zero or negative, defaults to
 	// [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
+
+	// MaxConcurrent bounds the /mcp requests handled at once; past it a
+	// request gets 503 with Retry-After. Event streams
+	// (subscriptions/listen) are not counted: each holds a connection,
+	// which LimitListener bounds. If zero or negative, defaults to
+	// [DefaultMaxConcurrent].
+	MaxConcurrent int
+
+	// MaxResponseBytes bounds the answer to one request; an answer over it
+	// is replaced by a JSON-RPC error for the request, naming the limit.
+	// Event streams are not bounded in total. If zero or negative,
+	// defaults to [DefaultMaxResponseBytes].
+	MaxResponseBytes int64
 
 	// Health, if non-nil, returns the value served as JSON by GET /healthz,
 	// for example {"status":"ok","skills":N}. If nil, /healthz answers
@@ -135,8 +153,14 @@ type Options struct {
 // 403; a missing or wrong token gets 401 with
 // `WWW-Authenticate: Bearer realm="skills-mcp"`; a body over the limit gets
 // 413, whether it announces its length or streams chunks; a client over a
-// rate limit gets 429 with Retry-After (whole seconds). Every error body
-// is {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"..."}}.
+// rate limit gets 429 with Retry-After (whole seconds); a body not read
+// within the read timeout 408; an application/json body that is not JSON
+// 400 (code -32700); a batch 400 (code -32600); a request past
+// MaxConcurrent, or while too many large bodies are being read, 503 with
+// `Retry-After: 1`. Every error body is
+// {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"..."}}. An
+// answer over MaxResponseBytes is replaced by a JSON-RPC error (code
+// -32000) for the request's id, with status 200.
 //
 // The returned handler is safe for concurrent use. It copies what it needs
 // from opts, so later changes to opts have no effect.
@@ -204,7 +228,7 @@ func (g *guard) serveNotFound(w http.ResponseWriter, r *http.Request) {
 const errorCode = -32000
 
 // writeError writes a JSON-RPC error body with the given HTTP status.
-func writeError(w http.ResponseWriter, status int, msg string) {
+func writeError(w http.ResponseWriter, status, code int, msg string) {
 	type rpcError struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
@@ -214,7 +238,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 		JSONRPC string   `json:"jsonrpc"`
 		ID      any      `json:"id"`
 		Error   rpcError `json:"error"`
-	}{"2.0", nil, rpcError{errorCode, msg}}
+	}{"2.0", nil, rpcError{code, msg}}
 	data, err := json.Marshal(body)
 	if err != nil {
 		// Unreachable: every field is a string or an int.

@@ -28,7 +28,21 @@ type Observer interface {
 const (
 	// LimitRequestBody: a body over [Options.MaxBodyBytes] (413).
 	LimitRequestBody = "request_body"
+	// LimitBatch: a JSON-RPC batch (400).
+	LimitBatch = "batch"
+	// LimitConcurrency: [Options.MaxConcurrent] requests in flight (503).
+	LimitConcurrency = "concurrency"
+	// LimitBodyBudget: too many bytes of bodies being read at once (503).
+	LimitBodyBudget = "body_budget"
+	// LimitResponse: an answer over [Options.MaxResponseBytes].
+	LimitResponse = "response"
+	// LimitConnections: a connection past [LimitListener]'s bound (503).
+	LimitConnections = "connections"
 )
+
+// Limits lists every Limit constant, for an observer that sets up its
+// series in advance.
+var Limits = []string{LimitRequestBody, LimitBatch, LimitConcurrency, LimitBodyBudget, LimitResponse, LimitConnections}
 
 // RequestInfo describes one answered request to /mcp.
 type RequestInfo struct {

@@ -86,7 +86,7 @@ func TestObserver(t *testing.T) {
 	want := []httpserve.RequestInfo{
 		{Method: "notifications/initialized", Status: http.StatusAccepted},
 		{Method: "resources/read", Status: http.StatusRequestEntityTooLarge},
-		{Batch: true, Status: http.StatusAccepted},
+		{Batch: true, Status: http.StatusBadRequest}, // batches are refused
 	}
 	if len(rec.requests) != len(want) {
 		t.Fatalf("observer heard %d requests, want %d (/healthz is not counted): %+v", len(rec.requests), len(want), rec.requests)
@@ -97,7 +97,7 @@ func TestObserver(t *testing.T) {
 			t.Errorf("request %d: %+v, want %+v with a positive Elapsed", i, got, w)
 		}
 	}
-	if len(rec.size) != 1 || rec.size[0] != httpserve.LimitRequestBody {
-		t.Errorf("size refusals = %v, want [%s]", rec.size, httpserve.LimitRequestBody)
+	if len(rec.size) != 2 || rec.size[0] != httpserve.LimitRequestBody || rec.size[1] != httpserve.LimitBatch {
+		t.Errorf("size refusals = %v, want [%s %s]", rec.size, httpserve.LimitRequestBody, httpserve.LimitBatch)
 	}
 }

@@ -310,7 +310,7 @@ func (g *guard) refuseRate(w http.ResponseWriter, r *http.Request, v verdict, ke
 		what = "this bearer token"
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeError(w, http.StatusTooManyRequests, fmt.Sprintf(
+	writeError(w, http.StatusTooManyRequests, errorCode, fmt.Sprintf(
 		"too many requests from %s (the limit is %s per second); retry after %d s", what, strconv.FormatFloat(perSecond, 'f', -1, 64), secs))
 }
 

@@ -33,8 +33,10 @@ const (
 // is closed and every connection is gone when Serve returns.
 //
 // Request contexts carry ctx's values but not its cancellation, so that
-// in-flight requests can finish. There is no write timeout, because event
-// streams are long-lived. If logger is nil, Serve does not log.
+// in-flight requests can finish. A request must be read within 30 seconds
+// (its headers within 10) and answered within 60; an event stream opened
+// through [Handler] has no deadline as a whole, only for each write. If
+// logger is nil, Serve does not log.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Logger) error {
 	return serve(ctx, ln, h, logger, shutdownGrace)
 }
@@ -50,6 +52,8 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Lo
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },

@@ -117,7 +117,7 @@ func New(opts *Options) *Metrics {
 		}, []string{"key"}),
 		sizeLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Subsystem: "http", Name: "size_limited_total",
-			Help: "Requests refused by a bound on sizes or load, by the bound (request_body: a body over the limit, 413).",
+			Help: "Requests refused by a bound on sizes or load, by the bound (request_body: a body over the limit, 413; batch: 400; concurrency and body_budget: 503; response: an answer over the limit; connections: a connection refused).",
 		}, []string{"limit"}),
 		scans: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Subsystem: "catalog", Name: "scan_duration_seconds",
@@ -139,7 +139,9 @@ func New(opts *Options) *Metrics {
 	for _, key := range []string{"address", "token"} {
 		m.rateLimited.WithLabelValues(key)
 	}
-	m.sizeLimited.WithLabelValues(httpserve.LimitRequestBody)
+	for _, limit := range httpserve.Limits {
+		m.sizeLimited.WithLabelValues(limit)
+	}
 	return m
 }
 

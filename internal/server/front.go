@@ -84,6 +84,9 @@ func parseFastRequest(line []byte) (fastRequest, bool) {
 	if bytes.Equal(params, []byte("null")) || json.Unmarshal(params, &members) != nil {
 		return req, false
 	}
+	if !cleanParams(params) {
+		return req, false // the SDK path refuses it (paramsMiddleware)
+	}
 	for k, v := range members {
 		switch k {
 		case argName:

@@ -130,6 +130,8 @@ func TestHTTPFrontMatchesSDK(t *testing.T) {
 		{name: "large body", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":24,"method":"skills/get","params":{"uri":"skill://a/SKILL.md","_meta":{"pad":"` + strings.Repeat("p", 70<<10) + `"}}}`},
 		{name: "session header", header: with(headers("2025-11-25", ""), "Mcp-Session-Id", "abc"), body: `{"jsonrpc":"2.0","id":25,"method":"skills/list"}`},
 		{name: "batch", header: headers("2025-03-26", ""), body: `[{"jsonrpc":"2.0","id":26,"method":"skills/list"}]`},
+		{name: "control character in _meta", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":27,"method":"skills/get","params":{"uri":"skill://a/SKILL.md","_meta":{"x":"\u001b"}}}`},
+		{name: "control character in a read", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":28,"method":"resources/read","params":{"uri":"skill://a/SKILL.md\u0000"}}`},
 		{name: "notification", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","method":"skills/list"}`},
 		{name: "tools/list", header: headers("2025-11-25", ""), body: `{"jsonrpc":"2.0","id":27,"method":"tools/list"}`},
 		{name: "tools/list 2026-07-28", header: headers("2026-07-28", "tools/list"), body: `{"jsonrpc":"2.0","id":28,"method":"tools/list","params":{` + newMeta + `}}`},

@@ -283,7 +283,10 @@ func newServer(store *catalog.Store, opts *Options) (*server, *mcp.Server) {
 	s.addPrompts(ms)
 	s.syncVault(ms)
 	ms.AddReceivingMiddleware(s.instructionsMiddleware)
-	ms.AddReceivingMiddleware(s.readyMiddleware) // outermost: nothing reads the catalog before it is in
+	ms.AddReceivingMiddleware(s.readyMiddleware) // nothing reads the catalog before it is in
+	// Outermost: a malformed string is refused before anything, even the
+	// wait for the catalog, and no error leaves with data that is not JSON.
+	ms.AddReceivingMiddleware(s.paramsMiddleware)
 	return s, ms
 }
 

@@ -2,12 +2,17 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
@@ -101,37 +106,66 @@ type stdioFront struct {
 	frame []byte // the answer being built, reused
 }
 
-// frontLineBytes is the longest line the front end considers; longer ones
-// go to the SDK in pieces, never held whole here.
+// frontLineBytes is the longest line the front end answers itself;
+// longer ones are checked (see checkLine) and passed on.
 const frontLineBytes = 64 << 10
 
-// pump copies r to the SDK line by line, answering the lines it can.
+// MaxLineBytes bounds a request line over stdio (4 MiB, the request body
+// limit over HTTP). The SDK's own bound is 16 MiB, and a line over it ends
+// the session; the front end drops a longer line and answers an error
+// instead, holding at most this much of it.
+const MaxLineBytes = 4 << 20
+
+// pump copies r to the SDK line by line, answering the lines it can and
+// refusing those the SDK could not read (see checkLine): the SDK's stdio
+// transport ends the session on the first line that is not a JSON-RPC
+// message, so one malformed line would cost the host every later answer.
 func (f *stdioFront) pump(r io.Reader) {
 	in := bufio.NewReaderSize(r, frontLineBytes)
-	partial := false // inside a line longer than the buffer
+	var long []byte // a line longer than the buffer, gathered
+	over := false   // the line being read is over MaxLineBytes: dropped
 	for {
 		chunk, err := in.ReadSlice('\n')
 		if len(chunk) > 0 {
 			f.s.sawRequest()
-			starts := !partial // this chunk starts a line
-			whole := starts && err == nil
-			partial = errors.Is(err, bufio.ErrBufferFull)
-			if !(whole && f.answer(chunk)) {
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			switch {
+			case over:
+			case len(long)+len(chunk) > MaxLineBytes:
+				over, long = true, nil
+			default:
+				long = append(long, chunk...)
+			}
+			continue
+		}
+		line := chunk
+		if long != nil {
+			line, long = append(long, chunk...), nil
+		}
+		switch {
+		case over:
+			over = false
+			f.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("request line is over %d bytes; send a smaller request", MaxLineBytes))
+		case len(line) > MaxLineBytes:
+			f.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("request line is over %d bytes; send a smaller request", MaxLineBytes))
+		case len(line) > 0 && !(len(line) <= frontLineBytes && f.answer(line)):
+			fwd, id, code, msg := checkLine(line)
+			if msg != "" {
+				f.refuse(id, code, msg)
+				break
+			}
+			if fwd != nil {
 				// Recorded before the SDK can read it, so that its answer
 				// always finds it.
-				switch {
-				case starts && !partial: // a line, or the input's last
-					f.calls.sent(chunk)
-				case !partial: // the end of a long line
-					f.calls.sentUnread()
-				}
-				if _, werr := f.sdk.Write(chunk); werr != nil {
+				f.calls.sent(fwd)
+				if _, werr := f.sdk.Write(fwd); werr != nil {
 					return // the session has ended
 				}
 			}
 		}
 		switch {
-		case err == nil, errors.Is(err, bufio.ErrBufferFull):
+		case err == nil:
 		case errors.Is(err, io.EOF):
 			f.endInput(nil)
 			return
@@ -140,6 +174,58 @@ func (f *stdioFront) pump(r io.Reader) {
 			return
 		}
 	}
+}
+
+// checkLine returns the line to pass to the SDK, or the error to answer
+// in its place: -32700 for a line that is not JSON, -32600 for a batch
+// (removed from MCP in 2025-06-18; refused on every revision, as over
+// HTTP) and for JSON the SDK cannot read as a message, with the request's
+// id when it has one. A line of white space returns nothing to pass. The
+// line passed on is the message without surrounding white space: the SDK
+// ends the session on anything but a newline after a message.
+func checkLine(line []byte) (fwd, id []byte, code int64, msg string) {
+	msg0 := bytes.TrimSpace(line)
+	if len(msg0) == 0 {
+		return nil, nil, 0, ""
+	}
+	if !json.Valid(msg0) {
+		return nil, nil, jsonrpc.CodeParseError, "Parse error: the line is not valid JSON (an unescaped control character, an invalid escape or a truncated message); send one JSON-RPC message per line"
+	}
+	switch msg0[0] {
+	case '[':
+		return nil, nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported; send each message on a line of its own"
+	case '{':
+	default:
+		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a JSON-RPC message is a JSON object"
+	}
+	if _, err := jsonrpc.DecodeMessage(msg0); err != nil {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(msg0, &m) == nil && plainID(m.ID) {
+			id = m.ID
+		}
+		return nil, id, jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
+	}
+	if len(msg0) == len(line)-1 && line[len(line)-1] == '\n' {
+		return line, nil, 0, "" // as it came: no copy
+	}
+	return append(msg0[:len(msg0):len(msg0)], '\n'), nil, 0, ""
+}
+
+// refuse writes a JSON-RPC error answer; id is the request's id, encoded,
+// or nil for null.
+func (f *stdioFront) refuse(id []byte, code int64, msg string) {
+	if id == nil {
+		id = []byte("null")
+	}
+	b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, code, 10)
+	b = append(b, `,"message":`...)
+	b = appendEscaped(b, msg)
+	b = append(b, "}}\n"...)
+	f.out.Write(b) // on failure the SDK's next write fails and ends the session
 }
 
 // endInput ends the SDK's input, with err (nil for the end of the input),

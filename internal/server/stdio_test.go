@@ -181,6 +181,8 @@ func TestStdioFrontMatchesSDK(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":24,"method":"resources/read","params":{"uri":"skill://e/empty.md"}}`, "24", false},
 		{`{"jsonrpc":"2.0","id":25,"method":"resources/read","params":{"uri":"skill://e/assets/icon.bin"}}`, "25", false},
 		{`{"jsonrpc":"2.0","id":26,"method":"resources/read","params":{"uri":"skill://g/references/%C3%BCn%C3%AFcode.md"}}`, "26", false},
+		{`{"jsonrpc":"2.0","id":27,"method":"skills/get","params":{"uri":"skill://a/SKILL.md","_meta":{"x":"\u001b"}}}`, "27", false},
+		{`{"jsonrpc":"2.0","id":28,"method":"skills/list","params":{"cursor":"` + second + `","_meta":{"progressToken":"\u0000"}}}`, "28", false},
 	}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
