@@ -448,9 +448,16 @@ func TestLiveUpdates(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	changed := make(chan struct{}, 64)
+	// One pending signal at most, so the client's handler never blocks; a
+	// signal means "look again", not which change it was.
+	changed := make(chan struct{}, 1)
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
 	})
 	mcp.AddSendingCustomMethod[*skillsext.ListSkillsParams, *skillsext.ListSkillsResult](c, skillsext.MethodList)
 	mcp.AddSendingCustomMethod[*skillsext.GetSkillParams, *skillsext.GetSkillResult](c, skillsext.MethodGet)
@@ -466,12 +473,22 @@ func TestLiveUpdates(t *testing.T) {
 	get := func(uri string) (*skillsext.GetSkillResult, error) {
 		return mcp.CallCustomMethod[*skillsext.GetSkillParams, *skillsext.GetSkillResult](ctx, cs, skillsext.MethodGet, &skillsext.GetSkillParams{URI: uri})
 	}
-	waitChange := func(what string) {
+	// awaitState waits until ok holds after a list_changed, looking again
+	// after each: a rescan can catch a file between its truncation and its
+	// write, and announce that too, so no one notification is the change.
+	awaitState := func(what string, ok func() bool) {
 		t.Helper()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			t.Fatalf("no list_changed after %s; server log:\n%s", what, stderr.String())
+		notified := false
+		for {
+			if notified && ok() {
+				return
+			}
+			select {
+			case <-changed:
+				notified = true
+			case <-ctx.Done():
+				t.Fatalf("%s: not served (list_changed received: %v); server log:\n%s", what, notified, stderr.String())
+			}
 		}
 	}
 	before, err := get("skill://lib/code-review/SKILL.md")
@@ -482,16 +499,17 @@ func TestLiveUpdates(t *testing.T) {
 	// Edit a SKILL.md: the new digest is served and clients are told.
 	md := filepath.Join(lib, "code-review", "SKILL.md")
 	data, _ := os.ReadFile(md)
-	if err := os.WriteFile(md, append(data, "\nOne more line.\n"...), 0o644); err != nil {
+	edited := append(data, "\nOne more line.\n"...)
+	if err := os.WriteFile(md, edited, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitChange("editing a SKILL.md")
-	after, err := get("skill://lib/code-review/SKILL.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.Skill.Resources.List[0].Digest == before.Skill.Resources.List[0].Digest {
-		t.Error("digest unchanged after an edit")
+	want := fmt.Sprintf("sha256:%x", sha256.Sum256(edited))
+	awaitState("editing a SKILL.md", func() bool {
+		after, err := get("skill://lib/code-review/SKILL.md")
+		return err == nil && after.Skill.Resources.List[0].Digest == want
+	})
+	if want == before.Skill.Resources.List[0].Digest {
+		t.Fatal("the edit did not change the file")
 	}
 
 	// A broken config edit is logged and the old set keeps serving.
@@ -504,12 +522,10 @@ func TestLiveUpdates(t *testing.T) {
 	}
 	// Then a valid one adds a library.
 	writeConfig(`{"libraries": [{"namespace": "lib", "root": ` + strconvQuote(lib) + `}, {"namespace": "ex", "root": ` + strconvQuote(second) + `, "title": "Examples", "version": "1.2"}]}`)
-	for {
-		waitChange("adding a library to the config")
-		if _, err := get("skill://ex/brand-assets/SKILL.md"); err == nil {
-			break
-		}
-	}
+	awaitState("adding a library to the config", func() bool {
+		_, err := get("skill://ex/brand-assets/SKILL.md")
+		return err == nil
+	})
 	if _, err := get("skill://lib/code-review/SKILL.md"); err != nil {
 		t.Errorf("the first library stopped serving: %v", err)
 	}

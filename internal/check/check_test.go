@@ -142,7 +142,7 @@ func TestAdversarialProfile(t *testing.T) {
 			if tr == "http" {
 				dial = overHTTP(t, ms, 0)
 			}
-			rep := check.Run(context.Background(), dial, &check.Options{MaxPages: 25})
+			rep := check.Run(context.Background(), dial, &check.Options{MaxPages: 25, Timeout: ample})
 			if !rep.Failed() {
 				t.Fatalf("the adversarial profile passes:\n%s", text(rep))
 			}
@@ -183,7 +183,7 @@ func TestConcurrentTesters(t *testing.T) {
 	done := make(chan int)
 	for i := range reps {
 		go func() {
-			reps[i] = check.Run(context.Background(), dial, &check.Options{MaxPages: 3, Versions: []string{"2026-07-28", "2026-07-28"}})
+			reps[i] = check.Run(context.Background(), dial, &check.Options{MaxPages: 3, Timeout: ample, Versions: []string{"2026-07-28", "2026-07-28"}})
 			done <- i
 		}()
 	}

@@ -117,13 +117,16 @@ func TestCheckHTTP(t *testing.T) {
 
 func TestCheckAdversarial(t *testing.T) {
 	url := serveHTTP(t, adversarial.New(nil))
-	code, stdout, stderr := runCheck(t, "--url", url, "--adversarial")
+	// The profile builds its archives on the first read of its index: over
+	// a second of CPU under -race, which beside other load took longer than
+	// the default timeout of 10 s, and the archive fixtures went undetected.
+	code, stdout, stderr := runCheck(t, "--url", url, "--adversarial", "--timeout", "60s")
 	if code != exitOK || !strings.Contains(stdout, "25 fixtures: 22 detected by check, 3 host-only, 0 not detected") ||
 		!strings.Contains(stdout, "adv-content-rotation  REJECT") || !strings.Contains(stdout, "host must:") {
 		t.Fatalf("--adversarial: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// Without --adversarial, the profile fails the checks.
-	code, stdout, stderr = runCheck(t, "--url", url, "--timeout", "30s", "--max-pages", "30")
+	code, stdout, stderr = runCheck(t, "--url", url, "--timeout", "60s", "--max-pages", "30")
 	if code != exitFailure || !strings.Contains(stderr, "checks failed") || !strings.Contains(stdout, "FAIL  frontmatter-identical") {
 		t.Errorf("plain check of the profile: exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -46,12 +46,12 @@ func vaultLibrary(t *testing.T, ns, dir string) *catalog.Library {
 
 // serveVault serves libs with the vault surface and returns the client
 // session, the store and the notifier.
-func serveVault(t *testing.T, libs []*catalog.Library, opts *catalog.Options) (*mcp.ClientSession, *catalog.Store, *server.Notifier, chan string) {
+func serveVault(t *testing.T, libs []*catalog.Library, opts *catalog.Options) (*mcp.ClientSession, *catalog.Store, *server.Notifier, *listChanges) {
 	return serveVaultAt(t, "2025-11-25", libs, opts)
 }
 
 // serveVaultAt is serveVault at protocol revision v.
-func serveVaultAt(t *testing.T, v string, libs []*catalog.Library, opts *catalog.Options) (*mcp.ClientSession, *catalog.Store, *server.Notifier, chan string) {
+func serveVaultAt(t *testing.T, v string, libs []*catalog.Library, opts *catalog.Options) (*mcp.ClientSession, *catalog.Store, *server.Notifier, *listChanges) {
 	t.Helper()
 	snap, err := catalog.Scan(context.Background(), libs, 1, opts)
 	if err != nil {
@@ -59,12 +59,43 @@ func serveVaultAt(t *testing.T, v string, libs []*catalog.Library, opts *catalog
 	}
 	store := catalog.NewStore(snap)
 	n := new(server.Notifier)
-	changed := make(chan string, 16)
+	changed := &listChanges{tools: make(chan struct{}, 1), prompts: make(chan struct{}, 1)}
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler:   func(context.Context, *mcp.ToolListChangedRequest) { changed <- "tools" },
-		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { changed <- "prompts" },
+		ToolListChangedHandler:   func(context.Context, *mcp.ToolListChangedRequest) { signal(changed.tools) },
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { signal(changed.prompts) },
 	})
 	return session(t, server.New(store, &server.Options{Name: "bob", Notifier: n}), c, v), store, n, changed
+}
+
+// listChanges holds one pending signal per kind of list_changed the client
+// received. A signal says "look again", never what changed: the SDK
+// debounces each kind on its own timer, so one swap can send a kind more
+// than once, and a notification of the swap before can arrive after the
+// next one began.
+type listChanges struct {
+	tools, prompts chan struct{}
+}
+
+// signal leaves a pending signal on ch unless one is pending already, so
+// the client's handler never blocks.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func promptNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListPrompts(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range res.Prompts {
+		names = append(names, p.Name)
+	}
+	return names
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
@@ -261,10 +292,17 @@ func testVaultSurfaceFollowsCatalog(t *testing.T, v string) {
 	}
 	store.Swap(snap)
 	n.CatalogChanged()
-	awaitChanges(t, changed, "tools", "prompts")
-	if names := toolNames(t, cs); !slices.Contains(names, "bob_get_playbook") {
-		t.Errorf("vault tools not listed after the swap: %v", names)
-	}
+	awaitList(t, "tools", changed.tools, func() []string { return toolNames(t, cs) }, func(names []string) bool {
+		return slices.Contains(names, "bob_get_playbook")
+	})
+	awaitList(t, "prompts", changed.prompts, func() []string { return promptNames(t, cs) }, func(names []string) bool {
+		return slices.Contains(names, "run-playbook")
+	})
+
+	// A notification of the first swap may still be on its way; leave one
+	// of each kind pending, so that every run meets that case.
+	signal(changed.tools)
+	signal(changed.prompts)
 
 	// Playbooks off: the playbook tools go, the chain tools stay.
 	snap, err = catalog.Scan(context.Background(), []*catalog.Library{vaultLibrary(t, "bob", fixtureVault)}, 3, &catalog.Options{NoPlaybooks: true})
@@ -273,24 +311,37 @@ func testVaultSurfaceFollowsCatalog(t *testing.T, v string) {
 	}
 	store.Swap(snap)
 	n.CatalogChanged()
-	awaitChanges(t, changed, "tools", "prompts")
-	names := toolNames(t, cs)
-	if slices.Contains(names, "bob_get_playbook") || !slices.Contains(names, "bob_get_value_chain") {
-		t.Errorf("with playbooks off: %v", names)
-	}
+	awaitList(t, "tools", changed.tools, func() []string { return toolNames(t, cs) }, func(names []string) bool {
+		return !slices.Contains(names, "bob_get_playbook") && slices.Contains(names, "bob_get_value_chain")
+	})
+	awaitList(t, "prompts", changed.prompts, func() []string { return promptNames(t, cs) }, func(names []string) bool {
+		return !slices.Contains(names, "run-playbook")
+	})
 }
 
-// awaitChanges waits until every kind of list_changed in kinds arrived.
-func awaitChanges(t *testing.T, changed chan string, kinds ...string) {
+// awaitList waits until list() satisfies ok after at least one list_changed
+// of its kind, looking again after each. It never takes a notification for
+// the change awaited (one left over from the swap before can come first),
+// only the state: on 2026-07-28 the client answers tools/list and
+// prompts/list from a cache that only a notification clears, so there the
+// state turns right only once the swap's own notification was delivered. A
+// pending signal from before the swap can stand in for the notification on
+// 2025-11-25, where nothing is cached.
+func awaitList(t *testing.T, what string, changed <-chan struct{}, list func() []string, ok func([]string) bool) {
 	t.Helper()
-	seen := map[string]bool{}
-	timeout := time.After(10 * time.Second)
-	for slices.ContainsFunc(kinds, func(k string) bool { return !seen[k] }) {
+	deadline := time.After(30 * time.Second)
+	notified := false
+	for {
+		if notified {
+			if names := list(); ok(names) {
+				return
+			}
+		}
 		select {
-		case k := <-changed:
-			seen[k] = true
-		case <-timeout:
-			t.Fatalf("list_changed not received for all of %v: %v", kinds, seen)
+		case <-changed:
+			notified = true
+		case <-deadline:
+			t.Fatalf("%s never listed what the swap should have made of them (list_changed received: %v); last listed: %v", what, notified, list())
 		}
 	}
 }
