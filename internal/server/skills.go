@@ -102,7 +102,7 @@ func (s *server) lookupSkill(uri string) (*catalog.Skill, error) {
 	return sk, nil
 }
 
-func (s *server) readDirectory(_ context.Context, _ *mcp.ServerSession, p *skillsext.ReadDirectoryParams) (*skillsext.ReadDirectoryResult, error) {
+func (s *server) readDirectory(_ context.Context, ss *mcp.ServerSession, p *skillsext.ReadDirectoryParams) (*skillsext.ReadDirectoryResult, error) {
 	if p == nil || p.URI == "" {
 		return nil, skillsext.InvalidParams("", "resources/directory/read needs params.uri, a directory URI such as skill://<skill-path>")
 	}
@@ -121,8 +121,9 @@ func (s *server) readDirectory(_ context.Context, _ *mcp.ServerSession, p *skill
 	}
 	page, more := entriesAfter(entries, key, s.opts.PageSize)
 	res := &skillsext.ReadDirectoryResult{
-		ResultType: skillsext.ResultComplete,
-		Resources:  make([]*mcp.Resource, len(page)),
+		ResultType:  skillsext.ResultComplete,
+		Resources:   make([]*mcp.Resource, len(page)),
+		CacheFields: s.cacheFields(skillsext.ProtocolVersion(p.Meta, ss)),
 	}
 	for i, e := range page {
 		res.Resources[i] = resourceOf(e)

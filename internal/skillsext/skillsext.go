@@ -173,13 +173,16 @@ type ReadDirectoryParams struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// ReadDirectoryResult is the result of resources/directory/read. It is not
-// cacheable in the specification, so it carries no cache fields.
+// ReadDirectoryResult is the result of resources/directory/read. The
+// specification does not make it cacheable, but the TypeScript SDK's
+// SkillsClient (2.4.0) refuses a 2026-07-28 result without the cache
+// fields, so they are sent where skills/list sends them.
 type ReadDirectoryResult struct {
 	mcp.ResultBase
 	ResultType string          `json:"resultType,omitempty"`
 	Resources  []*mcp.Resource `json:"resources"`
 	NextCursor string          `json:"nextCursor,omitempty"`
+	CacheFields
 }
 
 // ProtocolVersion returns the protocol revision a request was made under:
