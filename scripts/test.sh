@@ -7,20 +7,23 @@
 #   3. go test -race -count=1 ./...
 #   4. each fuzz target in the repo, briefly (FUZZTIME per target, default 10s)
 #   5. build cmd/skills-mcp into a temporary directory
-#   6. npm ci, if node_modules is missing or does not match package-lock.json
-#   7. scripts/conformance.sh against the built binary (the official MCP conformance suite)
-#   8. scripts/realclients.sh against the built binary (MCP Inspector and the TypeScript SDK's
+#   6. the attack run: hostile HTTP clients against the binary (ATTACK long, default 20s)
+#   7. npm ci, if node_modules is missing or does not match package-lock.json
+#   8. scripts/conformance.sh against the built binary (the official MCP conformance suite)
+#   9. scripts/realclients.sh against the built binary (MCP Inspector and the TypeScript SDK's
 #      skills client, over stdio and HTTP)
 #
 # Environment:
 #   FUZZTIME=30s        how long each fuzz target runs (go test -fuzztime syntax)
-#   SKIP_CONFORMANCE=1  skip steps 6 to 8 (npm, the conformance suite and the real clients), for
+#   ATTACK=1m           how long the attack run lasts
+#   SKIP_CONFORMANCE=1  skip steps 7 to 9 (npm, the conformance suite and the real clients), for
 #                       quick local loops. CI never sets it.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 FUZZTIME=${FUZZTIME:-10s}
+ATTACK=${ATTACK:-20s}
 
 step() { printf '\n==> %s\n' "$*"; }
 fail() {
@@ -85,6 +88,12 @@ done
 
 step "go build ./cmd/skills-mcp"
 go build -o "$tmp/skills-mcp" ./cmd/skills-mcp || fail "go build ./cmd/skills-mcp failed"
+
+# Hostile HTTP clients against the real binary on loopback, for a bounded time, while a
+# well-behaved client keeps asking (cmd/skills-mcp/attack_test.go). Without -race, so that the
+# attackers run at full speed.
+step "attack run (${ATTACK})"
+SKILLS_ATTACK=$ATTACK go test -count=1 -run '^TestAttack$' ./cmd/skills-mcp || fail "the attack run failed"
 
 if [[ ${SKIP_CONFORMANCE:-} == 1 ]]; then
   step "conformance suite and real clients SKIPPED (SKIP_CONFORMANCE=1)"
