@@ -63,7 +63,7 @@ type Catalog struct {
 	cur    atomic.Pointer[Index]
 }
 
-// Open returns the catalog the store holds, or the bundled snapshot if it
+// Open returns the catalog the (non-nil) store holds, or the bundled snapshot if it
 // holds none. A stored document that no longer validates (written under
 // other limits, say) is logged and passed over for the bundled one, and
 // stays stored until an update replaces it. Open fails only if the store

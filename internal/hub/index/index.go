@@ -11,7 +11,8 @@ import (
 )
 
 // Index is one catalog snapshot ready to browse and search. It is
-// immutable and safe for concurrent use.
+// immutable and safe for concurrent use; the items it hands out point into
+// it and must not be changed.
 type Index struct {
 	snap   *Snapshot
 	source string
