@@ -40,6 +40,8 @@ var allowed = map[string][]string{
 	"internal/metrics": {"internal/httpserve"}, // implements its Observer
 	// Level 2: the catalog.
 	"internal/catalog": {"internal/atomicfile", "internal/binrec", "internal/lint", "internal/regfile", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
+	// The hub's installable catalog (the UI's "Catalog"): parsing, search, refresh.
+	"internal/hub/index": {"internal/regfile", "internal/search", "internal/skill"},
 	// Level 3: the protocol surface, and the clients, which know only the wire.
 	"internal/server":      {"internal/catalog", "internal/skillsext", "internal/vault"},
 	"internal/pack":        {"internal/atomicfile", "internal/catalog", "internal/vault"},
