@@ -26,7 +26,6 @@ var allowed = map[string][]string{
 	"internal/search":     {"internal/binrec"},
 	"internal/config":     nil,
 	"internal/httpserve":  nil,
-	"internal/library":    {"internal/regfile"},
 	"internal/regfile":    nil, // opening files that must be regular, never blocking
 	"internal/bench":      {"internal/atomicfile"},
 	"internal/atomicfile": nil,
@@ -40,6 +39,10 @@ var allowed = map[string][]string{
 	"internal/metrics": {"internal/httpserve"}, // implements its Observer
 	// Level 2: the catalog.
 	"internal/catalog": {"internal/atomicfile", "internal/binrec", "internal/lint", "internal/regfile", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
+	// A library: how it is configured and opened (folder, zip, URL, fs.FS).
+	"internal/library": {"internal/catalog", "internal/regfile", "internal/vault"},
+	// The lifecycle of a live catalog (first scan, watches, reloads).
+	"internal/engine": {"internal/catalog"},
 	// Level 3: the protocol surface, and the clients, which know only the wire.
 	"internal/server":      {"internal/catalog", "internal/skillsext", "internal/vault"},
 	"internal/pack":        {"internal/atomicfile", "internal/catalog", "internal/vault"},
