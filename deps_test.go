@@ -49,6 +49,8 @@ var allowed = map[string][]string{
 	"internal/pull":        {"internal/mcpclient", "internal/skill", "internal/skillsext"},
 	"internal/adversarial": {"internal/skill", "internal/skillsext"},
 	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
+	// The public library: the engine for Go programs.
+	"skills": {"internal/catalog", "internal/engine", "internal/library", "internal/server"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":           {"*"},
 	"cmd/skills-mcp":         {"internal/cli"},
@@ -57,6 +59,7 @@ var allowed = map[string][]string{
 	"internal/search/eval":   {"internal/search"},
 	"internal/pull/pulltest": {"internal/skillsext"},
 	"examples":               nil,
+	"examples/embed":         {"skills"},
 
 	// Test support: content fixtures for several packages' tests.
 	"internal/skill/skilltest": nil,
