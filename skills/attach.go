@@ -108,7 +108,7 @@ type Handler struct {
 	mh   http.Handler
 
 	mu      sync.Mutex
-	servers map[*Catalog]*mcp.Server
+	servers map[any]*mcp.Server // by catalog, or by shared skill set
 }
 
 type selectedKey struct{}
@@ -121,7 +121,7 @@ func NewHandler(opts HandlerOptions) (*Handler, error) {
 	if opts.SelectTimeout <= 0 {
 		opts.SelectTimeout = 5 * time.Second
 	}
-	h := &Handler{opts: opts, servers: map[*Catalog]*mcp.Server{}}
+	h := &Handler{opts: opts, servers: map[any]*mcp.Server{}}
 	ho := opts.HTTP
 	if ho == nil {
 		ho = &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}
@@ -199,10 +199,19 @@ func (h *Handler) selectCatalog(r *http.Request) (*Catalog, error) {
 }
 
 // serverOf returns the server c is attached to, making it the first time.
+//
+// Without NewServer, fixed catalogs over one shared skill set share one
+// server too: they serve the same snapshot and never change, so nothing
+// (cursors, tools, notifications) can tell them apart, and a server with
+// its tools' schemas costs far more than a catalog.
 func (h *Handler) serverOf(c *Catalog) (*mcp.Server, error) {
+	var key any = c
+	if h.opts.NewServer == nil && c.shared != nil {
+		key = c.shared
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if ms := h.servers[c]; ms != nil {
+	if ms := h.servers[key]; ms != nil {
 		return ms, nil
 	}
 	var ms *mcp.Server
@@ -214,14 +223,14 @@ func (h *Handler) serverOf(c *Catalog) (*mcp.Server, error) {
 	if err := Attach(ms, c, h.opts.Attach); err != nil {
 		return nil, err
 	}
-	h.servers[c] = ms
+	h.servers[key] = ms
 	return ms, nil
 }
 
 // forget drops the server of a closed catalog.
 func (h *Handler) forget(c *Catalog) {
 	h.mu.Lock()
-	delete(h.servers, c)
+	delete(h.servers, any(c))
 	h.mu.Unlock()
 }
 
