@@ -26,7 +26,6 @@ var allowed = map[string][]string{
 	"internal/search":     {"internal/binrec"},
 	"internal/config":     nil,
 	"internal/httpserve":  nil,
-	"internal/library":    {"internal/regfile"},
 	"internal/regfile":    nil, // opening files that must be regular, never blocking
 	"internal/bench":      {"internal/atomicfile"},
 	"internal/atomicfile": nil,
@@ -42,12 +41,18 @@ var allowed = map[string][]string{
 	"internal/catalog": {"internal/atomicfile", "internal/binrec", "internal/lint", "internal/regfile", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
 	// The hub's installable catalog (the UI's "Catalog"): parsing, search, refresh.
 	"internal/hub/index": {"internal/regfile", "internal/search", "internal/skill"},
+	// A library: how it is configured and opened (folder, zip, URL, fs.FS).
+	"internal/library": {"internal/catalog", "internal/regfile", "internal/vault"},
+	// The lifecycle of a live catalog (first scan, watches, reloads).
+	"internal/engine": {"internal/catalog"},
 	// Level 3: the protocol surface, and the clients, which know only the wire.
 	"internal/server":      {"internal/catalog", "internal/skillsext", "internal/vault"},
 	"internal/pack":        {"internal/atomicfile", "internal/catalog", "internal/vault"},
 	"internal/pull":        {"internal/mcpclient", "internal/skill", "internal/skillsext"},
 	"internal/adversarial": {"internal/skill", "internal/skillsext"},
 	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
+	// The public library: the engine for Go programs.
+	"skills": {"internal/catalog", "internal/engine", "internal/library", "internal/server"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":           {"*"},
 	"cmd/skills-mcp":         {"internal/cli"},
@@ -56,6 +61,7 @@ var allowed = map[string][]string{
 	"internal/search/eval":   {"internal/search"},
 	"internal/pull/pulltest": {"internal/skillsext"},
 	"examples":               nil,
+	"examples/embed":         {"skills"},
 
 	// Test support: content fixtures for several packages' tests.
 	"internal/skill/skilltest": nil,

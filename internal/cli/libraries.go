@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,61 +17,16 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/config"
 	"github.com/skills-mcp/skills-mcp/internal/library"
 	"github.com/skills-mcp/skills-mcp/internal/regfile"
-	"github.com/skills-mcp/skills-mcp/internal/vault"
 )
 
 // rootGrace is how long a library replaced by a reload stays open: requests
 // that started on the old snapshot may still read from it.
 const rootGrace = time.Minute
 
-// source is one configured library: a directory, a local .zip or a pinned
-// https URL of a .zip.
-type source struct {
-	ns        string
-	value     string // a path or an https URL
-	sha256    string // a URL's pin from the config file
-	noScripts bool
-	info      catalog.Info
-	// vault is an explicit vault root (--vault, config "vault"); noVault
-	// turns the vault extras off for this library (config "vault": false).
-	vault   string
-	noVault bool
-}
-
-func (s source) isURL() bool {
-	return strings.HasPrefix(s.value, "https://") || strings.HasPrefix(s.value, "http://")
-}
-
-func (s source) isZip() bool {
-	if s.isURL() || !strings.EqualFold(filepath.Ext(s.value), ".zip") {
-		return false
-	}
-	info, err := os.Stat(s.value)
-	return err == nil && info.Mode().IsRegular()
-}
-
-// opened is a source opened for serving.
-type opened struct {
-	src    source
-	lib    *catalog.Library
-	vault  *catalog.Library // the vault root, when it is not lib itself
-	digest string           // of the archive, for archive and URL libraries
-}
-
-// close releases the library and its vault root.
-func (o *opened) close() {
-	o.lib.Close()
-	if o.vault != nil {
-		o.vault.Close()
-	}
-}
-
 // libraries is what a serve process serves: the fixed libraries of the
 // command line and environment, and those of the config file, which a
 // reload may change. It is the catalog.Source of the reloader.
 type libraries struct {
-	// onFolder is given to every scan (catalog.Options.OnFolder).
-	onFolder func(*catalog.Library, string)
 	// onScanned is given to every scan (catalog.Options.OnScanned).
 	onScanned func(time.Duration, bool)
 
@@ -91,8 +44,8 @@ type libraries struct {
 	// swaps it in under mu at once, so a scan sees the whole previous
 	// configuration or the whole new one.
 	mu       sync.Mutex
-	fixed    []*opened
-	file     []*opened
+	fixed    []*library.Opened
+	file     []*library.Opened
 	fileCfg  *config.Config
 	embedded *catalog.Library
 }
@@ -108,10 +61,10 @@ func openLibraries(ctx context.Context, cfg *serveConfig, env env, log *slog.Log
 		specs = []libSpec{{ns: "", dir: cfg.root}}
 	}
 	for _, s := range specs {
-		src := source{ns: s.ns, value: s.dir}
+		src := library.Spec{Namespace: s.ns, Value: s.dir}
 		for _, v := range cfg.vaults {
 			if v.ns == s.ns {
-				src.vault = v.dir
+				src.Vault = v.dir
 			}
 		}
 		o, err := l.open(ctx, src, nil)
@@ -153,152 +106,24 @@ func newCache(cfg *serveConfig, env env, log *slog.Logger) *library.Cache {
 	return &library.Cache{Dir: dir, Limits: limits, Logger: log, Env: env}
 }
 
-// open opens one source, with fileCfg the config file in force for it (nil
-// for none). The error names the library and what it is.
-func (l *libraries) open(ctx context.Context, src source, fileCfg *config.Config) (*opened, error) {
-	what := "library root"
-	if src.ns != "" {
-		what = "library " + strconv.Quote(src.ns)
-	}
-	o := &opened{src: src}
-	dir, kind, origin := src.value, "directory", src.value
-	switch {
-	case src.isURL():
-		spec, err := library.ParseURLSpec(src.value)
-		if err == nil && src.sha256 != "" {
-			if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, src.sha256) {
-				err = fmt.Errorf("the URL's #sha256 and the config's sha256 differ")
-			}
-			spec.SHA256 = src.sha256
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %v", what, library.Redact(src.value), err)
-		}
-		spec.AllowUnverified = l.cfg.allowUnverified || fileCfg != nil && fileCfg.AllowUnverified != nil && *fileCfg.AllowUnverified
-		d, digest, warning, err := l.cache.Fetch(ctx, spec)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s cannot be fetched: %v", what, library.Redact(src.value), err)
-		}
-		if warning != "" {
-			l.log.Warn("remote library not refreshed; serving the cached copy", "library", src.ns, "warning", warning)
-		}
-		dir, kind, origin, o.digest = d, "url", library.Redact(src.value), digest
-	case src.isZip():
-		d, digest, err := l.cache.Extract(ctx, src.value)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s cannot be extracted: %v", what, src.value, err)
-		}
-		dir, kind, o.digest = d, "archive", digest
-	}
-	if err := l.openLayout(o, dir); err != nil {
-		if o.digest != "" {
-			l.cache.Prune(o.digest)
-		}
-		return nil, fmt.Errorf("%s %s cannot be opened: %v", what, src.value, unwrapPathErr(err))
-	}
-	for _, lib := range []*catalog.Library{o.lib, o.vault} {
-		if lib == nil {
-			continue
-		}
-		lib.Kind, lib.Origin, lib.NoScripts, lib.Info = kind, origin, src.noScripts, src.info
-		lib.Info.Digest = o.digest
-		if kind != "directory" && (lib == o.lib || src.vault == "") {
-			lib.Dir = "" // an extraction never changes: nothing to watch
-		}
-	}
-	return o, nil
-}
-
-// openLayout opens the skills folder of the library root dir and, when it
-// holds a vault (or one is given), the vault root. Both are recognised
-// from inside dir only, and both must really be below dir: a folder
-// swapped for a symlink between detection and opening is refused.
-func (l *libraries) openLayout(o *opened, dir string) error {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return err
-	}
-	layout := vault.DetectLayout(regfile.FS(root))
-	root.Close()
-	if err := beneath(dir, layout.Skills); err != nil {
-		return err
-	}
-	lib, err := catalog.OpenDirectory(o.src.ns, filepath.Join(dir, filepath.FromSlash(layout.Skills)))
-	if err != nil {
-		return err
-	}
-	o.lib = lib
-	switch {
-	case o.src.noVault:
-		return nil
-	case o.src.vault != "":
-		o.vault, err = catalog.OpenDirectory(o.src.ns, o.src.vault)
-		if err != nil {
-			lib.Close()
-			return fmt.Errorf("vault %s: %w", o.src.vault, err)
-		}
-		lib.Vault = o.vault
-		if rel, err := filepath.Rel(o.vault.Dir, lib.Dir); err == nil && filepath.IsLocal(rel) {
-			lib.VaultSkills = filepath.ToSlash(rel)
-		}
-	case layout.Vault == "":
-		lib.Vault, lib.VaultProbe = lib, true
-	case layout.Vault == layout.Skills:
-		lib.Vault = lib
-	default:
-		if err := beneath(dir, layout.Vault); err != nil {
-			lib.Close()
-			return err
-		}
-		o.vault, err = catalog.OpenDirectory(o.src.ns, filepath.Join(dir, filepath.FromSlash(layout.Vault)))
-		if err != nil {
-			lib.Close()
-			return err
-		}
-		lib.Vault = o.vault
-		rel, _ := strings.CutPrefix(layout.Skills, layout.Vault+"/")
-		if layout.Vault == "." {
-			rel = layout.Skills
-		}
-		lib.VaultSkills = rel
-	}
-	if lib.Vault != nil && !lib.VaultProbe {
-		l.log.Info("library holds a vault: serving its playbooks and value chains", "library", o.src.ns, "skills", layout.Skills)
-	}
-	return nil
-}
-
-// beneath checks that the folder rel (slash-separated) of dir resolves to
-// the same place without symlinks.
-func beneath(dir, rel string) error {
-	if rel == "." {
-		return nil
-	}
-	base, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return err
-	}
-	got, err := filepath.EvalSymlinks(filepath.Join(dir, filepath.FromSlash(rel)))
-	if err != nil {
-		return err
-	}
-	if got != filepath.Join(base, filepath.FromSlash(rel)) {
-		return fmt.Errorf("%s is reached through a symlink; not served", rel)
-	}
-	return nil
+// open opens one library, with fileCfg the config file in force for it
+// (nil for none), whose allowUnverified applies to the libraries it lists.
+func (l *libraries) open(ctx context.Context, spec library.Spec, fileCfg *config.Config) (*library.Opened, error) {
+	spec.AllowUnverified = l.cfg.allowUnverified || fileCfg != nil && fileCfg.AllowUnverified != nil && *fileCfg.AllowUnverified
+	return library.Open(ctx, l.cache, spec, l.log)
 }
 
 // release closes an opened source after grace and lets the cache prune an
 // extraction nobody uses any more.
-func (l *libraries) release(olds []*opened, grace time.Duration) {
+func (l *libraries) release(olds []*library.Opened, grace time.Duration) {
 	if len(olds) == 0 {
 		return
 	}
 	done := func() {
 		for _, o := range olds {
-			o.close()
-			if o.digest != "" {
-				l.cache.Prune(o.digest)
+			o.Close()
+			if o.Digest != "" {
+				l.cache.Prune(o.Digest)
 			}
 		}
 	}
@@ -315,8 +140,8 @@ func (l *libraries) zipFiles() []string {
 	defer l.mu.Unlock()
 	var out []string
 	for _, o := range slices.Concat(l.fixed, l.file) {
-		if o.src.isZip() {
-			if abs, err := filepath.Abs(o.src.value); err == nil {
+		if o.Spec.IsZip() {
+			if abs, err := filepath.Abs(o.Spec.Value); err == nil {
 				out = append(out, abs)
 			}
 		}
@@ -335,14 +160,14 @@ func (l *libraries) refreshArchives(ctx context.Context) {
 	fixed := slices.Clone(l.fixed)
 	fileCfg := l.fileCfg
 	l.mu.Unlock()
-	var replaced []*opened
+	var replaced []*library.Opened
 	for i, o := range fixed {
-		if o.lib.Kind == "directory" {
+		if o.Lib.Kind == "directory" {
 			continue
 		}
-		n, err := l.open(ctx, o.src, fileCfg)
+		n, err := l.open(ctx, o.Spec, fileCfg)
 		if err != nil {
-			l.log.Error("library refresh failed; the previous copy keeps serving", "library", o.src.ns, "err", err)
+			l.log.Error("library refresh failed; the previous copy keeps serving", "library", o.Spec.Namespace, "err", err)
 			continue
 		}
 		fixed[i] = n
@@ -369,12 +194,12 @@ func (l *libraries) reloadConfig(ctx context.Context) error {
 	}
 	// Open every library first; swap only when all opened. The config's
 	// allowUnverified applies to the libraries it lists.
-	var opened []*opened
+	var opened []*library.Opened
 	for _, lc := range c.Libraries {
-		src := source{ns: lc.Namespace, value: cmp.Or(lc.URL, lc.Root), sha256: lc.SHA256, noScripts: lc.NoScripts,
-			info: catalog.Info{Title: lc.Title, Source: lc.Source, Version: lc.Version, Metadata: lc.Metadata}}
+		src := library.Spec{Namespace: lc.Namespace, Value: cmp.Or(lc.URL, lc.Root), SHA256: lc.SHA256, NoScripts: lc.NoScripts,
+			Info: catalog.Info{Title: lc.Title, Source: lc.Source, Version: lc.Version, Metadata: lc.Metadata}}
 		if lc.Vault != nil {
-			src.vault, src.noVault = lc.Vault.Path, lc.Vault.Disabled
+			src.Vault, src.NoVault = lc.Vault.Path, lc.Vault.Disabled
 		}
 		o, err := l.open(ctx, src, c)
 		if err != nil {
@@ -430,7 +255,7 @@ func (l *libraries) Source() ([]*catalog.Library, *catalog.Options) {
 	defer l.mu.Unlock()
 	var libs []*catalog.Library
 	for _, o := range slices.Concat(l.fixed, l.file) {
-		libs = append(libs, o.lib)
+		libs = append(libs, o.Lib)
 	}
 	if l.embedded != nil {
 		libs = append(libs, l.embedded)
@@ -449,7 +274,6 @@ func (l *libraries) Source() ([]*catalog.Library, *catalog.Options) {
 		NoValueChains: l.cfg.noValueChains,
 		NoLint:        l.cfg.noLint,
 		DigestCache:   l.digests,
-		OnFolder:      l.onFolder,
 		OnScanned:     l.onScanned,
 		Logger:        l.log,
 	}

@@ -17,8 +17,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +29,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/adversarial"
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/engine"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/server"
@@ -442,7 +441,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		log.Warn("serving the adversarial research profile: hostile SEP-2640 fixtures with benign payloads; never point a production host at it")
 		ms := adversarial.New(&adversarial.Options{Name: cfg.name, Version: version(), Logger: sdkLog})
 		if cfg.http == "" {
-			err := ms.Run(ctx, &mcp.StdioTransport{})
+			err := ms.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(c.stdin), Writer: nopWriteCloser{c.stdout}})
 			if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
 				return nil
 			}
@@ -458,26 +457,9 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 	defer libs.Close()
 	libs.rateFromFile()
 
-	// The watcher exists before the first scan, which watches each folder
-	// as it lists it: no edit can fall between the scan and the watches.
-	watcher, err := catalog.NewWatcher(time.Duration(cfg.rescanSeconds)*time.Second, log)
-	if err != nil {
-		return fmt.Errorf("watching libraries: %w", err)
-	}
-	defer watcher.Close()
-	// The catalog's work (the first scan, reloads, the watcher) outlives
-	// ctx until the front end has drained: a request waiting for the first
-	// scan when SIGTERM comes is answered if the scan ends in time.
-	work, endWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer endWork()
-	libs.onFolder = watcher.Folder
-	if cfg.stats {
-		libs.onFolder = nil
-	}
-
 	if cfg.stats {
 		list, opts := libs.Source()
-		snap, restore, err := firstScan(ctx, list, opts)
+		snap, restore, err := engine.FirstScan(ctx, list, opts, true)
 		if err != nil {
 			return err
 		}
@@ -508,12 +490,48 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		LegacyIndex:         cfg.legacyIndex,
 		PendingInstructions: readInstructions(instrFile),
 	})
+	// The catalog's work (the first scan, reloads, the watcher) outlives
+	// ctx until the front end has drained: a request waiting for the first
+	// scan when SIGTERM comes is answered if the scan ends in time. Close
+	// (deferred) stops all of it.
+	live, err := engine.New(engine.Options{
+		Store:         store,
+		Source:        libs.Source,
+		Watch:         true,
+		SafetyRescan:  time.Duration(cfg.rescanSeconds) * time.Second,
+		TuneMemory:    true,
+		LowerPriority: true,
+		Env:           c.env,
+		Logger:        log,
+		Hooks: engine.Hooks{
+			Installed: func(*catalog.Snapshot) {
+				// Kept before the first request is let through, so that a
+				// host that got an answer may count on the next start
+				// sending these.
+				writeInstructions(instrFile, notifier.Instructions(), log)
+				notifier.CatalogReady()
+			},
+			Swapped: func(_, _ *catalog.Snapshot, changed bool) {
+				if changed {
+					notifier.CatalogChanged()
+					writeInstructions(instrFile, notifier.Instructions(), log)
+				}
+			},
+			Listed:    srv.Listed(),
+			WaitQuiet: srv.WaitQuiet,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer live.Close()
 	ms := srv.MCP()
 	// Over stdio the host's handshake comes first: the scan starts once it
-	// is answered (or at the first other request, or after scanDelay), so
-	// that the two do not share the cores.
-	first := make(chan struct{})
+	// is answered (or at the first other request, or after the engine's
+	// ScanDelay), so that the two do not share the cores.
+	var first chan struct{}
 	if cfg.http == "" {
+		first = make(chan struct{})
 		var once sync.Once
 		start := func() { once.Do(func() { close(first) }) }
 		ms.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -527,23 +545,12 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 				return res, err
 			}
 		})
-	} else {
-		close(first)
 	}
-	go func() {
-		select {
-		case <-first:
-		case <-time.After(scanDelay):
-		case <-work.Done():
-			return
-		}
-		if err := c.startCatalog(work, cfg, libs, watcher, store, notifier, srv, instrFile, hup, log); err != nil && work.Err() == nil {
-			log.Error("first scan failed", "err", err)
-		}
-	}()
+	live.Start(first)
+	c.watchReloads(live, cfg, libs, hup, log)
 
 	if cfg.http == "" {
-		err := srv.RunStdio(ctx, os.Stdin, os.Stdout)
+		err := srv.RunStdio(ctx, c.stdin, c.stdout)
 		if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
 			return nil
 		}
@@ -558,185 +565,47 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 	}, func() bool { return !store.Snapshot().Pending() }, log, sdkLog)
 }
 
-// limitMemory sets the runtime's soft memory limit to memoryLimit of the
-// live heap, unless the operator set GOMEMLIMIT or GOGC: a catalog of
-// 100,000 skills is about 600 MB live, and the default growth (twice the
-// live heap between collections) would take the process well past a
-// gigabyte. The limit only makes collections more frequent when the heap
-// nears it. The live figure is the last collection's: after a rescan it may
-// still count the replaced catalog, which only makes the limit looser until
-// the next swap; forcing a collection for it would cost a full mark of a
-// large catalog.
-func limitMemory(env env, log *slog.Logger) {
-	for _, tuned := range []string{"GOMEMLIMIT", "GOGC"} {
-		if v, ok := env(tuned); ok && v != "" {
-			return // the operator's choice stands
-		}
-	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(sample)
-	if sample[0].Value.Kind() != metrics.KindUint64 {
-		return
-	}
-	live := int64(sample[0].Value.Uint64())
-	limit := memoryLimit(live)
-	debug.SetMemoryLimit(limit)
-	log.Debug("soft memory limit set", "liveMiB", live>>20, "limitMiB", limit>>20)
-}
-
-// minHeadroom is the least room the soft memory limit leaves above the live
-// catalog: what requests in flight allocate. Under 32 concurrent HTTP
-// requests the SDK's per-request buffers need about 90 MiB; with 32 MiB of
-// room a 5,000-skill server spent half its CPU collecting and answered 40%
-// fewer requests per second.
-const minHeadroom = 96 << 20
-
-// memoryLimit is the soft memory limit for a live heap: 40% above it, and
-// at least minHeadroom. A small catalog keeps the default goal (twice the
-// live heap) under the limit; a large one is kept well below twice its size.
-func memoryLimit(live int64) int64 {
-	return live + max(live*2/5, minHeadroom)
-}
-
-// firstScan runs the first scan of a process. The scan and the search
-// index built after it make most of the process's garbage (parsed YAML,
-// read buffers, postings); once the catalog is large, collecting more
-// often until the index is in keeps the peak resident size near the live
-// catalog instead of twice it (see scanCollector). Call the returned func
-// once the index is built.
-func firstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Options) (*catalog.Snapshot, func(), error) {
-	restore := startScanCollector(scanHeapBound, scanGCPercent).stop
-	snap, err := catalog.Scan(ctx, list, 1, opts)
-	if err != nil {
-		restore()
-		return nil, nil, err
-	}
-	return snap, restore, nil
-}
-
-// startCatalog runs the first scan, installs it, and then starts what keeps
-// the catalog current: the reloader, the watcher, config and archive
-// reloads and SIGHUP (from hup, which holds one sent meanwhile). It returns
-// when the catalog is live (or ctx ends).
-func (c *serveCommand) startCatalog(ctx context.Context, cfg *serveConfig, libs *libraries, watcher *catalog.Watcher,
-	store *catalog.Store, notifier *server.Notifier, srv *server.Server, instrFile string, hup <-chan os.Signal, log *slog.Logger) error {
-	list, opts := libs.Source()
-	// The first scan watches no folder: the host waits for it, and at
-	// 5,000 skills the 14,308 watches were a quarter of it. They are added
-	// once the catalog serves, and one rescan follows (see below).
-	opts.OnFolder = nil
-	snap, restore, err := firstScan(ctx, list, opts)
-	if err != nil {
-		return err
-	}
-	store.Install(snap)
-	if st := logCatalog(log, snap); st.FilesRead > 0 {
-		// Bodies were read: the index is built from them, not loaded, and
-		// they are held until it is, so build it now, as before the
-		// listing was served alone.
-		snap.StartSearch()
-	}
-	restore()
-	// Kept before the first request is let through, so that a host that
-	// got an answer may count on the next start sending these.
-	writeInstructions(instrFile, notifier.Instructions(), log)
-	notifier.CatalogReady()
-	// The first scan leaves most of the garbage the process will ever
-	// make; hand it back to the system, so that the resident size is the
-	// catalog's, not the scan's high-water mark. Again once the search
-	// index is in.
-	debug.FreeOSMemory()
-
-	reloader := catalog.NewReloader(store, libs.Source, func(_, cur *catalog.Snapshot, changed bool) {
-		logCatalog(log, cur)
-		go func() {
-			<-cur.SearchReady()
-			debug.FreeOSMemory() // the new index's garbage, as after the first
-			limitMemory(c.env, log)
-		}()
-		if changed {
-			notifier.CatalogChanged()
-			writeInstructions(instrFile, notifier.Instructions(), log)
-		}
-	})
-	// A rescan makes a catalog's worth of garbage and the server then
-	// idles: hand it back rather than hold twice the catalog until the
-	// next (at 5,000 skills, 75 MiB resident instead of about 46).
-	watcher.AfterRescan(debug.FreeOSMemory)
-	watcher.Start(reloader)
-	// Load the search index, and watch what the first scan walked, then
-	// check that nothing changed before the watches: an edit made before
-	// its folder was watched is seen by the check (or, when it cannot
-	// prove the library unchanged, by a rescan), one after raises an
-	// event, so none is lost. Later scans watch each folder before listing
-	// it. All of it waits for the host's first complete listing (or
-	// watchDelay), as it needs the cores the listing needs, and the
-	// watches and the check for a pause in the host's requests too: at
-	// 5,000 skills they take about 200 ms of CPU. A search before the
-	// listing ends loads the index itself.
-	go func() {
+// watchReloads reloads the config file and the zip libraries when they
+// change, and everything on SIGHUP (from hup, which holds one sent while
+// the server started), once the catalog serves. The goroutine belongs to
+// live.
+func (c *serveCommand) watchReloads(live *engine.Catalog, cfg *serveConfig, libs *libraries, hup <-chan os.Signal, log *slog.Logger) {
+	_ = live.Go(func(ctx context.Context) {
 		select {
-		case <-srv.Listed():
-		case <-time.After(watchDelay):
+		case <-live.Ready():
 		case <-ctx.Done():
 			return
 		}
-		quiet := func() bool {
-			srv.WaitQuiet(ctx, quietBeforeWork, watchDelay)
-			return ctx.Err() == nil
-		}
-		snap.StartSearch() // hosts often search right after listing
-		<-snap.SearchReady()
-		debug.FreeOSMemory() // what loading it left
-		limitMemory(c.env, log)
-		if !quiet() {
+		if live.Err() != nil {
 			return
 		}
-		if store.Snapshot() != snap {
-			// A rescan (a config reload, SIGHUP) swapped in a newer catalog
-			// and the watcher followed it: the first one's folders would
-			// undo that.
-			return
-		}
-		lowerPriority()
-		watcher.Sync(snap)
-		if !quiet() {
-			return
-		}
-		start := time.Now()
-		if snap.Unchanged() {
-			log.Debug("library unchanged since the first scan", "ms", time.Since(start).Milliseconds())
-			return
-		}
-		watcher.Kick()
-	}()
-	reload := func() {}
-	if cfg.configPath != "" {
-		reload = func() {
-			if err := libs.reloadConfig(ctx); err != nil {
-				log.Error("config reload failed; the previous libraries keep serving", "err", err)
-				return
-			}
-			log.Info("config reloaded", "file", cfg.configPath)
-		}
-		if err := watcher.WatchFile(cfg.configPath, reload); err != nil {
-			log.Warn("config file cannot be watched; SIGHUP reloads it", "err", err)
-		}
-	}
-	for _, zip := range libs.zipFiles() {
-		if err := watcher.WatchFile(zip, func() { libs.refreshArchives(ctx) }); err != nil {
-			log.Warn("archive cannot be watched; SIGHUP re-reads it", "archive", zip, "err", err)
-		}
-	}
-	go onSignal(ctx, hup, func() {
-		log.Info("SIGHUP: reloading")
-		libs.refreshArchives(ctx)
+		reload := func() {}
 		if cfg.configPath != "" {
-			reload()
+			reload = func() {
+				if err := libs.reloadConfig(ctx); err != nil {
+					log.Error("config reload failed; the previous libraries keep serving", "err", err)
+					return
+				}
+				log.Info("config reloaded", "file", cfg.configPath)
+			}
+			if err := live.WatchFile(cfg.configPath, reload); err != nil {
+				log.Warn("config file cannot be watched; SIGHUP reloads it", "err", err)
+			}
 		}
-		watcher.Kick()
+		for _, zip := range libs.zipFiles() {
+			if err := live.WatchFile(zip, func() { libs.refreshArchives(ctx) }); err != nil {
+				log.Warn("archive cannot be watched; SIGHUP re-reads it", "archive", zip, "err", err)
+			}
+		}
+		onSignal(ctx, hup, func() {
+			log.Info("SIGHUP: reloading")
+			libs.refreshArchives(ctx)
+			if cfg.configPath != "" {
+				reload()
+			}
+			live.Kick()
+		})
 	})
-	return nil
 }
 
 // instructionsFile is where the instructions of the last catalog served
@@ -788,29 +657,11 @@ func writeInstructions(file, text string, log *slog.Logger) {
 	}
 }
 
-// scanDelay is how long a stdio server waits for its host's first request
-// before it starts the first scan anyway.
-const scanDelay = 100 * time.Millisecond
+// nopWriteCloser is a writer the transport may close: the streams belong
+// to the caller of Main.
+type nopWriteCloser struct{ io.Writer }
 
-// watchDelay is how long after the first scan the search index loads and
-// the folders are watched if no host has listed the whole catalog by then,
-// and the longest the watches and the check after them wait for a pause of
-// quietBeforeWork in the host's requests.
-const (
-	watchDelay      = time.Second
-	quietBeforeWork = 250 * time.Millisecond
-)
-
-// logCatalog logs what a snapshot serves, and returns its statistics.
-func logCatalog(log *slog.Logger, snap *catalog.Snapshot) catalog.Stats {
-	st := snap.Stats()
-	log.Info("catalog ready", "generation", st.Generation, "skills", st.Skills, "hidden", st.Hidden, "withheld", st.Withheld,
-		"files", st.Files, "bytes", st.Bytes, "warnings", len(st.Warnings), "scanMs", st.ScanMillis, "filesRead", st.FilesRead, "foldersListed", st.FoldersListed)
-	if st.Skills == 0 {
-		log.Warn("no skill is served; run with --stats to see why")
-	}
-	return st
-}
+func (nopWriteCloser) Close() error { return nil }
 
 // onSignal calls fn for every signal on ch until ctx ends.
 func onSignal(ctx context.Context, ch <-chan os.Signal, fn func()) {

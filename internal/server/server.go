@@ -130,6 +130,11 @@ type server struct {
 	lastRequest atomic.Int64 // UnixNano of the latest request a front end saw
 
 	impl *mcp.Implementation // what the server says it is
+
+	parts Parts // what register added
+	// attached says that the caller made the SDK server (Attach): its own
+	// instructions, if any, stand.
+	attached bool
 }
 
 // markReady lets requests held for the first scan through.
@@ -215,6 +220,25 @@ func New(store *catalog.Store, opts *Options) *mcp.Server {
 }
 
 func newServer(store *catalog.Store, opts *Options) (*server, *mcp.Server) {
+	s := newState(store, opts)
+	ms := mcp.NewServer(s.impl, &mcp.ServerOptions{
+		Instructions: s.currentInstructions(),
+		Logger:       s.opts.Logger,
+		PageSize:     s.opts.PageSize,
+		Capabilities: s.capabilities(),
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs = s.ttlMs()
+			c.CacheScope = "public"
+		},
+	})
+	if err := s.register(ms, Parts{}); err != nil {
+		panic(err) // a fresh server has none of our names: a programming mistake
+	}
+	return s, ms
+}
+
+// newState returns the state of a server of store, with opts' defaults.
+func newState(store *catalog.Store, opts *Options) *server {
 	s := &server{store: store, ready: make(chan struct{}), listed: make(chan struct{})}
 	if !store.Snapshot().Pending() {
 		s.markReady()
@@ -238,37 +262,57 @@ func newServer(store *catalog.Store, opts *Options) (*server, *mcp.Server) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.impl = &mcp.Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version}
+	return s
+}
 
-	// Declare every feature up front: clients on 2026-07-28 subscribe only
-	// to what discover advertised. The resource list changes with the
-	// catalog; tools and prompts change when playbooks or value chains
-	// appear or go.
+// capabilities declares every feature up front: clients on 2026-07-28
+// subscribe only to what discover advertised. The resource list changes
+// with the catalog; tools and prompts change when playbooks or value
+// chains appear or go.
+func (s *server) capabilities() *mcp.ServerCapabilities {
 	caps := &mcp.ServerCapabilities{
 		Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		Tools:     &mcp.ToolCapabilities{ListChanged: true},
 		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 	}
 	caps.AddExtension(skillsext.ExtensionID, map[string]any{"directoryRead": true})
-	s.impl = &mcp.Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version}
-	ms := mcp.NewServer(s.impl, &mcp.ServerOptions{
-		Instructions: s.currentInstructions(),
-		Logger:       s.opts.Logger,
-		PageSize:     s.opts.PageSize,
-		Capabilities: caps,
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
-			c.TTLMs = s.ttlMs()
-			c.CacheScope = "public"
-		},
-	})
-	s.addSkillMethods(ms)
-	s.addResources(ms)
-	if s.opts.LegacyIndex {
-		s.addLegacyIndex(ms)
+	return caps
+}
+
+// Parts turns parts of the surface off; the zero value registers all.
+type Parts struct {
+	// NoMethods leaves out skills/list, skills/get and
+	// resources/directory/read.
+	NoMethods bool
+	// NoResources leaves out the skill:// resources (and the legacy index).
+	NoResources bool
+	// NoTools leaves out the discovery tools and the vault tools.
+	NoTools bool
+	// NoPrompts leaves out the use-skill and run-playbook prompts.
+	NoPrompts bool
+}
+
+// register adds the parts of the surface to ms.
+func (s *server) register(ms *mcp.Server, p Parts) error {
+	if !p.NoMethods {
+		if err := s.addSkillMethods(ms); err != nil {
+			return err
+		}
 	}
+	if !p.NoResources {
+		s.addResources(ms)
+		if s.opts.LegacyIndex {
+			s.addLegacyIndex(ms)
+		}
+	}
+	s.parts = p
 	if n := s.opts.Notifier; n != nil {
 		n.mu.Lock()
 		n.notify = func() {
-			s.addTemplate(ms)
+			if !p.NoResources {
+				s.addTemplate(ms)
+			}
 			s.syncVault(ms)
 			s.markReady()
 		}
@@ -279,15 +323,19 @@ func newServer(store *catalog.Store, opts *Options) (*server, *mcp.Server) {
 		n.instr = s.currentInstructions
 		n.mu.Unlock()
 	}
-	s.addTools(ms)
-	s.addPrompts(ms)
+	if !p.NoTools {
+		s.addTools(ms)
+	}
+	if !p.NoPrompts {
+		s.addPrompts(ms)
+	}
 	s.syncVault(ms)
 	ms.AddReceivingMiddleware(s.instructionsMiddleware)
 	ms.AddReceivingMiddleware(s.readyMiddleware) // nothing reads the catalog before it is in
 	// Outermost: a malformed string is refused before anything, even the
 	// wait for the catalog, and no error leaves with data that is not JSON.
 	ms.AddReceivingMiddleware(s.paramsMiddleware)
-	return s, ms
+	return nil
 }
 
 // answeredBeforeReady are the methods a server answers while its first
@@ -344,9 +392,13 @@ func (s *server) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 		}
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
-			r.Instructions = s.currentInstructions()
+			if !s.attached || r.Instructions == "" {
+				r.Instructions = s.currentInstructions()
+			}
 		case *mcp.DiscoverResult:
-			r.Instructions = s.currentInstructions()
+			if !s.attached || r.Instructions == "" {
+				r.Instructions = s.currentInstructions()
+			}
 		}
 		return res, err
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,18 +29,11 @@ type getSkillResult struct {
 	skillsext.CacheFields
 }
 
-func (s *server) addSkillMethods(ms *mcp.Server) {
-	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodList, s.listSkills))
-	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodGet, s.getSkill))
-	mustAdd(mcp.AddReceivingCustomMethod(ms, skillsext.MethodReadDirectory, s.readDirectory))
-}
-
-// mustAdd panics on a registration error: the method names are constants,
-// so an error is a programming mistake found by every test run.
-func mustAdd(err error) {
-	if err != nil {
-		panic(err)
-	}
+func (s *server) addSkillMethods(ms *mcp.Server) error {
+	return errors.Join(
+		mcp.AddReceivingCustomMethod(ms, skillsext.MethodList, s.listSkills),
+		mcp.AddReceivingCustomMethod(ms, skillsext.MethodGet, s.getSkill),
+		mcp.AddReceivingCustomMethod(ms, skillsext.MethodReadDirectory, s.readDirectory))
 }
 
 func (s *server) listSkills(_ context.Context, ss *mcp.ServerSession, p *skillsext.ListSkillsParams) (*listSkillsResult, error) {

@@ -35,6 +35,9 @@ type vaultSurface struct {
 // syncVault registers or removes the vault tools, prompt and templates so
 // that they match the current snapshot.
 func (s *server) syncVault(ms *mcp.Server) {
+	if s.parts.NoTools {
+		return // the vault surface goes with the tools
+	}
 	snap := s.store.Snapshot()
 	s.vaultMu.Lock()
 	defer s.vaultMu.Unlock()

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cli
+package engine
 
 // lowerPriority does nothing here: thread priorities are Linux's.
 func lowerPriority() {}

@@ -1,0 +1,244 @@
+package skills
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/internal/server"
+)
+
+// AttachOptions choose what Attach registers and how. A nil *AttachOptions
+// means everything, with defaults.
+type AttachOptions struct {
+	// Name is used in the instructions and, if Prefix is empty, as the
+	// tool prefix ("skills": skills_search_skills, …).
+	Name string
+	// Prefix starts every tool name; if empty, Name with "-" as "_".
+	Prefix string
+	// PageSize is the number of entries per skills/list,
+	// resources/directory/read and resources/list page (0: 100).
+	PageSize int
+	// TTL is the ttlMs hint on cacheable results (0: 5 minutes; negative:
+	// 0, stale at once).
+	TTL time.Duration
+	// NoMethods leaves out the SEP-2640 methods skills/list, skills/get
+	// and resources/directory/read.
+	NoMethods bool
+	// NoResources leaves out the skill:// resources.
+	NoResources bool
+	// NoTools leaves out the discovery tools (search, list, get, read)
+	// and the vault tools.
+	NoTools bool
+	// NoPrompts leaves out the use-skill prompt.
+	NoPrompts bool
+	// Logger receives request errors; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o *AttachOptions) server(n *server.Notifier) (*server.Options, server.Parts) {
+	var a AttachOptions
+	if o != nil {
+		a = *o
+	}
+	return &server.Options{Name: a.Name, Prefix: a.Prefix, PageSize: a.PageSize, TTL: a.TTL, Logger: a.Logger, Notifier: n},
+		server.Parts{NoMethods: a.NoMethods, NoResources: a.NoResources, NoTools: a.NoTools, NoPrompts: a.NoPrompts}
+}
+
+// Attach serves c on ms, a server of the official go-sdk that the caller
+// made (with its own tools): the parts opts leaves in, the Skills
+// extension declared in its capabilities, and c's instructions if ms has
+// none. The sessions of ms are notified when c changes. Attaching twice to
+// one server, a nil server and a closed catalog are errors.
+func Attach(ms *mcp.Server, c *Catalog, opts *AttachOptions) error {
+	if ms == nil {
+		return errors.New("skills: Attach needs an *mcp.Server, got nil")
+	}
+	if c == nil {
+		return errors.New("skills: Attach needs a *Catalog, got nil")
+	}
+	n := &server.Notifier{}
+	if err := c.bind(n); err != nil {
+		return err
+	}
+	so, parts := opts.server(n)
+	if _, err := server.Attach(ms, c.store, so, parts); err != nil {
+		return fmt.Errorf("skills: %w", err)
+	}
+	return nil
+}
+
+// HandlerOptions configure a Handler. Select is required.
+type HandlerOptions struct {
+	// Select picks the catalog of a request: from its context (the token
+	// info an auth middleware put there), its headers, its path. It is
+	// called for every HTTP request; an error answers that request with a
+	// JSON-RPC error (the message is the error's text: keep paths out of
+	// it), as do a nil or closed catalog, a panic and a Select that
+	// outlasts SelectTimeout. A Select that ignores its context's end
+	// still holds its goroutine until it returns.
+	Select func(r *http.Request) (*Catalog, error)
+	// SelectTimeout bounds Select (0: 5 seconds).
+	SelectTimeout time.Duration
+	// NewServer makes the server a catalog is attached to the first time
+	// it is selected, with the caller's own tools; nil makes a bare one
+	// named "skills". A session stays on the server, so on the catalog,
+	// it started on.
+	NewServer func(*Catalog) *mcp.Server
+	// Attach configures what is attached to each server.
+	Attach *AttachOptions
+	// HTTP configures the go-sdk's Streamable HTTP handler (nil: stateless,
+	// JSON answers, as skills-mcp serves).
+	HTTP *mcp.StreamableHTTPOptions
+}
+
+// Handler serves many catalogs over one Streamable HTTP endpoint, each
+// request on the catalog HandlerOptions.Select picks. Cursors, tool lists
+// and list-changed notifications follow the catalog a session got: each
+// catalog is served by an MCP server of its own.
+type Handler struct {
+	opts HandlerOptions
+	mh   http.Handler
+
+	mu      sync.Mutex
+	servers map[any]*mcp.Server // by catalog, or by shared skill set
+}
+
+type selectedKey struct{}
+
+// NewHandler returns a handler of opts.
+func NewHandler(opts HandlerOptions) (*Handler, error) {
+	if opts.Select == nil {
+		return nil, errors.New("skills: HandlerOptions.Select is nil")
+	}
+	if opts.SelectTimeout <= 0 {
+		opts.SelectTimeout = 5 * time.Second
+	}
+	h := &Handler{opts: opts, servers: map[any]*mcp.Server{}}
+	ho := opts.HTTP
+	if ho == nil {
+		ho = &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}
+	}
+	h.mh = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		ms, _ := r.Context().Value(selectedKey{}).(*mcp.Server)
+		return ms // nil: the SDK answers 400, which ServeHTTP never lets happen
+	}, ho)
+	return h, nil
+}
+
+// ServeHTTP selects the request's catalog and serves the request on its
+// server.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c, err := h.selectCatalog(r)
+	if err == nil && (c == nil || c.isClosed()) {
+		err = errNoCatalog
+		if c != nil {
+			h.forget(c)
+			err = ErrClosed
+		}
+	}
+	var ms *mcp.Server
+	if err == nil {
+		ms, err = h.serverOf(c)
+	}
+	if err != nil {
+		status := http.StatusNotFound
+		var se *selectError
+		if errors.As(err, &se) {
+			status = se.status
+		}
+		writeRPCError(w, status, err.Error())
+		return
+	}
+	h.mh.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), selectedKey{}, ms)))
+}
+
+var errNoCatalog = errors.New("skills: no catalog for this request")
+
+// selectError is a Select that failed by panicking or outlasting its
+// deadline.
+type selectError struct {
+	status int
+	msg    string
+}
+
+func (e *selectError) Error() string { return e.msg }
+
+// selectCatalog runs Select contained: a panic and a Select past its
+// deadline are errors of this request only.
+func (h *Handler) selectCatalog(r *http.Request) (*Catalog, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), h.opts.SelectTimeout)
+	defer cancel()
+	type result struct {
+		c   *Catalog
+		err error
+	}
+	done := make(chan result, 1)
+	go func() { // returns when Select does; the buffer takes its answer
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{err: &selectError{status: http.StatusInternalServerError, msg: "skills: selecting the catalog failed"}}
+			}
+		}()
+		c, err := h.opts.Select(r.WithContext(ctx))
+		done <- result{c, err}
+	}()
+	select {
+	case res := <-done:
+		return res.c, res.err
+	case <-ctx.Done():
+		return nil, &selectError{status: http.StatusGatewayTimeout, msg: "skills: selecting the catalog timed out"}
+	}
+}
+
+// serverOf returns the server c is attached to, making it the first time.
+//
+// Without NewServer, fixed catalogs over one shared skill set share one
+// server too: they serve the same snapshot and never change, so nothing
+// (cursors, tools, notifications) can tell them apart, and a server with
+// its tools' schemas costs far more than a catalog.
+func (h *Handler) serverOf(c *Catalog) (*mcp.Server, error) {
+	var key any = c
+	if h.opts.NewServer == nil && c.shared != nil {
+		key = c.shared
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ms := h.servers[key]; ms != nil {
+		return ms, nil
+	}
+	var ms *mcp.Server
+	if h.opts.NewServer != nil {
+		ms = h.opts.NewServer(c)
+	} else {
+		ms = mcp.NewServer(&mcp.Implementation{Name: "skills", Version: "v0"}, nil)
+	}
+	if err := Attach(ms, c, h.opts.Attach); err != nil {
+		return nil, err
+	}
+	h.servers[key] = ms
+	return ms, nil
+}
+
+// forget drops the server of a closed catalog.
+func (h *Handler) forget(c *Catalog) {
+	h.mu.Lock()
+	delete(h.servers, any(c))
+	h.mu.Unlock()
+}
+
+// writeRPCError answers a request that no server will see with a JSON-RPC
+// error of id null (its id is not read: the body is the SDK's to parse).
+func writeRPCError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	m, _ := json.Marshal(msg)
+	w.Write(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":%s}}`, m))
+}

@@ -1,0 +1,381 @@
+package skills
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/engine"
+	"github.com/skills-mcp/skills-mcp/internal/library"
+	"github.com/skills-mcp/skills-mcp/internal/server"
+)
+
+// Library is one source of skills. Set exactly one of Dir, Zip, URL and FS.
+type Library struct {
+	// Namespace prefixes the library's skill paths (skill://<ns>/...). It
+	// may be empty for a catalog of one library.
+	Namespace string
+	// Dir is a folder of skills on disk. It is read confined below itself
+	// (no symlink is followed) and can be watched (Options.Watch).
+	Dir string
+	// Zip is a local zip file, extracted once into Options.CacheDir.
+	Zip string
+	// URL is an https URL of a zip, pinned by a #sha256=HEX fragment or
+	// SHA256 (or a .sha256 sidecar with Options.AllowUnverified).
+	URL    string
+	SHA256 string
+	// FS is any file system of skills: an embed.FS, a *zip.Reader, an
+	// fstest.MapFS. It must not change while served: catalogs over the
+	// same FS value share one skill set.
+	FS fs.FS
+	// Title, Version and Source describe the library to clients.
+	Title, Version, Source string
+	// NoScripts withholds every executable of the library.
+	NoScripts bool
+}
+
+// Options configure a catalog. A nil *Options means defaults.
+type Options struct {
+	// Watch keeps a catalog of directories current: file events rescan
+	// it (debounced), and SafetyRescan rescans it in case one was missed.
+	// Reload works with or without it.
+	Watch bool
+	// SafetyRescan is the interval of the full rescan while watching; 0
+	// means 5 minutes, a negative value none.
+	SafetyRescan time.Duration
+	// CacheDir holds extracted zips, downloads and the digest cache. If
+	// empty, skills-mcp in the user cache folder; it is only created when
+	// a zip or URL library needs it.
+	CacheDir string
+	// AllowUnverified serves an https library with neither a pin nor a
+	// sidecar.
+	AllowUnverified bool
+	// Depth is how many folder levels below a library root are searched
+	// for skills (0: 8).
+	Depth int
+	// Exclude names folders never entered.
+	Exclude []string
+	// Strict withholds a skill whose frontmatter name differs from its
+	// folder.
+	Strict bool
+	// NoScripts withholds every executable of every library.
+	NoScripts bool
+	// NoLint turns the risk linter off.
+	NoLint bool
+	// ShowDisabled lists skills marked disable-model-invocation.
+	ShowDisabled bool
+	// Logger receives warnings and scan lines; nil discards them. Library
+	// paths appear here only, never in MCP output.
+	Logger *slog.Logger
+}
+
+// ErrClosed is returned by a closed catalog, and by a server request that
+// selected one.
+var ErrClosed = errors.New("skills: catalog is closed")
+
+// Catalog is a set of libraries served as one SEP-2640 catalog. It is safe
+// for concurrent use. Close it when done.
+type Catalog struct {
+	store *catalog.Store
+	live  *engine.Catalog // nil for a fixed catalog
+	opts  Options
+
+	opened []*library.Opened
+	cache  *library.Cache
+	shared *sharedSet // a fixed catalog's skill set, shared by key
+
+	mu       sync.Mutex
+	closed   bool
+	notifier []*server.Notifier // of the servers it is attached to
+}
+
+// Changes is what a reload changed, by SKILL.md URI.
+type Changes struct {
+	Added, Removed, Changed []string
+}
+
+// Open builds a catalog of libs and returns once its first scan is in. A
+// catalog whose libraries are all FS values or zips, unwatched, is fixed:
+// catalogs over the same content share one in-memory skill set, and
+// opening one more costs a map lookup.
+func Open(ctx context.Context, libs []Library, opts *Options) (*Catalog, error) {
+	c := &Catalog{}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if len(libs) == 0 {
+		return nil, errors.New("skills: Open needs at least one library")
+	}
+	seen := map[string]bool{}
+	for i, l := range libs {
+		n := 0
+		for _, set := range []bool{l.Dir != "", l.Zip != "", l.URL != "", l.FS != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return nil, fmt.Errorf("skills: library %d (%q): set exactly one of Dir, Zip, URL and FS", i, l.Namespace)
+		}
+		if seen[l.Namespace] {
+			return nil, fmt.Errorf("skills: namespace %q is used twice", l.Namespace)
+		}
+		seen[l.Namespace] = true
+	}
+	log := c.opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	key, fixed := shareKey(libs, &c.opts)
+	if fixed && !c.opts.Watch {
+		if set := sets.acquire(key); set != nil {
+			c.shared, c.store = set, catalog.NewStore(set.snap)
+			return c, nil
+		}
+	}
+	for _, l := range libs {
+		if (l.Zip != "" || l.URL != "") && c.cache == nil {
+			c.cache = newCache(c.opts.CacheDir, log)
+		}
+		o, err := library.Open(ctx, c.cache, specOf(l, &c.opts), log)
+		if err != nil {
+			c.release()
+			return nil, err
+		}
+		c.opened = append(c.opened, o)
+	}
+	if fixed && !c.opts.Watch {
+		list, scanOpts := c.source(log)()
+		snap, err := catalog.Scan(ctx, list, 1, scanOpts)
+		if err != nil {
+			c.release()
+			return nil, err
+		}
+		c.shared = sets.publish(key, snap, c.opened, c.cache)
+		c.opened, c.cache = nil, nil // the set owns them now
+		c.store = catalog.NewStore(c.shared.snap)
+		return c, nil
+	}
+	safety := c.opts.SafetyRescan
+	if safety == 0 {
+		safety = 5 * time.Minute
+	}
+	live, err := engine.New(engine.Options{
+		Source:       c.source(log),
+		Watch:        c.opts.Watch,
+		SafetyRescan: max(safety, 0),
+		Logger:       log,
+		Hooks: engine.Hooks{
+			Installed: func(*catalog.Snapshot) { c.notify(false) },
+			Swapped: func(_, _ *catalog.Snapshot, changed bool) {
+				if changed {
+					c.notify(true)
+				}
+			},
+		},
+	})
+	if err != nil {
+		c.release()
+		return nil, err
+	}
+	c.live, c.store = live, live.Store()
+	live.Start(nil)
+	select {
+	case <-live.Ready():
+	case <-ctx.Done():
+		c.Close()
+		return nil, ctx.Err()
+	}
+	if err := live.Err(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// specOf is the library spec of l.
+func specOf(l Library, o *Options) library.Spec {
+	s := library.Spec{Namespace: l.Namespace, Value: l.Dir, SHA256: l.SHA256, FS: l.FS, NoScripts: l.NoScripts,
+		Info: catalog.Info{Title: l.Title, Version: l.Version, Source: l.Source}, AllowUnverified: o.AllowUnverified}
+	switch {
+	case l.Zip != "":
+		s.Value = l.Zip
+	case l.URL != "":
+		s.Value = l.URL
+	}
+	return s
+}
+
+func newCache(dir string, log *slog.Logger) *library.Cache {
+	if dir == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(d, "skills-mcp")
+		} else {
+			dir = filepath.Join(os.TempDir(), "skills-mcp-cache")
+		}
+	}
+	return &library.Cache{Dir: dir, Limits: library.DefaultLimits(), Logger: log, Env: func(string) (string, bool) { return "", false }}
+}
+
+// source is the catalog's libraries and scan options.
+func (c *Catalog) source(log *slog.Logger) catalog.Source {
+	libs := make([]*catalog.Library, len(c.opened))
+	for i, o := range c.opened {
+		libs[i] = o.Lib
+	}
+	var digests *catalog.DigestCache
+	if c.cache != nil {
+		digests = catalog.NewDigestCache(c.cache.Dir)
+	}
+	o := &catalog.Options{Depth: c.opts.Depth, Exclude: c.opts.Exclude, Strict: c.opts.Strict, NoScripts: c.opts.NoScripts,
+		NoLint: c.opts.NoLint, ShowDisabled: c.opts.ShowDisabled, DigestCache: digests, Logger: log}
+	return func() ([]*catalog.Library, *catalog.Options) { return libs, o }
+}
+
+// notify tells every server the catalog is attached to that the catalog
+// is in (changed false) or changed.
+func (c *Catalog) notify(changed bool) {
+	c.mu.Lock()
+	ns := append([]*server.Notifier(nil), c.notifier...)
+	c.mu.Unlock()
+	for _, n := range ns {
+		if changed {
+			n.CatalogChanged()
+		} else {
+			n.CatalogReady()
+		}
+	}
+}
+
+// bind records a server's notifier, so that reloads reach its sessions.
+func (c *Catalog) bind(n *server.Notifier) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.notifier = append(c.notifier, n)
+	return nil
+}
+
+// Len returns how many skills the catalog lists.
+func (c *Catalog) Len() int { return c.store.Snapshot().Len() }
+
+// Skills returns the SKILL.md URIs the catalog lists, sorted.
+func (c *Catalog) Skills() []string {
+	var out []string
+	for _, sk := range c.store.Snapshot().Skills() {
+		out = append(out, sk.URI)
+	}
+	return out
+}
+
+// Reload rescans the catalog's libraries now and, when what is served
+// changed, swaps the new catalog in and notifies the sessions of every
+// server it is attached to. A fixed catalog never changes: its Reload
+// reports nothing.
+func (c *Catalog) Reload(ctx context.Context) (Changes, error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return Changes{}, ErrClosed
+	}
+	if c.live == nil {
+		return Changes{}, nil
+	}
+	ch, err := c.live.Reload(ctx)
+	if errors.Is(err, engine.ErrClosed) {
+		err = ErrClosed
+	}
+	return Changes(ch), err
+}
+
+// Close stops the catalog's watcher and every goroutine it started, and
+// returns once they have stopped; requests that select it afterwards get
+// an error. Closing again returns nil.
+func (c *Catalog) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.notifier = nil
+	c.mu.Unlock()
+	var err error
+	if c.live != nil {
+		err = c.live.Close()
+	}
+	c.release()
+	return err
+}
+
+// isClosed reports whether Close was called.
+func (c *Catalog) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// release closes what the catalog opened, and lets go of its shared set.
+func (c *Catalog) release() {
+	for _, o := range c.opened {
+		o.Close()
+	}
+	c.opened = nil
+	if c.cache != nil {
+		c.cache.Close()
+		c.cache = nil
+	}
+	if c.shared != nil {
+		sets.release(c.shared)
+		c.shared = nil
+	}
+}
+
+// shareKey names the content of libs under opts when every library is
+// immutable: an FS value that can be compared, or a zip (by path and
+// modification, so a replaced zip is a new key). fixed is false otherwise.
+func shareKey(libs []Library, opts *Options) (key any, fixed bool) {
+	type part struct {
+		ns, title, version, source string
+		noScripts                  bool
+		fsys                       any
+		zip                        string
+	}
+	// A chain of comparable structs: FS values compare by identity (or
+	// value), and the whole key is a valid map key.
+	type link struct {
+		p    part
+		next any
+	}
+	var k any = fmt.Sprintf("%d\x00%s\x00%t%t%t%t", opts.Depth, strings.Join(opts.Exclude, "\x00"), opts.Strict, opts.NoScripts, opts.NoLint, opts.ShowDisabled)
+	for _, l := range libs {
+		p := part{ns: l.Namespace, title: l.Title, version: l.Version, source: l.Source, noScripts: l.NoScripts}
+		switch {
+		case l.FS != nil && reflect.TypeOf(l.FS).Comparable():
+			p.fsys = l.FS
+		case l.Zip != "":
+			info, err := os.Stat(l.Zip)
+			if err != nil {
+				return nil, false
+			}
+			abs, _ := filepath.Abs(l.Zip)
+			p.zip = fmt.Sprintf("%s\x00%d\x00%d", abs, info.Size(), info.ModTime().UnixNano())
+		default:
+			return nil, false
+		}
+		k = link{p: p, next: k}
+	}
+	return k, true
+}
