@@ -46,6 +46,8 @@ var allowed = map[string][]string{
 	"internal/pull":        {"internal/mcpclient", "internal/skill", "internal/skillsext"},
 	"internal/adversarial": {"internal/skill", "internal/skillsext"},
 	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
+	// The hub (issue 18): package trees and their readers.
+	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":           {"*"},
 	"cmd/skills-mcp":         {"internal/cli"},
