@@ -223,7 +223,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	if c.n > c.max {
-		return n, fmt.Errorf("%w: the download is over its limit of %d bytes", ErrTooLarge, c.max)
+		// The bytes are dropped with the error: a buffered reader would
+		// otherwise use them and may never ask again.
+		return 0, fmt.Errorf("%w: the download is over its limit of %d bytes", ErrTooLarge, c.max)
 	}
 	if n > 0 {
 		report(c.progress, Progress{Stage: StageFetching, Bytes: c.n})
@@ -237,6 +239,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // inside it, only folders and regular files are accepted.
 func readTarGz(r io.Reader, dir string, lim Limits, progress func(Progress)) ([]File, error) {
 	zr, err := gzip.NewReader(r)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: not a gzip stream: %v", ErrArchive, err)
 	}
@@ -265,7 +270,7 @@ func readTarGz(r io.Reader, dir string, lim Limits, progress func(Progress)) ([]
 			data := make([]byte, 0, h.Size)
 			w := &sliceAppender{b: data}
 			if _, err := io.CopyBuffer(w, io.LimitReader(tr, h.Size), buf); err != nil {
-				return File{}, fmt.Errorf("%w: reading %q: %v", ErrArchive, name, err)
+				return File{}, fmt.Errorf("%w: reading %q: %w", ErrArchive, name, err)
 			}
 			if int64(len(w.b)) != h.Size {
 				return File{}, fmt.Errorf("%w: %q is truncated", ErrArchive, name)
@@ -289,6 +294,9 @@ func readTarGz(r io.Reader, dir string, lim Limits, progress func(Progress)) ([]
 			var tooBig *tooLargeError
 			if errors.As(err, &tooBig) {
 				return nil, fmt.Errorf("%w: the repository unpacks to more than %d bytes", ErrTooLarge, int64(maxUnpackedBytes))
+			}
+			if errors.Is(err, ErrTooLarge) {
+				return nil, err
 			}
 			return nil, fmt.Errorf("%w: %v", ErrArchive, err)
 		}
