@@ -84,7 +84,7 @@ func FromGit(ctx context.Context, src GitSource) (*Tree, Origin, error) {
 	if err != nil {
 		return nil, Origin{}, fmt.Errorf("reading %s: %w: commit %s: %v", displayURL(src.URL), ErrNotFound, hash, err)
 	}
-	files, err := readCommit(repo, commit, dir, lim, src.Progress)
+	files, err := readCommit(ctx, repo, commit, dir, lim, src.Progress)
 	if err != nil {
 		return nil, Origin{}, fmt.Errorf("reading %s at %s: %w", displayURL(src.URL), hash, err)
 	}
@@ -320,7 +320,7 @@ type gitFile struct {
 // readCommit reads the package at dir in commit: it walks the package's
 // trees, checking every entry and adding up the blobs' sizes against the
 // limits, and only then reads the blobs.
-func readCommit(repo *git.Repository, commit *object.Commit, dir string, lim Limits, progress func(Progress)) ([]File, error) {
+func readCommit(ctx context.Context, repo *git.Repository, commit *object.Commit, dir string, lim Limits, progress func(Progress)) ([]File, error) {
 	root, err := commit.Tree()
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading the commit's tree: %v", ErrNotFound, err)
@@ -366,6 +366,9 @@ func readCommit(repo *git.Repository, commit *object.Commit, dir string, lim Lim
 	files := make([]File, 0, len(w.files))
 	pr := Progress{Stage: StageReading, TotalFiles: len(w.files), TotalBytes: w.total}
 	for _, gf := range w.files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		blob, err := repo.BlobObject(gf.hash)
 		if err != nil {
 			return nil, fmt.Errorf("%w: reading %q: %v", ErrNotFound, gf.path, err)

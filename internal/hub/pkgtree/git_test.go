@@ -282,3 +282,13 @@ func TestFromGitRefusesRemoteForms(t *testing.T) {
 		}
 	}
 }
+
+func TestFromGitCancelled(t *testing.T) {
+	r := newTestRepo(t)
+	r.commit("init", map[string]string{"SKILL.md": goodSkill})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := FromGit(ctx, GitSource{URL: r.dir}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}

@@ -403,13 +403,3 @@ func isLicenseName(name string) bool {
 // subdirectory of a repository keeps the repository's top-level LICENSE*,
 // NOTICE* and COPYING* files.
 const OriginDir = ".origin"
-
-// hasOriginDir reports whether a package already has a file under .origin/.
-func hasOriginDir(files []File) string {
-	for i := range files {
-		if strings.HasPrefix(files[i].Path, OriginDir+"/") {
-			return files[i].Path
-		}
-	}
-	return ""
-}
