@@ -53,6 +53,8 @@ var allowed = map[string][]string{
 	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
 	// The public library: the engine for Go programs.
 	"skills": {"internal/catalog", "internal/engine", "internal/library", "internal/server"},
+	// The hub (issue 18): package trees and their readers.
+	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":           {"*"},
 	"cmd/skills-mcp":         {"internal/cli"},
