@@ -49,28 +49,7 @@ const (
 	lintMaxZipEntries = 10000
 	// lintMaxLinkTarget bounds a symlink target read from a zip entry.
 	lintMaxLinkTarget = 4 << 10
-	// lintSniffBytes is the start of a file the script detector sees, as
-	// in the catalog.
-	lintSniffBytes = 8 << 10
 )
-
-// lintToolDirs are never entered: tool state, not skill content (as in the
-// catalog).
-var lintToolDirs = map[string]bool{
-	".git": true, "node_modules": true, ".venv": true, "venv": true,
-	"__pycache__": true, "site-packages": true, ".pytest_cache": true,
-	".mypy_cache": true, ".ruff_cache": true, ".hg": true, ".svn": true,
-}
-
-// lintCompiledExts are build artefacts the catalog does not serve; they do
-// not count toward the limits.
-var lintCompiledExts = map[string]bool{
-	".pyc": true, ".pyo": true, ".so": true, ".dylib": true, ".dll": true, ".whl": true, ".pyi": true,
-}
-
-func isLintToolDir(name string) bool {
-	return lintToolDirs[name] || strings.HasSuffix(name, ".dist-info") || strings.HasSuffix(name, ".egg-info")
-}
 
 const lintUsage = `Usage: skills-mcp lint [flags] PATH…
 
@@ -250,7 +229,7 @@ func openDirSource(p, display string) (*lintSource, error) {
 			return nil // an unreadable folder is skipped
 		}
 		if d.IsDir() {
-			if name != "." && (isLintToolDir(d.Name()) || strings.Count(name, "/")+1 > lintMaxWalkDepth) {
+			if name != "." && (skill.IsToolFolder(d.Name()) || strings.Count(name, "/")+1 > lintMaxWalkDepth) {
 				return fs.SkipDir
 			}
 			return nil
@@ -349,7 +328,7 @@ func openZipSource(p, display string, size int64) (*lintSource, error) {
 // inToolDir reports whether a path lies in a tool folder.
 func inToolDir(name string) bool {
 	for seg := range strings.SplitSeq(path.Dir(name), "/") {
-		if isLintToolDir(seg) {
+		if skill.IsToolFolder(seg) {
 			return true
 		}
 	}
@@ -548,7 +527,7 @@ func (sk *lintSkill) lint(ctx context.Context) {
 			continue
 		}
 		r := rel(e.name)
-		if !e.mode.IsRegular() || lintCompiledExts[strings.ToLower(path.Ext(r))] || strings.HasPrefix(r, ".") || strings.Contains(r, "/.") {
+		if !e.mode.IsRegular() || skill.IsBuildArtefact(r) || strings.HasPrefix(r, ".") || strings.Contains(r, "/.") {
 			continue
 		}
 		sk.Files++
@@ -587,7 +566,7 @@ func (sk *lintSkill) lint(ctx context.Context) {
 				sk.Findings = append(sk.Findings, *f)
 				continue
 			}
-			if _, ok := skill.SniffScript(r, data[:min(len(data), lintSniffBytes)]); ok && r != "SKILL.md" {
+			if _, ok := skill.SniffScript(r, data); ok && r != "SKILL.md" {
 				sk.Scripts = append(sk.Scripts, r)
 			}
 			sk.Findings = append(sk.Findings, lint.File(r, data)...)
