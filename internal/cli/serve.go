@@ -488,6 +488,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		Notifier:            notifier,
 		LegacyIndex:         cfg.legacyIndex,
 		PendingInstructions: readInstructions(instrFile),
+		NoFastPath:          os.Getenv("SKILLS_FAST_PATH") == "off", // for A/B runs
 	})
 	ms := srv.MCP()
 	// Over stdio the host's handshake comes first: the scan starts once it

@@ -67,7 +67,7 @@ var frontRevisions = map[string]bool{"": true, "2025-06-18": true, "2025-11-25":
 
 func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.s.sawRequest()
-	if !f.plainPost(r) {
+	if f.s.opts.NoFastPath || !f.plainPost(r) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
