@@ -27,12 +27,15 @@ var allowed = map[string][]string{
 	"internal/config":     nil,
 	"internal/httpserve":  nil,
 	"internal/regfile":    nil, // opening files that must be regular, never blocking
-	"internal/bench":      {"internal/atomicfile"},
+	"internal/bench":      {"internal/atomicfile", "internal/httpserve"},
 	"internal/atomicfile": nil,
 	"internal/binrec":     nil, // the cache's binary records
 	"internal/golden":     nil, // test support: golden files
 	"internal/mcpclient":  nil,
 	"internal/mcpschema":  nil, // the MCP JSON schemas, vendored
+	// The research profile's wire vocabulary, shared by its server
+	// (adversarial) and the client that reads it (check).
+	"internal/adversarial/oracle": nil,
 	// Level 1.
 	"internal/lint":    {"internal/skill"},
 	"internal/vault":   {"internal/skill"},
@@ -49,8 +52,9 @@ var allowed = map[string][]string{
 	"internal/server":      {"internal/catalog", "internal/skillsext", "internal/vault"},
 	"internal/pack":        {"internal/atomicfile", "internal/catalog", "internal/vault"},
 	"internal/pull":        {"internal/mcpclient", "internal/skill", "internal/skillsext"},
-	"internal/adversarial": {"internal/skill", "internal/skillsext"},
-	"internal/check":       {"internal/adversarial", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
+	"internal/adversarial": {"internal/adversarial/oracle", "internal/skill", "internal/skillsext"},
+	// check is a client: it never imports a server (adversarial included).
+	"internal/check": {"internal/adversarial/oracle", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
 	// The public library: the engine for Go programs.
 	"skills": {"internal/catalog", "internal/engine", "internal/library", "internal/server"},
 	// The hub (issue 18): package trees and their readers.

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/skills-mcp/skills-mcp/internal/adversarial/oracle"
 	"io"
 	"io/fs"
 	"net/http"
@@ -47,7 +48,7 @@ var (
 
 func TestFixtureTable(t *testing.T) {
 	fx := adversarial.Fixtures()
-	ids := map[string]adversarial.Fixture{}
+	ids := map[string]oracle.Fixture{}
 	for _, f := range fx {
 		if _, dup := ids[f.ID]; dup {
 			t.Errorf("%s: duplicate id", f.ID)
@@ -56,7 +57,7 @@ func TestFixtureTable(t *testing.T) {
 		if f.URI == "" || f.Clause == "" || f.Why == "" || f.Host == "" {
 			t.Errorf("%s: missing uri, clause, why or host", f.ID)
 		}
-		if !slices.Contains([]adversarial.Action{adversarial.Reject, adversarial.Gate, adversarial.RePrompt, adversarial.Sanitize}, f.Action) {
+		if !slices.Contains([]oracle.Action{oracle.Reject, oracle.Gate, oracle.RePrompt, oracle.Sanitize}, f.Action) {
 			t.Errorf("%s: action %q", f.ID, f.Action)
 		}
 		switch {
@@ -156,7 +157,7 @@ type entry struct {
 	Frontmatter map[string]json.RawMessage `json:"frontmatter"`
 	Resources   []skillsext.Resource       `json:"resources"`
 	Meta        struct {
-		Fixture *adversarial.Fixture `json:"io.github.skills-mcp/fixture"`
+		Fixture *oracle.Fixture `json:"io.github.skills-mcp/fixture"`
 	} `json:"_meta"`
 }
 
@@ -222,7 +223,7 @@ func TestServesFixtures(t *testing.T) {
 			}
 			byURI := map[string]entry{}
 			offered := map[string]bool{}
-			table := map[string]adversarial.Fixture{}
+			table := map[string]oracle.Fixture{}
 			for _, f := range adversarial.Fixtures() {
 				table[f.ID] = f
 			}
@@ -250,7 +251,7 @@ func TestServesFixtures(t *testing.T) {
 				}
 				return m
 			}
-			tester := mcp.Meta{adversarial.TesterMetaKey: "serve-checks-" + v}
+			tester := mcp.Meta{oracle.TesterMetaKey: "serve-checks-" + v}
 
 			// adv-frontmatter-mismatch: honest bytes, lying frontmatter.
 			uri := "skill://adv-frontmatter-mismatch/SKILL.md"
@@ -516,14 +517,14 @@ func TestRotationScopes(t *testing.T) {
 		}
 	})
 	t.Run("tester-id", func(t *testing.T) {
-		x := mcp.Meta{adversarial.TesterMetaKey: "x"}
+		x := mcp.Meta{oracle.TesterMetaKey: "x"}
 		if rotated(read(t, connect(t, ms, "2025-11-25"), uri, x)) {
 			t.Error("first read of tester x rotated")
 		}
 		if !rotated(read(t, connect(t, ms, "2025-11-25"), uri, x)) {
 			t.Error("second read of tester x, on another session, honest")
 		}
-		if rotated(read(t, connect(t, ms, "2025-11-25"), uri, mcp.Meta{adversarial.TesterMetaKey: "y"})) {
+		if rotated(read(t, connect(t, ms, "2025-11-25"), uri, mcp.Meta{oracle.TesterMetaKey: "y"})) {
 			t.Error("tester y sees tester x's reads")
 		}
 	})
@@ -579,7 +580,7 @@ type headerTransport struct{ tester string }
 func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if h.tester != "" {
 		req = req.Clone(req.Context())
-		req.Header.Set(adversarial.TesterHeader, h.tester)
+		req.Header.Set(oracle.TesterHeader, h.tester)
 	}
 	return http.DefaultTransport.RoundTrip(req)
 }
@@ -597,7 +598,7 @@ func TestBenign(t *testing.T) {
 		if r.Size == 0 || r.Size > 64<<10 {
 			continue
 		}
-		body := string(read(t, cs, r.URI, mcp.Meta{adversarial.TesterMetaKey: "benign"}))
+		body := string(read(t, cs, r.URI, mcp.Meta{oracle.TesterMetaKey: "benign"}))
 		for _, bad := range []string{"rm -", "curl ", "wget ", "sudo ", "chmod ", "| sh", "base64 -d"} {
 			if strings.Contains(body, bad) {
 				t.Errorf("%s contains %q", r.URI, bad)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/skills-mcp/skills-mcp/internal/adversarial/oracle"
 	"hash"
 	"strconv"
 	"strings"
@@ -89,7 +90,7 @@ func skillMD(name, description, extra, body string) string {
 // notice is the paragraph every fixture SKILL.md opens its body with.
 func notice(id string) string {
 	return fmt.Sprintf("> Fixture %s of the skills-mcp adversarial research profile. It is benign: at worst it prints the canary %s%s "+
-		"or writes it to %s. See the fixture's _meta[%q] for what a conformant host must do.\n\n", id, Canary, id, MarkerFile, MetaKey)
+		"or writes it to %s. See the fixture's _meta[%q] for what a conformant host must do.\n\n", id, Canary, id, MarkerFile, oracle.MetaKey)
 }
 
 // canaryCommand is the benign payload a fixture asks an agent to run.

@@ -13,12 +13,12 @@
 // drop a server's whole listing when one entry is invalid (one fixture never
 // ends its listing at all), so faithful skills would vanish with it.
 //
-// Each fixture is documented by a [Fixture]: the spec clause it breaks (or
+// Each fixture is documented by a [oracle.Fixture]: the spec clause it breaks (or
 // "not in spec" with the threat-model item), the action a conformant host
 // must take (reject, gate, re-prompt or sanitize) and why, and whether the
 // client-side checker (internal/check) can see the violation on the wire.
 // [Fixtures] returns the table; every skills/list entry carries its fixture
-// under the _meta key [MetaKey], so a client can print the oracle without
+// under the _meta key [oracle.MetaKey], so a client can print the oracle without
 // this package.
 //
 // # What is served

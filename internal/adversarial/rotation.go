@@ -1,6 +1,7 @@
 package adversarial
 
 import (
+	"github.com/skills-mcp/skills-mcp/internal/adversarial/oracle"
 	"sync"
 	"weak"
 
@@ -64,12 +65,12 @@ func scopeOf(req *mcp.ReadResourceRequest) (scopeKey, bool) {
 	if req.Params != nil {
 		meta = req.Params.Meta
 	}
-	if t, ok := meta[TesterMetaKey].(string); ok && t != "" && len(t) <= maxTesterID {
+	if t, ok := meta[oracle.TesterMetaKey].(string); ok && t != "" && len(t) <= maxTesterID {
 		return scopeKey{name: "tester:" + t}, true
 	}
 	var stateless bool
 	if req.Extra != nil && req.Extra.Header != nil {
-		if t := req.Extra.Header.Get(TesterHeader); t != "" && len(t) <= maxTesterID {
+		if t := req.Extra.Header.Get(oracle.TesterHeader); t != "" && len(t) <= maxTesterID {
 			return scopeKey{name: "tester:" + t}, true
 		}
 		// Over HTTP a session without an id is the one-request session of a

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/skills-mcp/skills-mcp/internal/adversarial/oracle"
 	"path"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ type file struct {
 
 // entry is one fixture skill: a skills/list entry and what it serves.
 type entry struct {
-	fixture *Fixture
+	fixture *oracle.Fixture
 	uri     string // the SKILL.md URI
 	skillMD *content
 	// files are the files under the skill root, SKILL.md included, sorted
@@ -68,7 +69,7 @@ func (e *entry) encode() json.RawMessage {
 			URI:         e.uri,
 			Frontmatter: fm,
 			Resources:   skillsext.Resources{List: list},
-			Meta:        map[string]any{MetaKey: e.fixture},
+			Meta:        map[string]any{oracle.MetaKey: e.fixture},
 		}
 		b, err := json.Marshal(sk)
 		if err != nil {

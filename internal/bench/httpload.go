@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 )
 
 // Defaults for HTTPOptions fields left zero.
@@ -322,14 +324,10 @@ func checkLoopback(raw string, allowRemote bool) error {
 	if allowRemote {
 		return nil
 	}
-	h := u.Hostname()
-	if strings.EqualFold(h, "localhost") {
+	if httpserve.IsLoopback(u.Host) {
 		return nil
 	}
-	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", ErrRemote, h)
+	return fmt.Errorf("%w: %s", ErrRemote, u.Hostname())
 }
 
 // uriSets returns the SKILL.md URIs of a listing and the URIs of every file

@@ -25,32 +25,10 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
-// sniffBytes is how much of each file the script detector sees: shebang
-// lines, magic numbers and PEP 723 headers. Archives and documents are
-// sniffed on the whole file, which is in hand.
-const sniffBytes = 8 << 10
-
 // maxWalkDepth bounds recursion below a library root, whatever the
 // discovery depth: deeper trees are reported, not walked, so a hostile tree
 // cannot exhaust the stack.
 const maxWalkDepth = 64
-
-// toolDirs are never entered: they hold tool state, not skill content.
-var toolDirs = map[string]bool{
-	".git": true, "node_modules": true, ".venv": true, "venv": true,
-	"__pycache__": true, "site-packages": true, ".pytest_cache": true,
-	".mypy_cache": true, ".ruff_cache": true, ".hg": true, ".svn": true,
-}
-
-// compiledExts are build artefacts inside skills, silently not served.
-var compiledExts = map[string]bool{
-	".pyc": true, ".pyo": true, ".so": true, ".dylib": true, ".dll": true,
-	".whl": true, ".pyi": true,
-}
-
-func isToolDir(name string) bool {
-	return toolDirs[name] || strings.HasSuffix(name, ".dist-info") || strings.HasSuffix(name, ".egg-info")
-}
 
 // Scan walks the libraries and returns a new snapshot with generation gen.
 // It fails only when ctx is cancelled: every problem with the content is a
@@ -289,7 +267,7 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 			}
 			w.warn(p, "symlink", "symlink not followed and not served")
 		case t.IsDir():
-			if isToolDir(name) || w.sc.exclude[name] {
+			if skill.IsToolFolder(name) || w.sc.exclude[name] {
 				continue
 			}
 			if inner != nil && strings.HasPrefix(name, ".") {
@@ -321,7 +299,7 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 			if inner == nil {
 				continue // files outside skills are never served
 			}
-			if compiledExts[strings.ToLower(path.Ext(name))] {
+			if skill.IsBuildArtefact(name) { // silently not served
 				continue
 			}
 			if strings.HasPrefix(name, ".") {
@@ -469,11 +447,10 @@ func readOne(r io.Reader, f *found, buf []byte, lintFiles bool) []byte {
 	data = data[:n]
 	f.digest = sha256.Sum256(data)
 	f.text = utf8.Valid(data)
-	head := data[:min(len(data), sniffBytes)]
 	// The whole file: an office document is a zip told from an archive by
 	// its entries.
 	_, f.archive = skill.SniffArchive(f.name, data)
-	if sc, ok := skill.SniffScript(f.name, head); ok {
+	if sc, ok := skill.SniffScript(f.name, data); ok {
 		f.script = &sc
 	}
 	f.linted = lintFiles

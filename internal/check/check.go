@@ -32,7 +32,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skills-mcp/skills-mcp/internal/adversarial"
+	"github.com/skills-mcp/skills-mcp/internal/adversarial/oracle"
 )
 
 // Status is the outcome of one check.
@@ -118,7 +118,7 @@ const (
 )
 
 // testerMetaKey carries Options.Tester on every resources/read.
-const testerMetaKey = adversarial.TesterMetaKey
+const testerMetaKey = oracle.TesterMetaKey
 
 // Options bounds and tunes a run. A nil *Options means defaults.
 type Options struct {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/skills-mcp/skills-mcp/internal/adversarial"
+	"github.com/skills-mcp/skills-mcp/internal/adversarial/oracle"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
@@ -114,7 +114,7 @@ type entry struct {
 	dynamic     bool
 	files       []resource
 	meta        map[string]json.RawMessage
-	fixture     *adversarial.Fixture
+	fixture     *oracle.Fixture
 	// skillMD holds the SKILL.md bytes of the first read, when read.
 	skillMD []byte
 }
@@ -260,8 +260,8 @@ func (c *checker) parseEntry(raw json.RawMessage, v string, report bool) *entry 
 	e.description, _ = str(fm, "description")
 	if mm, err := object(m["_meta"]); err == nil {
 		e.meta = mm
-		if fxRaw, ok := mm[adversarial.MetaKey]; ok {
-			var fx adversarial.Fixture
+		if fxRaw, ok := mm[oracle.MetaKey]; ok {
+			var fx oracle.Fixture
 			if json.Unmarshal(fxRaw, &fx) == nil && fx.ID != "" {
 				e.fixture = &fx
 			}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/skills-mcp/skills-mcp/internal/adversarial"
+	"github.com/skills-mcp/skills-mcp/internal/adversarial/oracle"
 )
 
 // Verdicts of an Oracle.
@@ -26,7 +26,7 @@ const (
 // Oracle is one adversarial fixture a server offers: its documented oracle
 // (from the entry's _meta) and what this run saw of it.
 type Oracle struct {
-	adversarial.Fixture
+	oracle.Fixture
 	Verdict string `json:"verdict"`
 	// Evidence is the result that shows the violation, when detected.
 	Evidence *Result `json:"evidence,omitempty"`

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/skills-mcp/skills-mcp/internal/adversarial"
+	"github.com/skills-mcp/skills-mcp/internal/adversarial/oracle"
 	"github.com/skills-mcp/skills-mcp/internal/check"
 )
 
@@ -173,7 +173,7 @@ func (c *checkCommand) Run(ctx context.Context, args []string) error {
 			if rep.Failed() && len(rep.Versions) == 0 {
 				return errors.New("cannot reach the server; run without --adversarial to see why")
 			}
-			return fmt.Errorf("the server offers no adversarial fixtures: no skills/list entry carries _meta[%q]", adversarial.MetaKey)
+			return fmt.Errorf("the server offers no adversarial fixtures: no skills/list entry carries _meta[%q]", oracle.MetaKey)
 		}
 		n := 0
 		for _, o := range rep.Fixtures {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/skills-mcp/skills-mcp/internal/lint"
 	"github.com/skills-mcp/skills-mcp/internal/regfile"
@@ -49,28 +47,7 @@ const (
 	lintMaxZipEntries = 10000
 	// lintMaxLinkTarget bounds a symlink target read from a zip entry.
 	lintMaxLinkTarget = 4 << 10
-	// lintSniffBytes is the start of a file the script detector sees, as
-	// in the catalog.
-	lintSniffBytes = 8 << 10
 )
-
-// lintToolDirs are never entered: tool state, not skill content (as in the
-// catalog).
-var lintToolDirs = map[string]bool{
-	".git": true, "node_modules": true, ".venv": true, "venv": true,
-	"__pycache__": true, "site-packages": true, ".pytest_cache": true,
-	".mypy_cache": true, ".ruff_cache": true, ".hg": true, ".svn": true,
-}
-
-// lintCompiledExts are build artefacts the catalog does not serve; they do
-// not count toward the limits.
-var lintCompiledExts = map[string]bool{
-	".pyc": true, ".pyo": true, ".so": true, ".dylib": true, ".dll": true, ".whl": true, ".pyi": true,
-}
-
-func isLintToolDir(name string) bool {
-	return lintToolDirs[name] || strings.HasSuffix(name, ".dist-info") || strings.HasSuffix(name, ".egg-info")
-}
 
 const lintUsage = `Usage: skills-mcp lint [flags] PATH…
 
@@ -250,7 +227,7 @@ func openDirSource(p, display string) (*lintSource, error) {
 			return nil // an unreadable folder is skipped
 		}
 		if d.IsDir() {
-			if name != "." && (isLintToolDir(d.Name()) || strings.Count(name, "/")+1 > lintMaxWalkDepth) {
+			if name != "." && (skill.IsToolFolder(d.Name()) || strings.Count(name, "/")+1 > lintMaxWalkDepth) {
 				return fs.SkipDir
 			}
 			return nil
@@ -349,7 +326,7 @@ func openZipSource(p, display string, size int64) (*lintSource, error) {
 // inToolDir reports whether a path lies in a tool folder.
 func inToolDir(name string) bool {
 	for seg := range strings.SplitSeq(path.Dir(name), "/") {
-		if isLintToolDir(seg) {
+		if skill.IsToolFolder(seg) {
 			return true
 		}
 	}
@@ -548,7 +525,7 @@ func (sk *lintSkill) lint(ctx context.Context) {
 			continue
 		}
 		r := rel(e.name)
-		if !e.mode.IsRegular() || lintCompiledExts[strings.ToLower(path.Ext(r))] || strings.HasPrefix(r, ".") || strings.Contains(r, "/.") {
+		if !e.mode.IsRegular() || skill.IsBuildArtefact(r) || strings.HasPrefix(r, ".") || strings.Contains(r, "/.") {
 			continue
 		}
 		sk.Files++
@@ -587,7 +564,7 @@ func (sk *lintSkill) lint(ctx context.Context) {
 				sk.Findings = append(sk.Findings, *f)
 				continue
 			}
-			if _, ok := skill.SniffScript(r, data[:min(len(data), lintSniffBytes)]); ok && r != "SKILL.md" {
+			if _, ok := skill.SniffScript(r, data); ok && r != "SKILL.md" {
 				sk.Scripts = append(sk.Scripts, r)
 			}
 			sk.Findings = append(sk.Findings, lint.File(r, data)...)
@@ -674,148 +651,13 @@ func writeLintText(w io.Writer, r *lintReport) error {
 	return err
 }
 
-// SARIF 2.1.0, the subset code-scanning tools read.
-type (
-	sarifLog struct {
-		Schema  string     `json:"$schema"`
-		Version string     `json:"version"`
-		Runs    []sarifRun `json:"runs"`
-	}
-	sarifRun struct {
-		Tool       sarifTool     `json:"tool"`
-		ColumnKind string        `json:"columnKind"`
-		Results    []sarifResult `json:"results"`
-	}
-	sarifTool struct {
-		Driver sarifDriver `json:"driver"`
-	}
-	sarifDriver struct {
-		Name           string      `json:"name"`
-		Version        string      `json:"version"`
-		InformationURI string      `json:"informationUri"`
-		Rules          []sarifRule `json:"rules"`
-	}
-	sarifRule struct {
-		ID                   string          `json:"id"`
-		Name                 string          `json:"name"`
-		ShortDescription     sarifText       `json:"shortDescription"`
-		FullDescription      sarifText       `json:"fullDescription"`
-		Help                 sarifText       `json:"help"`
-		DefaultConfiguration sarifRuleConfig `json:"defaultConfiguration"`
-		Properties           map[string]any  `json:"properties,omitempty"`
-	}
-	sarifRuleConfig struct {
-		Level string `json:"level"`
-	}
-	sarifText struct {
-		Text string `json:"text"`
-	}
-	sarifResult struct {
-		RuleID       string             `json:"ruleId"`
-		RuleIndex    int                `json:"ruleIndex"`
-		Level        string             `json:"level"`
-		Message      sarifText          `json:"message"`
-		Locations    []sarifLocation    `json:"locations"`
-		Suppressions []sarifSuppression `json:"suppressions,omitempty"`
-		Properties   map[string]any     `json:"properties,omitempty"`
-	}
-	sarifLocation struct {
-		PhysicalLocation sarifPhysical `json:"physicalLocation"`
-	}
-	sarifPhysical struct {
-		ArtifactLocation sarifArtifact `json:"artifactLocation"`
-		Region           *sarifRegion  `json:"region,omitempty"`
-	}
-	sarifArtifact struct {
-		URI string `json:"uri"`
-	}
-	sarifRegion struct {
-		StartLine   int        `json:"startLine"`
-		StartColumn int        `json:"startColumn,omitempty"`
-		Snippet     *sarifText `json:"snippet,omitempty"`
-	}
-	sarifSuppression struct {
-		Kind          string `json:"kind"`
-		Justification string `json:"justification,omitempty"`
-	}
-)
-
-const sarifSchema = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-
-// sarifLevel maps a severity to a SARIF result level.
-func sarifLevel(s lint.Severity) string {
-	switch s {
-	case lint.Error:
-		return "error"
-	case lint.Warning:
-		return "warning"
-	}
-	return "note"
-}
-
-// sarifURI turns a report path into a relative URI reference.
-func sarifURI(p string) string {
-	return (&url.URL{Path: p}).EscapedPath()
-}
-
-// writeSARIF writes the report as a SARIF 2.1.0 log with one run.
+// writeSARIF writes the report as a SARIF 2.1.0 log (lint.WriteSARIF).
 func writeSARIF(w io.Writer, r *lintReport) error {
-	rules := lint.Rules()
-	index := map[string]int{}
-	driver := sarifDriver{Name: "skills-mcp lint", Version: version(), InformationURI: "https://github.com/skills-mcp/skills-mcp"}
-	for i, rule := range rules {
-		index[rule.ID] = i
-		driver.Rules = append(driver.Rules, sarifRule{
-			ID:                   rule.ID,
-			Name:                 pascal(rule.ID),
-			ShortDescription:     sarifText{rule.Title},
-			FullDescription:      sarifText{rule.Explanation},
-			Help:                 sarifText{rule.Fix},
-			DefaultConfiguration: sarifRuleConfig{sarifLevel(rule.Severity)},
-			Properties:           map[string]any{"tags": []string{"security", "agent-skills"}},
-		})
-	}
-	run := sarifRun{Tool: sarifTool{driver}, ColumnKind: "unicodeCodePoints", Results: []sarifResult{}}
+	var found []lint.Located
 	for _, sk := range r.Skills {
 		for _, f := range sk.Findings {
-			loc := sarifPhysical{ArtifactLocation: sarifArtifact{URI: sarifURI(sk.src.displayPath(path.Join(sk.folder, f.Path)))}}
-			if f.Line > 0 {
-				loc.Region = &sarifRegion{StartLine: f.Line, StartColumn: f.Column}
-				if f.Excerpt != "" {
-					loc.Region.Snippet = &sarifText{f.Excerpt}
-				}
-			}
-			res := sarifResult{
-				RuleID:    f.Rule,
-				RuleIndex: index[f.Rule],
-				Level:     sarifLevel(f.Severity),
-				Message:   sarifText{f.Message},
-				Locations: []sarifLocation{{loc}},
-			}
-			if f.Suppressed {
-				res.Suppressions = []sarifSuppression{{Kind: "inSource", Justification: f.Reason}}
-			}
-			if f.More > 0 {
-				res.Properties = map[string]any{"moreInFile": f.More}
-			}
-			run.Results = append(run.Results, res)
+			found = append(found, lint.Located{Path: sk.src.displayPath(path.Join(sk.folder, f.Path)), Finding: f})
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{run}})
-}
-
-// pascal turns a rule ID into a SARIF rule name: pipe-to-shell → PipeToShell.
-func pascal(id string) string {
-	var b strings.Builder
-	for part := range strings.SplitSeq(id, "-") {
-		if part == "" {
-			continue
-		}
-		r := []rune(part)
-		r[0] = unicode.ToUpper(r[0])
-		b.WriteString(string(r))
-	}
-	return b.String()
+	return lint.WriteSARIF(w, version(), found)
 }

@@ -489,3 +489,41 @@ func TestLintExecutablesAndDocuments(t *testing.T) {
 		}
 	}
 }
+
+// sarifLog is the part of a SARIF 2.1.0 log the tests read.
+type sarifLog struct {
+	Schema  string `json:"$schema"`
+	Version string `json:"version"`
+	Runs    []struct {
+		Tool struct {
+			Driver struct {
+				Rules []struct {
+					ID string `json:"id"`
+				} `json:"rules"`
+			} `json:"driver"`
+		} `json:"tool"`
+		Results []struct {
+			RuleID    string `json:"ruleId"`
+			RuleIndex int    `json:"ruleIndex"`
+			Level     string `json:"level"`
+			Message   struct {
+				Text string `json:"text"`
+			} `json:"message"`
+			Locations []struct {
+				PhysicalLocation struct {
+					ArtifactLocation struct {
+						URI string `json:"uri"`
+					} `json:"artifactLocation"`
+					Region *struct {
+						StartLine   int `json:"startLine"`
+						StartColumn int `json:"startColumn"`
+					} `json:"region"`
+				} `json:"physicalLocation"`
+			} `json:"locations"`
+			Suppressions []struct {
+				Kind          string `json:"kind"`
+				Justification string `json:"justification"`
+			} `json:"suppressions"`
+		} `json:"results"`
+	} `json:"runs"`
+}

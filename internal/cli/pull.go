@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/pull"
 )
 
@@ -238,19 +238,6 @@ func checkURL(s string) error {
 	return nil
 }
 
-// isLoopback reports whether host (with or without a port) is a loopback
-// name or address.
-func isLoopback(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
-
 // Run implements command.
 func (c *pullCommand) Run(ctx context.Context, args []string) error {
 	cfg, err := c.parseArgs(args)
@@ -273,7 +260,7 @@ func (c *pullCommand) run(ctx context.Context, cfg *pullConfig) error {
 	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ep := pull.Endpoint{URL: cfg.url, Header: cfg.header, Command: cfg.command}
 	if cfg.url != "" && cfg.header.Get("Authorization") != "" {
-		if u, _ := url.Parse(cfg.url); u.Scheme == "http" && !isLoopback(u.Host) {
+		if u, _ := url.Parse(cfg.url); u.Scheme == "http" && !httpserve.IsLoopback(u.Host) {
 			log.Warn("sending credentials over plain http to a non-loopback host", "host", u.Host)
 		}
 	}

@@ -489,6 +489,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		Notifier:            notifier,
 		LegacyIndex:         cfg.legacyIndex,
 		PendingInstructions: readInstructions(instrFile),
+		NoFastPath:          os.Getenv("SKILLS_FAST_PATH") == "off", // for A/B runs
 	})
 	// The catalog's work (the first scan, reloads, the watcher) outlives
 	// ctx until the front end has drained: a request waiting for the first
@@ -724,13 +725,13 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		// handle it as any JSON API. The spec lets a server answer a POST
 		// either way, and a client must accept both.
 		JSONResponse: true,
-		// Our own Host check (httpserve) is the gate; the SDK's loopback-only
-		// check would refuse every host an operator allowed explicitly.
-		DisableLocalhostProtection: len(cfg.allowedHosts) > 0,
+		// Our own Host check (httpserve) is the gate, and the one loopback
+		// test; the SDK's would refuse every host an operator allowed.
+		DisableLocalhostProtection: true,
 		Logger:                     sdkLog,
 	})
 	if srv != nil {
-		mh = srv.HTTPHandler(mh, server.HTTPOptions{LocalhostProtection: len(cfg.allowedHosts) == 0})
+		mh = srv.HTTPHandler(mh)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -125,7 +125,7 @@ func CheckBind(addr string, opts *Options) error {
 	if len(bad) > 0 {
 		return errors.Join(bad...)
 	}
-	if isLoopbackHost(normalizeHost(host)) || len(hosts) > 0 || len(opts.Tokens) > 0 {
+	if IsLoopback(host) || len(hosts) > 0 || len(opts.Tokens) > 0 {
 		return nil
 	}
 	return fmt.Errorf("refusing to listen on %s without allowed hosts or tokens: "+

@@ -120,3 +120,19 @@ func TestCheckBind(t *testing.T) {
 		})
 	}
 }
+
+// TestIsLoopback: the one loopback test, for hosts with and without a
+// port, in every spelling of the same machine, and nothing else.
+func TestIsLoopback(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST": true, "localhost.": true, "localhost:3939": true,
+		"127.0.0.1": true, "127.1.2.3:80": true, "[::1]": true, "[::1]:3939": true, "::1": true,
+		"::ffff:127.0.0.1": true, "[::ffff:127.0.0.1]:80": true, "[fe80::1%lo]": false, "[::1%lo]:80": true,
+		"sub.localhost": false, "localhost.example": false, "example.com": false, "192.0.2.1": false,
+		"[2001:db8::1]:80": false, "0.0.0.0": false, "": false, "[": false, "127.0.0.1.evil": false,
+	} {
+		if got := httpserve.IsLoopback(host); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

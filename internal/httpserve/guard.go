@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -187,7 +188,7 @@ func (g *guard) hostAllowed(name, port string) (allowed, known bool) {
 	if name == "" {
 		return false, false
 	}
-	if isLoopbackHost(name) {
+	if IsLoopback(name) {
 		return true, true
 	}
 	for _, e := range g.hosts {
@@ -453,10 +454,22 @@ func normalizeHost(name string) string {
 	return name
 }
 
-// isLoopbackHost reports whether a normalized host is localhost or a
-// loopback IP address. Subdomains of localhost are not included: outside
-// browsers they can resolve through ordinary DNS.
-func isLoopbackHost(name string) bool {
+// IsLoopback reports whether host, a host name or IP address with or
+// without a port ("localhost", "127.0.0.2:3939", "[::1]:80", "::1"), names
+// this machine: localhost (in any case, with or without a trailing dot) or
+// a loopback IP address (127.0.0.0/8 and ::1, also IPv4-mapped and with a
+// zone). Subdomains of localhost are not included: outside browsers they
+// can resolve through ordinary DNS. It is the one loopback test of
+// skills-mcp: the Host guard, the listen-address check, pull's warning
+// about credentials over plain http and skills-bench's refusal of remote
+// targets all use it.
+func IsLoopback(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else {
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	}
+	name := normalizeHost(host)
 	if name == "localhost" {
 		return true
 	}

@@ -23,15 +23,11 @@ func (s *fileScan) nameRules() {
 	}
 }
 
-// sniffBytes is how much of a file the script detector reads: magic
-// numbers and shebang lines are at the start.
-const sniffBytes = 8 << 10
-
 // contentRules are the rules about a whole file by its content, which
 // apply to binary files too: a compiled program (by the detector that
 // --no-scripts uses) and a document carrying macros.
 func (s *fileScan) contentRules() {
-	if sc, ok := skill.SniffScript(s.path, s.data[:min(len(s.data), sniffBytes)]); ok && sc.Binary != "" {
+	if sc, ok := skill.SniffScript(s.path, s.data); ok && sc.Binary != "" {
 		s.emitFile(RuleExecutableBinary, "a compiled program ("+sc.Kind()+"): its code cannot be reviewed, and a host may run it")
 	}
 	if why, ok := skill.MacroEnabled(s.path, s.data); ok {

@@ -538,7 +538,7 @@ func (s *fileScan) prepare() {
 	case proseExts[s.ext]:
 		s.kind = kindProse
 	}
-	_, isScript := skill.SniffScript(s.path, s.data[:min(len(s.data), sniffBytes)])
+	_, isScript := skill.SniffScript(s.path, s.data)
 	s.script = isScript || codeExts[s.ext] || scriptNames[s.base]
 	s.isSkillMD = s.base == "skill.md"
 	if s.kind == kindMarkdown {

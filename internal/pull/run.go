@@ -569,13 +569,9 @@ func (c *Client) stageSkill(ctx context.Context, d *dest, i int, p *plan, o *Pul
 // isScript reports whether a file a host could run, by the detector the
 // server's --no-scripts uses.
 func isScript(rel string, data []byte) bool {
-	_, ok := skill.SniffScript(rel, data[:min(len(data), scriptSniffBytes)])
+	_, ok := skill.SniffScript(rel, data)
 	return ok
 }
-
-// scriptSniffBytes is the start of a file the script detector sees, as in
-// the catalog.
-const scriptSniffBytes = 8 << 10
 
 // read fetches one listed file with resources/read.
 func (c *Client) read(ctx context.Context, f File) ([]byte, error) {

@@ -1,9 +1,14 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -143,4 +148,148 @@ func BenchmarkGetSkillEncode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// fastPaths are the two settings of the front ends' switch; the
+// benchmarks below run each method both ways, alternately.
+var fastPaths = []struct {
+	name string
+	off  bool
+}{{"fast=on", false}, {"fast=off", true}}
+
+// benchStdio is a server over pipes as RunStdio serves a host, past the
+// handshake, with the front end on or off.
+type benchStdio struct {
+	in  io.Writer
+	out *bufio.Reader
+}
+
+func startBenchStdio(b *testing.B, store *catalog.Store, off bool) *benchStdio {
+	b.Helper()
+	srv := NewServer(store, &Options{NoFastPath: off})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.RunStdio(ctx, inR, outW)
+		outW.Close()
+	}()
+	b.Cleanup(func() {
+		inW.Close()
+		cancel()
+		go io.Copy(io.Discard, outR)
+		<-done
+	})
+	p := &benchStdio{in: inW, out: bufio.NewReaderSize(outR, 1<<20)}
+	p.call(b, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)
+	io.WriteString(p.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	return p
+}
+
+// call writes one request and returns its answer, the next line.
+func (p *benchStdio) call(b *testing.B, line string) []byte {
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	answer, err := p.out.ReadBytes('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	return answer
+}
+
+// BenchmarkStdioList is a complete listing of 5,000 skills over stdio, page
+// by page, client and server in one process, with the front end on and off.
+func BenchmarkStdioList(b *testing.B) {
+	store := benchStore(b, 5000)
+	for _, fp := range fastPaths {
+		b.Run(fp.name, func(b *testing.B) {
+			p := startBenchStdio(b, store, fp.off)
+			b.ReportAllocs()
+			for b.Loop() {
+				cursor, n := "", 0
+				for {
+					line := `{"jsonrpc":"2.0","id":1,"method":"skills/list"}`
+					if cursor != "" {
+						line = `{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{"cursor":"` + cursor + `"}}`
+					}
+					// The client's share is kept small: the cursor is cut
+					// out of the answer, pages counted, entries not decoded.
+					a := p.call(b, line)
+					n++
+					i := bytes.LastIndex(a, []byte(`"nextCursor":"`))
+					if i < 0 {
+						break
+					}
+					rest := a[i+len(`"nextCursor":"`):]
+					cursor = string(rest[:bytes.IndexByte(rest, '"')])
+				}
+				if want := (5000 + DefaultPageSize - 1) / DefaultPageSize; n != want {
+					b.Fatalf("listed %d pages, want %d", n, want)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStdioGet is one skills/get over stdio.
+func BenchmarkStdioGet(b *testing.B) {
+	store := benchStore(b, 5000)
+	line := `{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{"uri":"` + store.Snapshot().Skills()[2000].URI + `"}}`
+	for _, fp := range fastPaths {
+		b.Run(fp.name, func(b *testing.B) {
+			p := startBenchStdio(b, store, fp.off)
+			b.ReportAllocs()
+			for b.Loop() {
+				if a := p.call(b, line); !bytes.Contains(a, []byte(`"result"`)) {
+					b.Fatalf("%.200s", a)
+				}
+			}
+		})
+	}
+}
+
+// benchHTTP posts body to the stateless handler serve builds, in process
+// (no socket), with the front end on or off, and checks for a result.
+func benchHTTP(b *testing.B, store *catalog.Store, method, body string) {
+	for _, fp := range fastPaths {
+		b.Run(fp.name, func(b *testing.B) {
+			srv := NewServer(store, &Options{NoFastPath: fp.off})
+			h := srv.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP() },
+				&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true}))
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"result"`)) {
+					b.Fatalf("%s: %d %.200s", method, w.Code, w.Body.Bytes())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPGet is one skills/get over stateless HTTP.
+func BenchmarkHTTPGet(b *testing.B) {
+	store := benchStore(b, 5000)
+	benchHTTP(b, store, "skills/get", `{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{"uri":"`+store.Snapshot().Skills()[2000].URI+`"}}`)
+}
+
+// BenchmarkHTTPList is one skills/list page over stateless HTTP.
+func BenchmarkHTTPList(b *testing.B) {
+	store := benchStore(b, 5000)
+	cursor := skillsext.EncodeCursor(store.Snapshot().Skills()[2000].URI)
+	benchHTTP(b, store, "skills/list", `{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{"cursor":"`+cursor+`"}}`)
+}
+
+// BenchmarkHTTPRead is one resources/read of a SKILL.md over stateless HTTP.
+func BenchmarkHTTPRead(b *testing.B) {
+	store := benchStore(b, 5000)
+	benchHTTP(b, store, "resources/read", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"`+store.Snapshot().Skills()[2000].URI+`"}}`)
 }

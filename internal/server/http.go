@@ -5,9 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 
@@ -15,17 +13,6 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
-
-// HTTPOptions are the settings of the SDK handler an HTTP front end stands
-// before; the front end takes a request only where they would let it
-// through. It knows no other SDK option: a handler given CrossOriginProtection,
-// a MaxRequestBodyBytes under 64 KiB, sessions or event-stream answers must
-// not be put behind it.
-type HTTPOptions struct {
-	// LocalhostProtection mirrors the SDK's: on a loopback listener, a
-	// request whose Host is not a loopback name is the SDK's to refuse.
-	LocalhostProtection bool
-}
 
 // HTTPHandler returns next, the SDK's stateless handler with JSON
 // responses for srv.MCP(), behind a front end that answers plain
@@ -37,19 +24,27 @@ type HTTPOptions struct {
 // and encodes the answer twice: about 300 µs of CPU for a skills/get whose
 // entry is already known. The front end takes a request only when every
 // check the SDK makes is one it makes the same way and passes (method,
-// media types, the localhost guard, the protocol header, Mcp-Method, the
+// media types, the protocol header, Mcp-Method, the
 // _meta of 2026-07-28, an exact request shape; see fastRequest), and writes
 // what the SDK would write: status, Content-Type, Cache-Control and body.
 // Anything else, errors included, goes to next with its body intact.
-func (srv *Server) HTTPHandler(next http.Handler, opts HTTPOptions) http.Handler {
-	return &httpFront{s: srv.s, next: next, opts: opts,
+//
+// The front end knows no SDK handler option but Stateless and JSONResponse,
+// which next must set: a handler given CrossOriginProtection, a
+// MaxRequestBodyBytes under 64 KiB, sessions or event-stream answers must
+// not be put behind it. It makes no check of the Host header either, so
+// next must set DisableLocalhostProtection and the whole stand behind a
+// Host guard (httpserve.Handler's, which refuses every Host the SDK's
+// localhost protection would, and more): the SDK's check and the front
+// end's copy of it were a second and a third loopback test.
+func (srv *Server) HTTPHandler(next http.Handler) http.Handler {
+	return &httpFront{s: srv.s, next: next,
 		serverInfo: serverInfoMeta(srv.s.impl, false), serverInfoEscaped: serverInfoMeta(srv.s.impl, true)}
 }
 
 type httpFront struct {
 	s    *server
 	next http.Handler
-	opts HTTPOptions
 	// serverInfo is the _meta the SDK adds to results of 2026-07-28;
 	// serverInfoEscaped is the same with HTML escaping, as the SDK's
 	// ReadResourceResult encodes it.
@@ -72,7 +67,7 @@ var frontRevisions = map[string]bool{"": true, "2025-06-18": true, "2025-11-25":
 
 func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.s.sawRequest()
-	if !f.plainPost(r) {
+	if f.s.opts.NoFastPath || !f.plainPost(r) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
@@ -114,12 +109,6 @@ func (f *httpFront) plainPost(r *http.Request) bool {
 		len(h.Values("Mcp-Protocol-Version")) > 1 || !frontRevisions[h.Get("Mcp-Protocol-Version")] {
 		return false
 	}
-	if f.opts.LocalhostProtection {
-		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil &&
-			isLoopback(local.String()) && !isLoopback(r.Host) {
-			return false
-		}
-	}
 	select {
 	case <-f.s.ready:
 		return true
@@ -145,19 +134,6 @@ func plainAccept(values []string) bool {
 		}
 	}
 	return json == 1 && stream == 1
-}
-
-// isLoopback is the SDK's test of a loopback address or Host.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = strings.Trim(addr, "[]")
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // answer returns the response body to a request the front end serves.

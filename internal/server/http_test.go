@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/mcpschema"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
@@ -30,11 +31,12 @@ func startHTTPPeer(t *testing.T, store *catalog.Store, front bool) *httpPeer {
 	p := &httpPeer{}
 	countSkillsCalls(srv.MCP(), &p.inSDK)
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP() },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
 	if front {
-		h = srv.HTTPHandler(h, HTTPOptions{LocalhostProtection: true})
+		h = srv.HTTPHandler(h)
 	}
-	ts := httptest.NewServer(h)
+	// As serve stands them: behind the Host guard.
+	ts := httptest.NewServer(httpserve.Handler(h, &httpserve.Options{}))
 	t.Cleanup(ts.Close)
 	p.url = ts.URL + "/mcp"
 	return p

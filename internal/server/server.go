@@ -61,6 +61,11 @@ type Options struct {
 	// those of the previous run; otherwise a text without the catalog's
 	// figures is sent.
 	PendingInstructions string
+	// NoFastPath sends every request through the go-sdk: RunStdio and
+	// HTTPHandler then answer nothing themselves (see RunStdio). It is the
+	// one switch of the front ends, for tests and benchmarks that compare
+	// both paths; serve sets it when SKILLS_FAST_PATH is "off".
+	NoFastPath bool
 }
 
 // Notifier announces catalog changes to the clients of one server.

@@ -244,6 +244,9 @@ func (f *stdioFront) endInput(err error) {
 // answer writes the response to line if it is a request the front end
 // serves, and reports whether it did.
 func (f *stdioFront) answer(line []byte) bool {
+	if f.s.opts.NoFastPath {
+		return false
+	}
 	select {
 	case <-f.s.ready:
 	default:

@@ -51,8 +51,14 @@ var shebangInterpreters = map[string]string{
 	"lua": "lua", "tclsh": "tclsh", "osascript": "osascript", "Rscript": "Rscript",
 }
 
-// SniffScript reports whether the file at name, with content head (its
-// first bytes; 4 KiB is plenty), is executable, and how to run it. It is
+// SniffBytes is how much of a file SniffScript looks at: shebang lines,
+// magic numbers and PEP 723 headers are at the start. Callers may pass the
+// whole file or just this much of it, with the same answer.
+const SniffBytes = 8 << 10
+
+// SniffScript reports whether the file at name, with content head (the
+// file, or at least its first SniffBytes), is executable, and how to run
+// it. It is
 // the one definition of a script in skills-mcp: the catalog withholds what
 // it accepts under --no-scripts, and the linter and pull report the same
 // files. A file is executable when
@@ -69,6 +75,7 @@ var shebangInterpreters = map[string]string{
 //
 // Markdown and data files are never scripts.
 func SniffScript(name string, head []byte) (Script, bool) {
+	head = head[:min(len(head), SniffBytes)]
 	if bin := sniffBinary(head); bin != "" {
 		return Script{Binary: bin}, true
 	}
