@@ -184,7 +184,7 @@ var (
 	// ErrInvalid is returned for input the store refuses to keep.
 	ErrInvalid = errors.New("invalid input")
 	// ErrBackupUnsupported is returned by Backup on PostgreSQL.
-	ErrBackupUnsupported = errors.New("backup of a PostgreSQL hub is done with pg_dump (see the README's hub section); the hub backs up only its SQLite database itself")
+	ErrBackupUnsupported = errors.New("the hub backs up only its SQLite database itself: back up a PostgreSQL hub with `pg_dump -Fc -f hub.dump URL` and restore it into an empty database with `pg_restore --no-owner -d URL hub.dump`")
 )
 
 // BoundError is returned when deleting a version bound to projects. It
