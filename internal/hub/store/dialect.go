@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+)
+
+// kind is what a database error means to the store.
+type kind int
+
+const (
+	kindOther      kind = iota
+	kindUnique          // a unique or primary key was taken
+	kindForeignKey      // a foreign key refused the change
+	kindRetry           // a conflict with a concurrent transaction; retry
+	kindFull            // no room left
+	kindGone            // the server went away
+)
+
+// dialect is what differs between the backends once the schema is in
+// place: placeholders and the meaning of errors.
+type dialect interface {
+	name() string
+	rebind(q string) string
+	classify(err error) kind
+	// wrap adds the store's sentinel to an error it recognises.
+	wrap(err error) error
+}
+
+type sqliteDialect struct{}
+
+// SQLite primary result codes the store acts on.
+const (
+	sqliteBusy       = 5
+	sqliteLocked     = 6
+	sqliteFull       = 13
+	sqliteConstraint = 19
+	sqliteNotADB     = 26
+
+	sqliteConstraintForeignKey = 787
+	sqliteConstraintPrimaryKey = 1555
+	sqliteConstraintUnique     = 2067
+)
+
+func (sqliteDialect) name() string           { return "sqlite" }
+func (sqliteDialect) rebind(q string) string { return q }
+
+func sqliteCode(err error) int {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		return e.Code()
+	}
+	return 0
+}
+
+func (sqliteDialect) classify(err error) kind {
+	if err == nil {
+		return kindOther
+	}
+	code := sqliteCode(err)
+	switch {
+	case code == sqliteConstraintForeignKey:
+		return kindForeignKey
+	case code == sqliteConstraintUnique || code == sqliteConstraintPrimaryKey:
+		return kindUnique
+	case code&0xff == sqliteFull:
+		return kindFull
+	case code&0xff == sqliteBusy || code&0xff == sqliteLocked:
+		return kindRetry
+	case errors.Is(err, syscall.ENOSPC):
+		return kindFull
+	}
+	return kindOther
+}
+
+func (d sqliteDialect) wrap(err error) error { return wrapKind(d.classify(err), err) }
+
+type pgDialect struct{}
+
+func (pgDialect) name() string { return "postgres" }
+
+// rebind turns the ? placeholders the store's queries are written with
+// into PostgreSQL's $n. No query of the store has a literal '?'.
+func (pgDialect) rebind(q string) string {
+	if !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (pgDialect) classify(err error) kind {
+	if err == nil {
+		return kindOther
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "23505":
+			return kindUnique
+		case pe.Code == "23503":
+			return kindForeignKey
+		case pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "55P03":
+			return kindRetry
+		case pe.Code == "53100" || pe.Code == "53200" || pe.Code == "54000":
+			return kindFull
+		case strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "08"):
+			return kindGone
+		}
+		return kindOther
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ENOENT) || pgconn.Timeout(err) || isConnClosed(err) {
+		return kindGone
+	}
+	return kindOther
+}
+
+func isConnClosed(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "conn closed") || strings.Contains(s, "closed pool") ||
+		strings.Contains(s, "unexpected EOF") || strings.Contains(s, "failed to connect")
+}
+
+func (d pgDialect) wrap(err error) error { return wrapKind(d.classify(err), err) }
+
+func wrapKind(k kind, err error) error {
+	if err == nil {
+		return nil
+	}
+	switch k {
+	case kindFull:
+		if !errors.Is(err, ErrStorageFull) {
+			return fmt.Errorf("%w: free space (or raise the limit) and retry: %w", ErrStorageFull, err)
+		}
+	case kindGone:
+		if !errors.Is(err, ErrUnavailable) {
+			return fmt.Errorf("%w: the connection to PostgreSQL was lost; check the server and retry: %w", ErrUnavailable, err)
+		}
+	}
+	return err
+}
+
+// fileLocker is goose's lock for a SQLite data directory: an exclusive
+// flock on a lock file beside the database, held while migrations run.
+// flock locks belong to the open file, so two stores in one process
+// exclude each other as two processes do.
+type fileLocker struct {
+	path string
+	f    *os.File // held between Lock and Unlock
+}
+
+func (l *fileLocker) Lock(ctx context.Context, _ *sql.DB) error {
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("migration lock: %w", err)
+	}
+	// Poll rather than block, so that a cancelled context leaves no
+	// goroutine waiting in flock.
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return fmt.Errorf("migration lock %s: %w", l.path, err)
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			f.Close()
+			return fmt.Errorf("waiting for the migration lock %s (another process is migrating this data directory): %w", l.path, ctx.Err())
+		}
+	}
+	l.f = f
+	return nil
+}
+
+func (l *fileLocker) Unlock(context.Context, *sql.DB) error {
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// redactURL drops any password from a database URL for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable database URL)"
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
+	_ "modernc.org/sqlite"             // registers "sqlite"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// DatabaseFile is the SQLite database's name inside a data directory.
+const DatabaseFile = "hub.db"
+
+// lockFile is taken while migrations run on a SQLite data directory.
+const lockFile = "hub.lock"
+
+// Options configure Open.
+type Options struct {
+	// Dir is the data directory holding the SQLite database. It is created
+	// when missing. Unused when Database is set.
+	Dir string
+	// Database is a PostgreSQL URL (postgres:// or postgresql://). When
+	// empty, the store is the SQLite database in Dir.
+	Database string
+	// RequireApproval makes Bind refuse versions nobody approved.
+	RequireApproval bool
+	// Logger receives the migrations' progress. If nil, nothing is logged.
+	Logger *slog.Logger
+
+	// sqlitePragmas are extra per-connection pragmas (tests: a page limit).
+	sqlitePragmas []string
+}
+
+// DB is a hub store on SQLite or PostgreSQL.
+type DB struct {
+	db              *sql.DB
+	d               dialect
+	dir             string // the SQLite data directory; empty on PostgreSQL
+	requireApproval bool
+	// beforeCommit, when set (tests), runs inside Install's transaction
+	// just before it commits.
+	beforeCommit func()
+	now          func() time.Time
+}
+
+var _ Store = (*DB)(nil)
+
+// Open opens (creating when needed) the store and applies its migrations.
+func Open(ctx context.Context, opts Options) (*DB, error) {
+	var (
+		db      *sql.DB
+		d       dialect
+		locker  goose.ProviderOption
+		dialGst goose.Dialect
+		err     error
+	)
+	switch {
+	case opts.Database != "":
+		if !strings.HasPrefix(opts.Database, "postgres://") && !strings.HasPrefix(opts.Database, "postgresql://") {
+			return nil, fmt.Errorf("hub database %q: only postgres:// URLs are supported; leave --database empty to use the SQLite database in the data directory", redactURL(opts.Database))
+		}
+		db, err = sql.Open("pgx", opts.Database)
+		if err != nil {
+			return nil, fmt.Errorf("hub database %s: %w", redactURL(opts.Database), err)
+		}
+		d = pgDialect{}
+		sl, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		locker = goose.WithSessionLocker(sl)
+		dialGst = goose.DialectPostgres
+		if err := db.PingContext(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("hub database %s: cannot connect: %w: %w", redactURL(opts.Database), ErrUnavailable, err)
+		}
+	default:
+		if opts.Dir == "" {
+			return nil, errors.New("hub store: no data directory given (--data or SKILLS_HUB_DATA)")
+		}
+		if strings.ContainsAny(opts.Dir, "?#") {
+			return nil, fmt.Errorf("hub data directory %q: the name may not contain '?' or '#'; choose another directory", opts.Dir)
+		}
+		if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+			return nil, fmt.Errorf("hub data directory: %w", err)
+		}
+		path := filepath.Join(opts.Dir, DatabaseFile)
+		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("hub database %s is not a regular file: move it away or point --data at a hub data directory", path)
+		}
+		db, err = sql.Open("sqlite", sqliteDSN(path, opts.sqlitePragmas))
+		if err != nil {
+			return nil, fmt.Errorf("hub database %s: %w", path, err)
+		}
+		d = sqliteDialect{}
+		locker = goose.WithLocker(&fileLocker{path: filepath.Join(opts.Dir, lockFile)})
+		dialGst = goose.DialectSQLite3
+		if err := db.PingContext(ctx); err != nil {
+			db.Close()
+			return nil, sqliteOpenError(path, err)
+		}
+	}
+	s := &DB{db: db, d: d, requireApproval: opts.RequireApproval, now: time.Now}
+	if opts.Database == "" {
+		s.dir = opts.Dir
+	}
+	if err := s.migrate(ctx, dialGst, locker, opts.Logger); err != nil {
+		db.Close()
+		if opts.Database == "" {
+			return nil, sqliteOpenError(filepath.Join(opts.Dir, DatabaseFile), err)
+		}
+		return nil, fmt.Errorf("hub database %s: %w", redactURL(opts.Database), s.d.wrap(err))
+	}
+	return s, nil
+}
+
+func sqliteDSN(path string, extra []string) string {
+	q := []string{
+		"_pragma=foreign_keys(1)",
+		"_pragma=busy_timeout(30000)",
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(NORMAL)",
+		"_txlock=immediate",
+	}
+	for _, p := range extra {
+		q = append(q, "_pragma="+p)
+	}
+	return path + "?" + strings.Join(q, "&")
+}
+
+// sqliteOpenError explains a failure to open the SQLite database.
+func sqliteOpenError(path string, err error) error {
+	if sqliteCode(err)&0xff == sqliteNotADB {
+		return fmt.Errorf("hub database %s is not a SQLite database (%v): point --data at a hub data directory, or move the file away and restore a backup with `hub restore`", path, err)
+	}
+	return fmt.Errorf("hub database %s: %w", path, sqliteDialect{}.wrap(err))
+}
+
+func (s *DB) migrate(ctx context.Context, dialect goose.Dialect, locker goose.ProviderOption, log *slog.Logger) error {
+	sub, err := fs.Sub(migrations, "migrations/"+s.d.name())
+	if err != nil {
+		return err
+	}
+	opts := []goose.ProviderOption{locker, goose.WithDisableGlobalRegistry(true)}
+	if log != nil {
+		opts = append(opts, goose.WithSlog(log))
+	}
+	p, err := goose.NewProvider(dialect, s.db, sub, opts...)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("applying migrations: %w", err)
+	}
+	return nil
+}
+
+// Close releases the database.
+func (s *DB) Close() error { return s.db.Close() }

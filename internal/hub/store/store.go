@@ -1,0 +1,215 @@
+// Package store keeps the skill hub's state: immutable skill versions with
+// their files, the files' contents as content-addressed chunked blobs, the
+// versions' labels (approval, notes), projects and the versions bound to
+// them, and the raw snapshots of the installable catalog.
+//
+// The database is the only state. It is an embedded SQLite file in a data
+// directory, or a PostgreSQL database; both are reached through one code
+// path over database/sql, and one conformance suite (package storetest)
+// holds them to the same behaviour. The schema is versioned by embedded
+// migrations, applied when a store is opened, under a lock, so two
+// processes opening the same empty database both succeed.
+//
+// The store imports no other hub package: its inputs are its own plain
+// types (NewVersion, NewFile), filled by the package readers.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Store is the hub's state. *DB implements it for both backends; the
+// interface exists so that later hub packages and the conformance suite
+// can take either.
+type Store interface {
+	// Install stores a version in one transaction. When a version with the
+	// same tree digest exists, Install returns it with created false and
+	// writes nothing.
+	Install(ctx context.Context, nv NewVersion) (v Version, created bool, err error)
+	// GetVersion returns the version with the given id, or ErrNotFound.
+	GetVersion(ctx context.Context, id int64) (Version, error)
+	// FindVersion returns the version with the given tree digest, or
+	// ErrNotFound.
+	FindVersion(ctx context.Context, treeDigest string) (Version, error)
+	// ListPackages lists every package that has a version, by name.
+	ListPackages(ctx context.Context) ([]Package, error)
+	// ListVersions lists a package's versions, oldest first, or returns
+	// ErrNotFound when the package has none.
+	ListVersions(ctx context.Context, pkg string) ([]Version, error)
+	// VersionFiles lists a version's files in path order.
+	VersionFiles(ctx context.Context, id int64) ([]File, error)
+	// ReadFile returns one file of a version, verified against its digest.
+	ReadFile(ctx context.Context, id int64, path string) ([]byte, error)
+	// Materialize writes a version's files into a read-only folder under
+	// cacheDir, verified against their digests, and returns the folder.
+	Materialize(ctx context.Context, id int64, cacheDir string) (string, error)
+	// DeleteVersion removes a version and the blobs no other version
+	// shares. A version bound to a project is refused with *BoundError.
+	DeleteVersion(ctx context.Context, id int64) error
+
+	// Approve records who approved a version and when.
+	Approve(ctx context.Context, id int64, by string) (Version, error)
+	// Unapprove withdraws a version's approval.
+	Unapprove(ctx context.Context, id int64) (Version, error)
+	// SetNotes replaces a version's notes.
+	SetNotes(ctx context.Context, id int64, notes string) (Version, error)
+
+	// CreateProject adds a project; ErrExists when the id is taken.
+	CreateProject(ctx context.Context, id, name string) error
+	// Bind binds a version to a project. With Options.RequireApproval an
+	// unapproved version is refused with ErrNotApproved.
+	Bind(ctx context.Context, projectID string, versionID int64) error
+	// Unbind removes a binding; it is not an error when there is none.
+	Unbind(ctx context.Context, projectID string, versionID int64) error
+	// Bindings lists the projects a version is bound to, by id.
+	Bindings(ctx context.Context, versionID int64) ([]string, error)
+
+	// PutIndexSnapshot stores a raw catalog snapshot the index package has
+	// validated, with where it came from.
+	PutIndexSnapshot(ctx context.Context, raw []byte, source string) error
+	// LatestIndexSnapshot returns the last snapshot stored and its source,
+	// or a nil slice and a nil error when none has been.
+	LatestIndexSnapshot(ctx context.Context) (raw []byte, source string, err error)
+
+	// Stats counts what the store holds.
+	Stats(ctx context.Context) (Stats, error)
+
+	// Backup writes a consistent copy of the whole state to w. Only the
+	// SQLite backend does; PostgreSQL is backed up with pg_dump.
+	Backup(ctx context.Context, w io.Writer) error
+	// Close releases the database.
+	Close() error
+}
+
+// NewVersion is what Install stores: a package tree already read, digested
+// and inspected by the package readers.
+type NewVersion struct {
+	Package     string          // the skill package's name (frontmatter name)
+	TreeDigest  string          // "sha256:<hex>", computed by pkgtree
+	Frontmatter json.RawMessage // parsed frontmatter, key order kept
+	Origin      json.RawMessage // pkgtree.Origin as JSON
+	Inspection  json.RawMessage // pkgtree.Inspection as JSON
+	Files       []NewFile       // sorted by Path, unique
+}
+
+// NewFile is one file of a NewVersion. Digest is the sha256 of Data; the
+// store checks it for every blob it writes.
+type NewFile struct {
+	Path   string
+	Mode   uint32 // 0o644 or 0o755
+	Size   int64
+	Digest [32]byte
+	Data   []byte
+}
+
+// File is one stored file of a version, without its content.
+type File struct {
+	Path   string   `json:"path"`
+	Mode   uint32   `json:"mode"`
+	Size   int64    `json:"size"`
+	Digest [32]byte `json:"-"`
+}
+
+// Version is an installed, immutable version. Only Labels change.
+type Version struct {
+	ID          int64           `json:"id"`
+	Package     string          `json:"package"`
+	TreeDigest  string          `json:"tree_digest"`
+	Frontmatter json.RawMessage `json:"frontmatter"`
+	Origin      json.RawMessage `json:"origin"`
+	Inspection  json.RawMessage `json:"inspection"`
+	FileCount   int             `json:"file_count"`
+	Size        int64           `json:"size"`
+	CreatedAt   time.Time       `json:"created_at"`
+	Labels      Labels          `json:"labels"`
+}
+
+// Labels are a version's mutable annotations.
+type Labels struct {
+	ApprovedBy string    `json:"approved_by,omitempty"` // empty when not approved
+	ApprovedAt time.Time `json:"approved_at,omitzero"`
+	Notes      string    `json:"notes,omitempty"`
+}
+
+// Approved reports whether the version has been approved.
+func (v Version) Approved() bool { return v.Labels.ApprovedBy != "" }
+
+// Package is one package name and its versions.
+type Package struct {
+	Name     string `json:"name"`
+	Versions int    `json:"versions"`
+	// Latest is the most recently installed version.
+	Latest Version `json:"latest"`
+}
+
+// Stats counts what a store holds.
+type Stats struct {
+	Packages  int   `json:"packages"`
+	Versions  int   `json:"versions"`
+	Blobs     int   `json:"blobs"`
+	Chunks    int   `json:"chunks"`
+	BlobBytes int64 `json:"blob_bytes"` // the stored file contents, each once
+}
+
+// ChunkSize is the largest piece a blob is stored in.
+const ChunkSize = 1 << 20
+
+// MaxIndexSnapshot bounds a stored catalog snapshot.
+const MaxIndexSnapshot = 64 << 20
+
+// keptIndexSnapshots is how many catalog snapshots are kept; older ones
+// are deleted when a new one is stored.
+const keptIndexSnapshots = 3
+
+var (
+	// ErrNotFound is returned for a version, package or project that does
+	// not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists is returned when creating something whose id is taken.
+	ErrExists = errors.New("already exists")
+	// ErrNotApproved is returned by Bind for an unapproved version when the
+	// store requires approval.
+	ErrNotApproved = errors.New("version is not approved: an administrator must approve it before it can be bound (the hub runs with --require-approval)")
+	// ErrStorageFull is returned when the database or its disk has no room
+	// left. Nothing of the failed operation was stored.
+	ErrStorageFull = errors.New("the database is full (disk or size limit reached)")
+	// ErrUnavailable is returned when the database server cannot be reached
+	// or went away during an operation, which was rolled back.
+	ErrUnavailable = errors.New("the database is unavailable")
+	// ErrInvalid is returned for input the store refuses to keep.
+	ErrInvalid = errors.New("invalid input")
+	// ErrBackupUnsupported is returned by Backup on PostgreSQL.
+	ErrBackupUnsupported = errors.New("the hub backs up only its SQLite database itself: back up a PostgreSQL hub with `pg_dump -Fc -f hub.dump URL` and restore it into an empty database with `pg_restore --no-owner -d URL hub.dump`")
+)
+
+// BoundError is returned when deleting a version bound to projects. It
+// matches ErrVersionBound with errors.Is.
+type BoundError struct {
+	VersionID int64
+	Projects  []string // the projects it is bound to, by id
+}
+
+// ErrVersionBound is matched by every *BoundError.
+var ErrVersionBound = errors.New("version is bound to a project")
+
+func (e *BoundError) Error() string {
+	return fmt.Sprintf("version %d is bound to project(s) %v: unbind it from them before uninstalling", e.VersionID, e.Projects)
+}
+
+// Is makes errors.Is(err, ErrVersionBound) true.
+func (e *BoundError) Is(target error) bool { return target == ErrVersionBound }
+
+// CorruptError is returned when stored content does not match its digest.
+type CorruptError struct {
+	VersionID int64
+	Path      string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("version %d: stored content of %s does not match its digest: the database is damaged; restore it from a backup or reinstall the version", e.VersionID, e.Path)
+}
