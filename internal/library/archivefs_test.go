@@ -52,3 +52,42 @@ func TestArchiveFSChecksContent(t *testing.T) {
 		t.Fatalf("ReadFile of a lying entry: %v, want ErrChecksum", err)
 	}
 }
+
+// FuzzArchiveFS walks and reads every file of any archive OpenArchive
+// accepts: no panic, every listed file opens or fails with an
+// *ArchiveError, and what opens has its declared size.
+func FuzzArchiveFS(f *testing.F) {
+	for _, tc := range badCases() {
+		f.Add(tc.data)
+	}
+	f.Add(goodZip(f, "lib/demo/SKILL.md", "x", "lib/demo/a/b.txt", "b", "top", ""))
+	lim := Limits{MaxEntries: 64, MaxTotalBytes: 1 << 20, MaxEntryBytes: 512 << 10, MaxRatio: 200}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := OpenArchive(bytes.NewReader(data), int64(len(data)), lim)
+		if err != nil {
+			return
+		}
+		fsys := a.FS()
+		err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatalf("walk %s: %v", name, err)
+			}
+			if d.IsDir() {
+				return nil
+			}
+			info, _ := d.Info()
+			b, err := fs.ReadFile(fsys, name)
+			var ae *ArchiveError
+			switch {
+			case err != nil && !errors.As(err, &ae):
+				t.Fatalf("read %s: %v is not an *ArchiveError", name, err)
+			case err == nil && int64(len(b)) != info.Size():
+				t.Fatalf("read %s: %d bytes, declared %d", name, len(b), info.Size())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
