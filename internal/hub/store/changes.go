@@ -218,6 +218,10 @@ func (s *DB) Changes(ctx context.Context) <-chan Change {
 func (f *feed) run(ctx context.Context) {
 	tick := time.NewTicker(f.s.pollEvery)
 	defer tick.Stop()
+	// After a failed read, everything is looked at again soon, with
+	// backoff, rather than at the next tick.
+	var retry <-chan time.Time
+	backoff := listenBackoffMin
 	for {
 		ok := true
 		select {
@@ -231,12 +235,22 @@ func (f *feed) run(ctx context.Context) {
 			}
 		case <-tick.C:
 			ok = f.lookAll(ctx)
+		case <-retry:
+			retry = nil
+			ok = f.lookAll(ctx)
 		}
 		if ok && f.sub.lost.Swap(false) {
 			ok = f.lookAll(ctx)
 		}
 		if !ok {
 			return
+		}
+		switch {
+		case !f.failing:
+			backoff = listenBackoffMin
+		case retry == nil:
+			retry = time.After(backoff)
+			backoff = min(2*backoff, listenBackoffMax)
 		}
 	}
 }
