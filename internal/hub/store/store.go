@@ -1,7 +1,9 @@
 // Package store keeps the skill hub's state: immutable skill versions with
 // their files, the files' contents as content-addressed chunked blobs, the
 // versions' labels (approval, notes), projects and the versions bound to
-// them, and the raw snapshots of the installable catalog.
+// them, tokens, the audit log, and the raw snapshots of the installable
+// catalog. Changes to projects and bindings are announced to every store
+// on the same database (Changes).
 //
 // The database is the only state. It is an embedded SQLite file in a data
 // directory, or a PostgreSQL database; both are reached through one code
