@@ -53,7 +53,7 @@ const Debounce, MaxDelay = debounce, maxDelay
 // DebounceLoop is the watcher's loop over kick, with rescan for its
 // rescans.
 func DebounceLoop(kick, stop <-chan struct{}, safety time.Duration, rescan func()) {
-	debounceLoop(kick, stop, safety, rescan)
+	debounceLoop(kick, stop, safety, func(bool) { rescan() })
 }
 
 // AfterListing makes scans of lib call fn with each folder just after
