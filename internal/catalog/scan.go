@@ -87,6 +87,9 @@ func scan(ctx context.Context, libs []*Library, gen uint64, opts *Options, prev 
 		trust = nil
 	}
 	sc := &scanner{opts: o, exclude: map[string]bool{}, start: start, prev: prev, trust: trust}
+	if trust != nil {
+		sc.lateOK = prev.proven.Load()
+	}
 	for _, e := range o.Exclude {
 		sc.exclude[e] = true
 	}
@@ -114,6 +117,7 @@ func scan(ctx context.Context, libs []*Library, gen uint64, opts *Options, prev 
 	}
 	snap, st := sc.build()
 	st.libs, st.optsKey, st.first, st.watched = libs, key, !rescan, o.OnFolder != nil
+	st.listed = snap.foldersListed
 	snap.libs = libs
 	snap.cache, snap.log = o.DigestCache, o.Logger
 	snap.buildVaults(libs, o, st)
@@ -157,8 +161,9 @@ type scanner struct {
 	start   time.Time
 	// prev is what the previous scan learned, if any; trust, if set, says
 	// which of its folder listings to walk without listing the folder.
-	prev  *scanState
-	trust trustFunc
+	prev   *scanState
+	trust  trustFunc
+	lateOK bool // prev was proven (see trustFunc)
 	// cached is what the persistent digest cache knew at start, per library.
 	cached map[string]cachedLib
 	// keepListings says to record each folder's listing, for the digest
@@ -277,7 +282,7 @@ func (s *rawSkill) skip(cause, name string) {
 func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 	// Trusted as the previous scan listed it only if watched since before
 	// that listing, with no event since: asked before OnFolder watches it.
-	trusted := w.sc.trust != nil && w.sc.trust(w.lib, dir)
+	trusted := w.sc.trust != nil && w.sc.trust(w.lib, dir, w.sc.lateOK)
 	// Watched before it is listed: an edit from here on raises an event,
 	// and one before is in the listing.
 	if w.sc.opts.OnFolder != nil {

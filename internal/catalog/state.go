@@ -42,6 +42,9 @@ type scanState struct {
 	// here was made (the scan gave Options.OnFolder), so that a folder
 	// with no event since can be trusted to be as listed.
 	watched bool
+	// listed counts the folders listed from the file system rather than
+	// walked from a listing.
+	listed int
 	// proven is set when Unchanged proved the first scan's folders and
 	// files unchanged after they were watched: the listings are then as
 	// good as watched ones.
@@ -80,7 +83,9 @@ func sameLibs(a, b []*Library) bool { return slices.Equal(a, b) }
 
 // trustFunc says which folders an incremental rescan walks from the
 // previous listing: nil for a full rescan.
-type trustFunc func(lib *Library, dir string) bool
+// lateOK says the previous listings were proved current after the
+// watches were added (scanState.proven).
+type trustFunc func(lib *Library, dir string, lateOK bool) bool
 
 // fromListing returns the entries of dir from l without reading the
 // folder: each regular file's size and identity from what the previous

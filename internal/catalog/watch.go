@@ -153,12 +153,11 @@ type Watcher struct {
 	watched  map[*Library]map[string]watch
 	gen      uint64
 	fileDirs map[string]bool // folders watched for single files, absolute
-	// What events named since the last rescan took them, per library:
-	// folders whose entries changed (dirty) and entries created, removed
-	// or renamed (fresh: nothing below them is trusted); full, when an
-	// event could not be placed or some were lost.
-	dirty, fresh map[*Library]map[string]bool
-	full         bool
+	// dirty holds, per library, the folders whose entries events named
+	// since the last rescan took them; full says the next rescan must be
+	// full (an event could not be placed, some were lost, or a kick).
+	dirty map[*Library]map[string]bool
+	full  bool
 
 	// fmu guards the single files apart from the watch set, so that events
 	// are taken in while a Sync adds thousands of watches.
@@ -194,7 +193,7 @@ func NewWatcher(safety time.Duration, log *slog.Logger) (*Watcher, error) {
 	return &Watcher{fsw: fsw, log: log, safety: safety, kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), watched: map[*Library]map[string]watch{}, fileDirs: map[string]bool{},
 		files: map[string]func(){}, fileDue: map[string]bool{},
-		dirty: map[*Library]map[string]bool{}, fresh: map[*Library]map[string]bool{}}, nil
+		dirty: map[*Library]map[string]bool{}}, nil
 }
 
 // watch is a watched folder: the Sync generation that last wanted it, and
@@ -367,10 +366,12 @@ func (w *Watcher) events() {
 }
 
 // note records what ev names for the next rescan: the folder holding the
-// entry is listed again, and an entry created, removed or renamed is
-// walked afresh, its watches (which a rename carries along under their old
-// names) dropped, to be added again when the rescan lists it. file says
-// the event is for a watched single file, whose handler runs first.
+// entry is listed again. When the entry is a watched folder created,
+// removed or renamed, its watches and those below it are dropped (a move
+// carries them along under their old names, and a folder made anew under
+// a watched name has none), so that nothing below it is trusted until a
+// rescan lists it with a watch in place. file says the event is for a
+// watched single file, whose handler runs first.
 func (w *Watcher) note(ev fsnotify.Event, file bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -390,7 +391,6 @@ func (w *Watcher) note(ev fsnotify.Event, file bool) {
 		if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {
 			continue
 		}
-		mark(w.fresh, lib, rel)
 		if _, ok := dirs[rel]; !ok {
 			continue
 		}
@@ -415,39 +415,29 @@ func mark(m map[*Library]map[string]bool, lib *Library, dir string) {
 	m[lib][dir] = true
 }
 
-// take returns what events named since the last call, and whether the
-// next rescan must be full, and starts afresh.
-func (w *Watcher) take() (dirty, fresh map[*Library]map[string]bool, full bool) {
+// take returns the folders events named since the last call, and whether
+// the next rescan must be full, and starts afresh.
+func (w *Watcher) take() (dirty map[*Library]map[string]bool, full bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	dirty, fresh, full = w.dirty, w.fresh, w.full
-	w.dirty, w.fresh, w.full = map[*Library]map[string]bool{}, map[*Library]map[string]bool{}, false
-	return dirty, fresh, full
+	dirty, full = w.dirty, w.full
+	w.dirty, w.full = map[*Library]map[string]bool{}, false
+	return dirty, full
 }
 
 // trust returns which folders an incremental rescan walks from the
-// previous listing: those watched since before it was made (not late),
-// that no event named (dirty), and that lie below no entry created,
-// removed or renamed since (fresh).
-func (w *Watcher) trust(dirty, fresh map[*Library]map[string]bool) trustFunc {
-	return func(lib *Library, dir string) bool {
+// previous listing: those no event named since, watched since before that
+// listing was made, or, when lateOK (the listings were proved current
+// after the watches, see Unchanged), since Sync added the watch.
+func (w *Watcher) trust(dirty map[*Library]map[string]bool) trustFunc {
+	return func(lib *Library, dir string, lateOK bool) bool {
 		if dirty[lib][dir] {
 			return false
-		}
-		if f := fresh[lib]; len(f) > 0 {
-			for d := dir; ; d = path.Dir(d) {
-				if f[d] {
-					return false
-				}
-				if d == "." {
-					break
-				}
-			}
 		}
 		w.mu.Lock()
 		wt, ok := w.watched[lib][dir]
 		w.mu.Unlock()
-		return ok && !wt.late
+		return ok && (!wt.late || lateOK)
 	}
 }
 
@@ -508,10 +498,10 @@ func (w *Watcher) rescan(full bool) {
 	for _, fn := range due {
 		fn()
 	}
-	dirty, fresh, kicked := w.take()
+	dirty, kicked := w.take()
 	var trust trustFunc
 	if !full && !kicked && len(due) == 0 {
-		trust = w.trust(dirty, fresh)
+		trust = w.trust(dirty)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
