@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -113,4 +114,13 @@ func Describe(s *Snapshot) string {
 		fmt.Fprintf(&b, "library %+v\n", l)
 	}
 	return b.String()
+}
+
+// RescanTrusting rescans libs as an incremental rescan after events that
+// named no folder: every folder of prev (a snapshot Scan returned) is
+// walked from its listing.
+func RescanTrusting(ctx context.Context, libs []*Library, prev *Snapshot, opts *Options) (*Snapshot, error) {
+	prev.scanned.proven.Store(true)
+	snap, _, err := scan(ctx, libs, 2, opts, prev.scanned, true, func(*Library, string, bool) bool { return true })
+	return snap, err
 }

@@ -38,9 +38,11 @@ type Snapshot struct {
 	search      *search.Index
 	searchOnce  sync.Once
 	searchReady chan struct{} // closed once search is built
-	cache       *DigestCache  // where the search index is saved and loaded, if set
-	log         *slog.Logger  // set with cache
-	files       []*File       // every served file, sorted by URI
+	// searchStarted says that searchOnce ran: searchReady will close.
+	searchStarted atomic.Bool
+	cache         *DigestCache // where the search index is saved and loaded, if set
+	log           *slog.Logger // set with cache
+	files         []*File      // every served file, sorted by URI
 	// foldersListed and relisted are the walks' counts (see walk).
 	foldersListed, relisted int
 	// libs are the libraries scanned.
