@@ -129,10 +129,10 @@ type listingTree interface {
 func (w *walk) readDir(dir string, trusted bool) ([]entry, error) {
 	w.foldersListed++
 	if trusted {
-		if l := w.sc.prev.dirs[libKey(w.lib)][dir]; l != nil {
+		if l := w.prior.dirs[dir]; l != nil {
 			w.foldersListed--
 			w.listed = append(w.listed, listedFolder{dir, l})
-			return w.fromListing(dir, l), nil
+			return fromListing(l), nil
 		}
 	}
 	lt, ok := w.tree.(listingTree)
@@ -143,7 +143,7 @@ func (w *walk) readDir(dir string, trusted bool) ([]entry, error) {
 		}
 		return entries, err
 	}
-	if old := w.sc.cachedListing(w.lib, dir); old != nil {
+	if old := w.prior.records[dir]; old != nil {
 		if entries, ok := lt.relist(dir, old); ok {
 			w.foldersListed--
 			w.listed = append(w.listed, listedFolder{dir, old})
@@ -174,14 +174,6 @@ func (w *walk) statEntry(name string, e entry) entry {
 		e.size, e.stat = info.Size(), statOf(info)
 	}
 	return e
-}
-
-// cachedListing returns the digest cache's listing of dir in lib, if any.
-func (sc *scanner) cachedListing(lib *Library, dir string) *listing {
-	if sc.cached == nil {
-		return nil
-	}
-	return sc.cached[libKey(lib)].dirs[dir]
 }
 
 // Unchanged reports whether every folder and file that the first scan of

@@ -28,17 +28,12 @@ const racyWindow = 2 * time.Second
 // is the previous one, or at start the persistent digest cache. The found
 // returned is the earlier one, shared (never written again); anything
 // else returns f, to be read.
-func (sc *scanner) reuse(lib *Library, f *found) *found {
+func (w *walk) reuse(f *found) *found {
 	if !f.stat.ok {
 		return f
 	}
-	var old *found
-	if sc.prev != nil {
-		old = sc.prev.files[libKey(lib)][f.name]
-	} else if sc.cached != nil {
-		old = sc.cached[libKey(lib)].files[f.name]
-	}
-	if old == nil || old.err != nil || old.stat != f.stat || old.linted != !sc.opts.NoLint || old.name != f.name {
+	old := w.prior.files[f.name]
+	if old == nil || old.err != nil || old.stat != f.stat || old.linted != !w.sc.opts.NoLint || old.name != f.name {
 		return f
 	}
 	if old.md == nil && path.Base(f.name) == skillsext.SkillFile {

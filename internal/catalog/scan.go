@@ -108,7 +108,7 @@ func scan(ctx context.Context, libs []*Library, gen uint64, opts *Options, prev 
 		}
 	}
 	for li, lib := range libs {
-		w := &walk{sc: sc, lib: lib, tree: treeOf(lib), libIndex: li}
+		w := &walk{sc: sc, lib: lib, tree: treeOf(lib), libIndex: li, prior: sc.priorOf(lib)}
 		w.visitRoot()
 		sc.walks = append(sc.walks, w)
 	}
@@ -122,8 +122,14 @@ func scan(ctx context.Context, libs []*Library, gen uint64, opts *Options, prev 
 	snap.cache, snap.log = o.DigestCache, o.Logger
 	snap.buildVaults(libs, o, st)
 	// Saved when it learned something: a file read, or at start a folder
-	// the cache did not know as it is.
-	if o.DigestCache != nil && (snap.reads > 0 || (!rescan && snap.relisted > 0)) {
+	// the cache did not know as it is. Not after an incremental rescan:
+	// writing the record is a pass over the library, on every edit, and
+	// what it would add is a few files a start reads again; the next full
+	// scan saves it.
+	learned := snap.reads > 0 || (!rescan && snap.relisted > 0) || (prev != nil && prev.unsaved)
+	if o.DigestCache != nil && learned && trust != nil {
+		st.unsaved = true
+	} else if o.DigestCache != nil && learned {
 		if err := o.DigestCache.save(libs, st); err != nil {
 			o.Logger.Warn("digest cache not saved; the next start reads every file", "err", err)
 		}
@@ -225,6 +231,27 @@ type walk struct {
 	// fanout, while the root is walked, takes its subfolders to walk them
 	// concurrently.
 	fanout func(dir string)
+	prior  prior
+}
+
+// prior is what an earlier scan knew of one library: the previous scan's
+// files and listings, or at start the digest cache's.
+type prior struct {
+	files   map[string]*found
+	dirs    map[string]*listing // the previous scan's
+	records map[string]*listing // the digest cache's, checked against the folder
+}
+
+func (sc *scanner) priorOf(lib *Library) prior {
+	key := libKey(lib)
+	if sc.prev != nil {
+		return prior{files: sc.prev.files[key], dirs: sc.prev.dirs[key]}
+	}
+	if sc.cached != nil {
+		c := sc.cached[key]
+		return prior{files: c.files, records: c.dirs}
+	}
+	return prior{}
 }
 
 // visitRoot walks the library. The subfolders of a root that is not itself
@@ -236,7 +263,7 @@ func (w *walk) visitRoot() {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	w.fanout = func(dir string) {
-		sub := &walk{sc: w.sc, lib: w.lib, tree: w.tree, libIndex: w.libIndex}
+		sub := &walk{sc: w.sc, lib: w.lib, tree: w.tree, libIndex: w.libIndex, prior: w.prior}
 		subs = append(subs, sub)
 		sem <- struct{}{}
 		wg.Go(func() {
@@ -377,7 +404,11 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 				continue
 			}
 			if e.unknown {
-				e = w.statEntry(p, e)
+				if f := w.prior.files[p]; f != nil {
+					e.size, e.stat, e.unknown = f.size, f.stat, false
+				} else {
+					e = w.statEntry(p, e)
+				}
 			}
 			if e.err != nil {
 				inner.skip("unreadable", rel())
@@ -387,7 +418,7 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 				inner.skip("over SKILLS_MAX_FILE_BYTES", rel())
 				continue
 			}
-			f := w.sc.reuse(w.lib, &found{name: p, size: e.size, stat: e.stat, hashedAt: w.sc.start.UnixNano()})
+			f := w.reuse(&found{name: p, size: e.size, stat: e.stat, hashedAt: w.sc.start.UnixNano()})
 			w.files = append(w.files, f)
 			if w.sc.readHere(f) {
 				w.reads++

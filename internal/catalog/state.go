@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +41,9 @@ type scanState struct {
 	// here was made (the scan gave Options.OnFolder), so that a folder
 	// with no event since can be trusted to be as listed.
 	watched bool
+	// unsaved says that a scan since the digest cache was last written
+	// learned something it does not hold.
+	unsaved bool
 	// listed counts the folders listed from the file system rather than
 	// walked from a listing.
 	listed int
@@ -88,22 +90,13 @@ func sameLibs(a, b []*Library) bool { return slices.Equal(a, b) }
 type trustFunc func(lib *Library, dir string, lateOK bool) bool
 
 // fromListing returns the entries of dir from l without reading the
-// folder: each regular file's size and identity from what the previous
-// scan learned of it, or, for a file it kept nothing of (one outside a
-// skill, or withheld), unknown until the walk needs it.
-func (w *walk) fromListing(dir string, l *listing) []entry {
-	files := w.sc.prev.files[libKey(w.lib)]
+// folder. Regular files are left unknown: the walk takes their size and
+// identity from what the previous scan learned of them, or stats the few
+// it kept nothing of (one outside a skill, or withheld) when it needs to.
+func fromListing(l *listing) []entry {
 	out := make([]entry, len(l.names))
 	for i, name := range l.names {
-		e := entry{name: name, typ: kindMode(l.kinds[i])}
-		if l.kinds[i] == kindFile {
-			if f := files[path.Join(dir, name)]; f != nil {
-				e.size, e.stat = f.size, f.stat
-			} else {
-				e.unknown = true
-			}
-		}
-		out[i] = e
+		out[i] = entry{name: name, typ: kindMode(l.kinds[i]), unknown: l.kinds[i] == kindFile}
 	}
 	return out
 }
