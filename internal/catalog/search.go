@@ -71,10 +71,10 @@ func (snap *Snapshot) indexSkills(base *Snapshot) (key string, built bool) {
 			sk.body.Store(nil) // read from the file from now on
 		}
 	}()
-	if ix := snap.updateIndex(base); ix != nil {
+	if ix, whole := snap.updateIndex(base); ix != nil {
 		// Not saved: saving costs a pass over the whole index, on every
 		// edit; the next start builds it once instead.
-		snap.search = ix
+		snap.search, snap.searchWhole = ix, whole
 		return "", false
 	}
 	if snap.cache != nil {
@@ -82,7 +82,7 @@ func (snap *Snapshot) indexSkills(base *Snapshot) (key string, built bool) {
 		key = snap.searchKey()
 		ix, err := snap.cache.loadIndex(key, len(snap.skills))
 		if err == nil {
-			snap.search = ix
+			snap.search, snap.searchWhole = ix, true
 			snap.log.Debug("search index loaded", "skills", len(snap.skills), "ms", millis(time.Since(start)))
 			return key, false
 		}
@@ -103,7 +103,7 @@ func (snap *Snapshot) indexSkills(base *Snapshot) (key string, built bool) {
 			Description: sk.Description, Tags: sk.Tags, Body: body,
 		}
 	}
-	snap.search = search.Build(docs, indexWorkers())
+	snap.search, snap.searchWhole = search.Build(docs, indexWorkers()), whole
 	return key, whole
 }
 
@@ -113,18 +113,20 @@ const maxUpdated = 4 // a quarter
 
 // updateIndex returns the index of snap's listed skills updated from
 // base's, or nil when there is none to update from (base's index is not
-// being built, or was decoded from the cache) or too much changed. A skill
+// being built, was decoded from the cache, or indexed a body it could not
+// read, empty) or too much changed. It reports whether every body it
+// read was read whole. A skill
 // is indexed again only when its indexed fields or its SKILL.md changed:
 // an edit costs its own analysis and one pass over the postings, not a
 // read and analysis of every body (at 5,000 skills, 30 ms instead of
 // 250-600).
-func (snap *Snapshot) updateIndex(base *Snapshot) *search.Index {
+func (snap *Snapshot) updateIndex(base *Snapshot) (*search.Index, bool) {
 	if base == nil || !base.searchStarted.Load() {
-		return nil
+		return nil, false
 	}
 	<-base.searchReady
-	if !base.search.Updatable() {
-		return nil
+	if !base.searchWhole || !base.search.Updatable() {
+		return nil, false
 	}
 	docs := make([]search.Doc, len(snap.skills))
 	from := make([]int, len(snap.skills))
@@ -142,19 +144,21 @@ func (snap *Snapshot) updateIndex(base *Snapshot) *search.Index {
 		}
 	}
 	if fresh*maxUpdated > len(snap.skills) {
-		return nil
+		return nil, false
 	}
+	whole := true
 	for i, sk := range snap.skills {
 		docs[i] = search.Doc{ID: i, Name: sk.Name, Library: sk.Library, Category: sk.Category, Description: sk.Description, Tags: sk.Tags}
 		if from[i] < 0 {
-			body, _ := sk.Body() // one that changed since the scan is indexed empty until the next one
+			body, err := sk.Body() // one that changed since the scan is indexed empty until the next one
+			whole = whole && err == nil
 			if len(body) > maxIndexedBody {
 				body = body[:maxIndexedBody]
 			}
 			docs[i].Body = body
 		}
 	}
-	return search.Update(base.search, docs, from, indexWorkers())
+	return search.Update(base.search, docs, from, indexWorkers()), whole
 }
 
 // sameDoc reports whether a and b are indexed alike: the same fields, and

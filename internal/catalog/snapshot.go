@@ -40,9 +40,12 @@ type Snapshot struct {
 	searchReady chan struct{} // closed once search is built
 	// searchStarted says that searchOnce ran: searchReady will close.
 	searchStarted atomic.Bool
-	cache         *DigestCache // where the search index is saved and loaded, if set
-	log           *slog.Logger // set with cache
-	files         []*File      // every served file, sorted by URI
+	// searchWhole says that search indexed every body as the scan found
+	// it, so that a later index may be updated from it.
+	searchWhole bool
+	cache       *DigestCache // where the search index is saved and loaded, if set
+	log         *slog.Logger // set with cache
+	files       []*File      // every served file, sorted by URI
 	// foldersListed and relisted are the walks' counts (see walk).
 	foldersListed, relisted int
 	// libs are the libraries scanned.

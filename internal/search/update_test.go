@@ -13,14 +13,14 @@ import (
 // Build returns for the new documents, again and again from its own
 // result.
 func TestUpdateEqualsBuild(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 3, 4} {
+	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 9))
 			g := newBenchGen(seed)
 			docs := benchDocs(300)
 			prev := Build(docs, 2)
 			next := 1000
-			for step := range 20 {
+			for step := range 12 {
 				var cur []Doc
 				var from []int
 				for o, d := range docs {
