@@ -17,14 +17,14 @@ func TestUpdateEqualsBuild(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 9))
 			g := newBenchGen(seed)
-			docs := benchDocs(300)
+			docs := benchDocs(120)
 			prev := Build(docs, 2)
 			next := 1000
-			for step := range 12 {
+			for step := range 10 {
 				var cur []Doc
 				var from []int
 				for o, d := range docs {
-					switch r.IntN(40) {
+					switch r.IntN(20) {
 					case 0: // removed
 						continue
 					case 1: // edited
