@@ -97,7 +97,7 @@ func (c *hubCommand) Run(ctx context.Context, args []string) error {
 	g := &hubGlobals{set: map[string]bool{}}
 	fs := c.flagSet("hub", g, hubUsage)
 	if err := fs.Parse(args); err != nil {
-		return c.flagError(err, "skills-mcp hub help")
+		return c.flagError(fs, err, "skills-mcp hub help")
 	}
 	args = fs.Args()
 	if len(args) == 0 {
@@ -140,10 +140,18 @@ func (c *hubCommand) Run(ctx context.Context, args []string) error {
 	return usagef("skills-mcp hub help", "unknown hub command %q", name)
 }
 
-// flagSet is a flag set for one hub command, with the global flags.
-func (c *hubCommand) flagSet(name string, g *hubGlobals, usage string) *flag.FlagSet {
+// hubFlags is one hub command's flag set and its help text.
+type hubFlags struct {
+	*flag.FlagSet
+	usage string
+}
+
+// flagSet is a flag set for one hub command, with the global flags. A bad
+// flag is reported once, as the error (exit 2); -h prints the help.
+func (c *hubCommand) flagSet(name string, g *hubGlobals, usage string) *hubFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	track := func(f string, set func(string) error) func(string) error {
 		return func(v string) error { g.set[f] = true; return set(v) }
 	}
@@ -154,32 +162,31 @@ func (c *hubCommand) flagSet(name string, g *hubGlobals, usage string) *flag.Fla
 		g.requireApproval = b
 		return err
 	}))
-	fs.Usage = func() {
-		fmt.Fprint(c.stderr, usage)
-		if name != "hub" {
-			fmt.Fprint(c.stderr, "\nFlags:\n")
-			fs.PrintDefaults()
-		}
-	}
-	return fs
+	return &hubFlags{FlagSet: fs, usage: usage}
 }
 
-func (c *hubCommand) flagError(err error, hint string) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return errHelp
+func (c *hubCommand) flagError(fs *hubFlags, err error, hint string) error {
+	if !errors.Is(err, flag.ErrHelp) {
+		return &usageError{err: err, hint: hint}
 	}
-	return &usageError{err: err, hint: hint}
+	fmt.Fprint(c.stderr, fs.usage)
+	if fs.Name() != "hub" {
+		fmt.Fprint(c.stderr, "\nFlags:\n")
+		fs.SetOutput(c.stderr)
+		fs.PrintDefaults()
+	}
+	return errHelp
 }
 
 // parse parses a command's flags, which may come before, between and after
 // its arguments ("--" ends the flags), and checks the argument count.
 // what names the arguments for the error when some are missing.
-func (c *hubCommand) parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int, what string) ([]string, error) {
+func (c *hubCommand) parse(fs *hubFlags, args []string, minArgs, maxArgs int, what string) ([]string, error) {
 	hint := "skills-mcp hub " + fs.Name() + " -h"
 	var pos []string
 	for rest := args; ; {
 		if err := fs.Parse(rest); err != nil {
-			return nil, c.flagError(err, hint)
+			return nil, c.flagError(fs, err, hint)
 		}
 		left := fs.Args()
 		if len(left) == 0 {
