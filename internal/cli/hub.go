@@ -767,14 +767,16 @@ func (c *hubCommand) catalogSearch(ctx context.Context, g *hubGlobals, args []st
 		return err
 	}
 	defer h.Close()
-	hits := h.SearchCatalog(index.Query{Text: strings.Join(pos, " "), Category: *category, Author: *author, Limit: *limit})
+	hits, cur, err := h.SearchCatalog(ctx, index.Query{Text: strings.Join(pos, " "), Category: *category, Author: *author, Limit: *limit})
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		if hits == nil {
 			hits = []hub.CatalogHit{}
 		}
 		return c.writeJSON(hits)
 	}
-	cur := h.Catalog().Current()
 	if len(hits) == 0 {
 		fmt.Fprintf(c.stdout, "no catalog item matches (the catalog has %d items, from %s)\n", cur.Len(), cur.Source())
 		return nil
@@ -831,14 +833,17 @@ func (c *hubCommand) catalogRefresh(ctx context.Context, g *hubGlobals, args []s
 	fmt.Fprintf(c.stderr, "hub: downloading the catalog\n")
 	ix, err := h.RefreshCatalog(ctx, url)
 	if err != nil {
-		return c.catalogFailed(h, err)
+		return catalogFailed(ix, err)
 	}
 	fmt.Fprintf(c.stdout, "catalog refreshed: %d items\n", ix.Len())
 	return nil
 }
 
-func (c *hubCommand) catalogFailed(h *hub.Hub, err error) error {
-	cur := h.Catalog().Current()
+// catalogFailed says that a failed update left the catalog cur unchanged.
+func catalogFailed(cur *index.Index, err error) error {
+	if cur == nil {
+		return err
+	}
 	return fmt.Errorf("%w\nthe catalog is unchanged: %d items, from %s", err, cur.Len(), cur.Source())
 }
 
@@ -863,7 +868,7 @@ func (c *hubCommand) catalogImport(ctx context.Context, g *hubGlobals, args []st
 	defer h.Close()
 	ix, err := h.ImportCatalog(ctx, pos[0])
 	if err != nil {
-		return c.catalogFailed(h, err)
+		return catalogFailed(ix, err)
 	}
 	fmt.Fprintf(c.stdout, "catalog imported from %s: %d items\n", pos[0], ix.Len())
 	return nil

@@ -27,7 +27,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
 	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
@@ -80,13 +83,17 @@ type Options struct {
 // concurrent use. Close it when done.
 type Hub struct {
 	st      *store.DB
-	catalog *index.Catalog
 	limits  pkgtree.Limits
 	github  *pkgtree.GitHubOptions
+	catOpts *index.Options
+
+	catMu   sync.Mutex
+	catalog *index.Catalog // nil until first used
 }
 
-// Open opens the hub's store (creating and migrating it when needed) and
-// its catalog: the last snapshot stored, or the bundled one.
+// Open opens the hub's store, creating and migrating it when needed. The
+// catalog is opened when first used (see Hub.Catalog), so that commands
+// that do not need it do not pay for indexing it.
 func Open(ctx context.Context, opts Options) (*Hub, error) {
 	st, err := store.Open(ctx, store.Options{
 		Dir:             opts.Dir,
@@ -106,12 +113,23 @@ func Open(ctx context.Context, opts Options) (*Hub, error) {
 		c.Logger = opts.Logger
 		copts = &c
 	}
-	cat, err := index.Open(ctx, st, copts)
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("opening the hub's catalog: %w", err)
+	return &Hub{st: st, catOpts: copts, limits: opts.Limits, github: opts.GitHub}, nil
+}
+
+// Catalog returns the installable catalog: the last snapshot stored, or the
+// bundled one. It is opened on the first call; a failure to read the store
+// is returned, and the next call tries again.
+func (h *Hub) Catalog(ctx context.Context) (*index.Catalog, error) {
+	h.catMu.Lock()
+	defer h.catMu.Unlock()
+	if h.catalog == nil {
+		cat, err := index.Open(ctx, h.st, h.catOpts)
+		if err != nil {
+			return nil, fmt.Errorf("opening the hub's catalog: %w", err)
+		}
+		h.catalog = cat
 	}
-	return &Hub{st: st, catalog: cat, limits: opts.Limits, github: opts.GitHub}, nil
+	return h.catalog, nil
 }
 
 // Close releases the store.
@@ -208,6 +226,11 @@ func (h *Hub) resolve(ctx context.Context, ref string) (store.Version, error) {
 	}
 	if name == "" {
 		return store.Version{}, fmt.Errorf("version %q: %w: give NAME@DIGEST, as `hub list` or `hub versions NAME` prints it", ref, ErrBadID)
+	}
+	// No package name has these, and a database may refuse them outright
+	// (PostgreSQL's text has no NUL).
+	if len(name) > 256 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		return store.Version{}, fmt.Errorf("version %q: %w: that is not a package name", ref, ErrBadID)
 	}
 	if hasAt && (len(digest) < MinPrefix || !isHex(digest)) {
 		return store.Version{}, fmt.Errorf("version %q: %w: after the @ come at least %d hex digits of the tree digest", ref, ErrBadID, MinPrefix)

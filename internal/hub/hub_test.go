@@ -343,11 +343,14 @@ func TestInstallCatalogItem(t *testing.T) {
 	if _, err := h.ImportCatalog(ctx, catalogDoc(t, item, bad, good)); err != nil {
 		t.Fatal(err)
 	}
-	hits := h.SearchCatalog(index.Query{Text: "pdf"})
+	hits, ix, err := h.SearchCatalog(ctx, index.Query{Text: "pdf"})
+	if err != nil || ix.Len() != 3 || ix.Source() != "import:catalog.json" {
+		t.Fatalf("SearchCatalog: %v, %v", ix, err)
+	}
 	if len(hits) != 3 {
 		t.Fatalf("search: %d hits; want 3", len(hits))
 	}
-	if got := h.SearchCatalog(index.Query{Category: "documents", Limit: 2}); len(got) != 2 {
+	if got, _, _ := h.SearchCatalog(ctx, index.Query{Category: "documents", Limit: 2}); len(got) != 2 {
 		t.Errorf("browse with limit 2: %d items", len(got))
 	}
 
@@ -395,6 +398,7 @@ func TestResolve(t *testing.T) {
 		"pdf-tools@ffffffffffff":            store.ErrNotFound,
 		"other@" + v1.TreeDigest:            store.ErrNotFound,
 		"sha256:" + strings.Repeat("0", 64): store.ErrNotFound,
+		"pdf\x00tools@1234":                 hub.ErrBadID,
 	} {
 		if _, err := h.Resolve(ctx, ref); !errors.Is(err, want) {
 			t.Errorf("Resolve(%q) = %v; want %v", ref, err, want)
@@ -486,4 +490,33 @@ func TestBackupRestore(t *testing.T) {
 	if err := hub.RestoreFile(ctx, backup, dir); err == nil {
 		t.Error("restoring into a data directory in use succeeded")
 	}
+}
+
+// FuzzResolve: any reference resolves to a version whose id it names, or
+// is refused with one of Resolve's errors; it never panics.
+func FuzzResolve(f *testing.F) {
+	for _, s := range []string{"pdf-tools", "pdf-tools@abcd", "sha256:", "@", "pdf-tools@sha256:00", "a@b@c", ""} {
+		f.Add(s)
+	}
+	h, err := hub.Open(context.Background(), hub.Options{Dir: filepath.Join(f.TempDir(), "data")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer h.Close()
+	data := buildZip(f, map[string]string{"SKILL.md": skillMD})
+	if _, err := h.InstallZip(context.Background(), hub.ZipInstall{R: bytes.NewReader(data), Size: int64(len(data)), FileName: "a.zip"}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		v, err := h.Resolve(context.Background(), ref)
+		if err == nil {
+			if v.Package != "pdf-tools" {
+				t.Fatalf("Resolve(%q) = %+v", ref, v)
+			}
+			return
+		}
+		if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, hub.ErrBadID) && !errors.Is(err, hub.ErrAmbiguous) {
+			t.Fatalf("Resolve(%q): unexpected error %v", ref, err)
+		}
+	})
 }

@@ -128,8 +128,11 @@ func (h *Hub) InstallGit(ctx context.Context, g GitInstall) (*Installed, error) 
 // refused with ErrDigestMismatch, and a version with that digest already
 // installed is returned without reading the repository.
 func (h *Hub) InstallCatalogItem(ctx context.Context, id string, progress func(pkgtree.Progress)) (*Installed, error) {
-	ix := h.catalog.Current()
-	it, ok := ix.Item(id)
+	cat, err := h.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	it, ok := cat.Current().Item(id)
 	if !ok {
 		return nil, fmt.Errorf("catalog item %q: %w: search the catalog with `hub catalog search` for its id", id, store.ErrNotFound)
 	}
