@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -519,4 +521,32 @@ func FuzzResolve(f *testing.F) {
 			t.Fatalf("Resolve(%q): unexpected error %v", ref, err)
 		}
 	})
+}
+
+func TestRefreshCatalog(t *testing.T) {
+	raw, err := index.Marshal(&index.Snapshot{SchemaVersion: 1, Items: []index.Item{{ID: "a/b", Name: "pdf-tools", Description: "d", Repository: "https://example.com/a/b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/good.json" {
+			w.Write(raw)
+			return
+		}
+		w.Write([]byte(`{"schema_version": 2, "items": []}`))
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	h, _ := sqliteHub(t)
+	ix, err := h.RefreshCatalog(ctx, srv.URL+"/good.json")
+	if err != nil || ix.Len() != 1 {
+		t.Fatalf("refresh: %v, %v", ix, err)
+	}
+	ix, err = h.RefreshCatalog(ctx, srv.URL+"/v2.json")
+	if err == nil || !strings.Contains(err.Error(), "schema_version") {
+		t.Errorf("refresh of a version-2 document: %v", err)
+	}
+	if ix == nil || ix.Len() != 1 || ix.Source() != srv.URL+"/good.json" {
+		t.Errorf("after a failed refresh the catalog is %v; want the last good one", ix)
+	}
 }
