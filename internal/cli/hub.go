@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -237,7 +238,9 @@ func (c *hubCommand) options(g *hubGlobals) (hub.Options, error) {
 		}
 		g.data = dir
 	}
-	opts := hub.Options{Dir: g.data, Database: g.database, RequireApproval: g.requireApproval}
+	// Warnings only: a stored catalog passed over, say; not the migrations.
+	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := hub.Options{Dir: g.data, Database: g.database, RequireApproval: g.requireApproval, Logger: logger}
 	return opts, nil
 }
 
