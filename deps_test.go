@@ -63,6 +63,8 @@ var allowed = map[string][]string{
 	"skills": {"internal/catalog", "internal/engine", "internal/library", "internal/server"},
 	// The hub (issue 18): package trees and their readers.
 	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
+	// The hub's operations: the three hub packages wired together.
+	"internal/hub": {"internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/regfile"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":           {"*"},
 	"cmd/skills-mcp":         {"internal/cli"},
