@@ -48,7 +48,10 @@ var allowed = map[string][]string{
 	// A library: how it is configured and opened (folder, zip, URL, fs.FS).
 	"internal/library": {"internal/catalog", "internal/regfile", "internal/vault"},
 	// The lifecycle of a live catalog (first scan, watches, reloads).
-	"internal/engine": {"internal/catalog"},
+	"internal/engine": {"internal/atomicfile", "internal/catalog", "internal/regfile"},
+	// The lint command's work: reading folders and zips (through the
+	// library's archive reader), linting, reports.
+	"internal/lint/lintcmd": {"internal/library", "internal/lint", "internal/regfile", "internal/skill"},
 	// Level 3: the protocol surface, and the clients, which know only the wire.
 	"internal/server":      {"internal/catalog", "internal/skillsext", "internal/vault"},
 	"internal/pack":        {"internal/atomicfile", "internal/catalog", "internal/vault"},
@@ -60,6 +63,8 @@ var allowed = map[string][]string{
 	"skills": {"internal/catalog", "internal/engine", "internal/library", "internal/server"},
 	// The hub (issue 18): package trees and their readers.
 	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
+	// The hub's operations: the three hub packages wired together.
+	"internal/hub": {"internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/regfile"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":           {"*"},
 	"cmd/skills-mcp":         {"internal/cli"},

@@ -49,6 +49,21 @@ func BenchmarkRescanUnchanged(b *testing.B) {
 	}
 }
 
+// BenchmarkRescanIncremental rescans the same library as after an event
+// that named no folder: every folder walked from the previous listing.
+func BenchmarkRescanIncremental(b *testing.B) {
+	lib := benchLibrary(b, 5000)
+	prev, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := catalog.RescanTrusting(context.Background(), []*catalog.Library{lib}, prev, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkScanWarmCache scans with a persistent digest cache written by an
 // earlier process: only the SKILL.md files are read.
 func BenchmarkScanWarmCache(b *testing.B) {

@@ -239,10 +239,11 @@ func NewPendingStore() *Store {
 // Snapshot returns the current snapshot.
 func (st *Store) Snapshot() *Snapshot { return st.cur.Load() }
 
-// Swap installs s, starts its search index, and returns the snapshot it
-// replaced.
+// Swap installs s, starts its search index (updated from the replaced
+// snapshot's when few skills changed), and returns the snapshot it
+// replaced. Swaps are expected one at a time (a Reloader's).
 func (st *Store) Swap(s *Snapshot) *Snapshot {
-	s.StartSearch()
+	s.startSearch(st.cur.Load())
 	return st.cur.Swap(s)
 }
 

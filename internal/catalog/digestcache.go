@@ -125,15 +125,15 @@ func readCacheFile(p string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// save writes the records of snap's directory libraries.
-func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
+// save writes the records of the directory libraries a scan left st of.
+func (c *DigestCache) save(libs []*Library, st *scanState) error {
 	fp := lintFingerprint()
 	var errs []error
 	for _, lib := range libs {
 		if lib.Dir == "" {
 			continue
 		}
-		all := snap.reuse[libKey(lib)]
+		all := st.files[libKey(lib)]
 		if len(all) > MaxDigestCacheFiles {
 			continue
 		}
@@ -145,7 +145,12 @@ func (c *DigestCache) save(libs []*Library, snap *Snapshot) error {
 			files = append(files, f)
 		}
 		slices.SortFunc(files, func(a, b *found) int { return strings.Compare(a.name, b.name) })
-		dirs := snap.listed[libKey(lib)]
+		var dirs []listedFolder
+		for d, l := range st.dirs[libKey(lib)] {
+			if l.dir.ok {
+				dirs = append(dirs, listedFolder{d, l})
+			}
+		}
 		sortListed(dirs)
 		p := c.path(lib)
 		errs = append(errs, c.write(p, fp, files, dirs))

@@ -121,16 +121,29 @@ type listingTree interface {
 	statPath(name string, dir bool) (fileStat, bool)
 }
 
-// readDir lists dir for the walk: from the listing of an earlier scan when
-// the folder is unchanged, else from the folder. When the scan keeps
-// listings, it records the one it used.
-func (w *walk) readDir(dir string) ([]entry, error) {
+// readDir lists dir for the walk: when trusted, from the previous scan's
+// listing (the folder has been watched since, and no event named it);
+// else from the listing of an earlier start when the folder is unchanged;
+// else from the folder. It records the listing it used, for the next scan
+// and the digest cache.
+func (w *walk) readDir(dir string, trusted bool) ([]entry, error) {
 	w.foldersListed++
+	if trusted {
+		if l := w.prior.dirs[dir]; l != nil {
+			w.foldersListed--
+			w.listed = append(w.listed, listedFolder{dir, l})
+			return fromListing(l), nil
+		}
+	}
 	lt, ok := w.tree.(listingTree)
 	if !ok || !w.sc.keepListings {
-		return w.tree.readDir(dir)
+		entries, err := w.tree.readDir(dir)
+		if err == nil {
+			w.listed = append(w.listed, listedFolder{dir, newListing(fileStat{}, w.sc.start.UnixNano(), entries)})
+		}
+		return entries, err
 	}
-	if old := w.sc.cachedListing(w.lib, dir); old != nil {
+	if old := w.prior.records[dir]; old != nil {
 		if entries, ok := lt.relist(dir, old); ok {
 			w.foldersListed--
 			w.listed = append(w.listed, listedFolder{dir, old})
@@ -138,51 +151,29 @@ func (w *walk) readDir(dir string) ([]entry, error) {
 		}
 	}
 	entries, st, err := lt.readDirStat(dir)
-	if err == nil && st.ok {
+	if err == nil {
 		w.listed = append(w.listed, listedFolder{dir, newListing(st, w.sc.start.UnixNano(), entries)})
-		w.relisted++ // a listing the digest cache did not have
+		if st.ok {
+			w.relisted++ // a listing the digest cache did not have
+		}
 	}
 	return entries, err
 }
 
-// cachedListing returns the digest cache's listing of dir in lib, if any.
-func (sc *scanner) cachedListing(lib *Library, dir string) *listing {
-	if sc.cached == nil {
-		return nil
+// statEntry fills in the size and identity of the regular file name,
+// an entry of a trusted listing the previous scan kept nothing of.
+func (w *walk) statEntry(name string, e entry) entry {
+	e.unknown = false
+	info, err := fs.Stat(w.lib.FS, name)
+	switch {
+	case err != nil:
+		e.err = err
+	case !info.Mode().IsRegular():
+		e.err = &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	default:
+		e.size, e.stat = info.Size(), statOf(info)
 	}
-	return sc.cached[libKey(lib)].dirs[dir]
-}
-
-// folderID is a folder's identity when a scan listed it.
-type folderID struct {
-	dir      string
-	id       fileStat
-	listedAt int64
-}
-
-// keepFolders keeps the identity of every folder walked, from the scan's
-// listings, for Unchanged. Any folder without one (unreadable, or on a
-// file system whose timestamps are not trusted) makes the snapshot
-// unprovable.
-func (snap *Snapshot) keepFolders() {
-	// The reuse map as built: a rescan may hand the snapshot another.
-	snap.seen = snap.reuse
-	snap.folders = map[*Library][]folderID{}
-	for lib, dirs := range snap.walked {
-		if lib.Dir == "" {
-			continue // not watched: nothing to check
-		}
-		listed := snap.listed[libKey(lib)]
-		if len(listed) != len(dirs) {
-			snap.unprovable = true
-			return
-		}
-		ids := make([]folderID, len(listed))
-		for i, f := range listed {
-			ids[i] = folderID{f.dir, f.l.dir, f.l.listedAt}
-		}
-		snap.folders[lib] = ids
-	}
+	return e
 }
 
 // Unchanged reports whether every folder and file that the first scan of
@@ -191,31 +182,41 @@ func (snap *Snapshot) keepFolders() {
 // each once, reads nothing and builds nothing. A server calls it once the
 // folders are watched: an edit made before the watches is caught by it,
 // one after by the watches, and only when it reports false does a rescan
-// build a second catalog. It answers once per snapshot; later calls, and
-// snapshots of rescans, report false.
+// build a second catalog; when it reports true, later rescans may trust
+// the first scan's listings as they trust their own. It needs the folder
+// identities a scan with a digest cache records, and reports false for
+// snapshots of rescans.
 func (snap *Snapshot) Unchanged() bool {
-	folders, seen := snap.folders, snap.seen
-	snap.folders, snap.seen = nil, nil
-	if folders == nil || snap.unprovable {
+	st := snap.scanned
+	if st == nil || !st.first || st.unprovable {
 		return false
 	}
-	for lib, ids := range folders {
+	for lib, dirs := range st.walked {
+		if lib.Dir == "" {
+			continue // not watched: nothing to check
+		}
 		lt, ok := treeOf(lib).(listingTree)
 		if !ok {
 			return false
 		}
-		for _, f := range ids {
-			id, ok := lt.statPath(f.dir, true)
-			if !ok || id != f.id || id.mtimeNs >= f.listedAt-int64(racyWindow) {
+		listings := st.dirs[libKey(lib)]
+		for _, d := range dirs {
+			l := listings[d]
+			if l == nil || !l.dir.ok {
+				return false // listed without an identity, or not by the walk (a vault's)
+			}
+			id, ok := lt.statPath(d, true)
+			if !ok || id != l.dir || id.mtimeNs >= l.listedAt-int64(racyWindow) {
 				return false
 			}
 		}
-		for _, f := range seen[libKey(lib)] {
+		for _, f := range st.files[libKey(lib)] {
 			id, ok := lt.statPath(f.name, false)
 			if !ok || id != f.stat || id.mtimeNs >= f.hashedAt-int64(racyWindow) {
 				return false
 			}
 		}
 	}
+	st.proven.Store(true)
 	return true
 }

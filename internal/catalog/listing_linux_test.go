@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -151,8 +152,8 @@ func TestUnchangedSinceTheFirstScan(t *testing.T) {
 			if got, want := snap.Unchanged(), tc.name == "nothing"; got != want {
 				t.Errorf("Unchanged = %v, want %v", got, want)
 			}
-			if snap.Unchanged() {
-				t.Error("a second Unchanged answered true: it answers once")
+			if got, want := snap.Unchanged(), tc.name == "nothing"; got != want {
+				t.Errorf("a second Unchanged = %v, want %v: it only reads", got, want)
 			}
 		})
 	}
@@ -172,8 +173,8 @@ func TestUnchangedSinceTheFirstScan(t *testing.T) {
 	}
 }
 
-// Unchanged may run while a rescan that changes nothing hands the served
-// snapshot a new reuse map (run with -race).
+// Unchanged may run while rescans that change nothing start from the
+// state it reads (run with -race).
 func TestUnchangedBesideARescan(t *testing.T) {
 	lib, dir := tree(t, map[string]string{
 		"tools/a/SKILL.md":  strings.Replace(skillMD, "%s", "a", 1),
@@ -195,5 +196,52 @@ func TestUnchangedBesideARescan(t *testing.T) {
 	}
 	if unchanged := <-done; !unchanged && catalog.ListingsTrusted(lib) {
 		t.Error("an unchanged library was not proved unchanged beside the rescans")
+	}
+}
+
+// After serve's late watches, the first rescan an event makes is
+// incremental only when Unchanged proved the first scan's listings
+// current after the watches; without the proof it lists every folder.
+func TestLateWatchesTrustedOnlyOnceProved(t *testing.T) {
+	for _, prove := range []bool{true, false} {
+		t.Run(fmt.Sprintf("proved=%v", prove), func(t *testing.T) {
+			lib, dir := tree(t, map[string]string{
+				"tools/a/SKILL.md":  strings.Replace(skillMD, "%s", "a", 1),
+				"tools/a/refs/x.md": "x\n",
+				"tools/b/SKILL.md":  strings.Replace(skillMD, "%s", "b", 1),
+			})
+			if !catalog.ListingsTrusted(lib) {
+				t.Skip("the temporary folder's file system is not one whose folder timestamps are trusted")
+			}
+			ageFolders(t, dir)
+			cache := catalog.NewDigestCache(t.TempDir())
+			first, err := catalog.Scan(context.Background(), []*catalog.Library{lib}, 1, &catalog.Options{DigestCache: cache})
+			must(t, err)
+			w, err := catalog.NewWatcher(0, nil)
+			must(t, err)
+			defer w.Close()
+			store := catalog.NewStore(first)
+			swapped := make(chan *catalog.Snapshot, 16)
+			r := catalog.NewReloader(store, func() ([]*catalog.Library, *catalog.Options) {
+				return []*catalog.Library{lib}, &catalog.Options{DigestCache: cache, OnFolder: w.Folder}
+			}, func(_, cur *catalog.Snapshot, _ bool) { swapped <- cur })
+			w.Start(r)
+			w.Sync(first)
+			if prove && !first.Unchanged() {
+				t.Fatal("an aged library was not proved unchanged")
+			}
+			must(t, os.WriteFile(filepath.Join(dir, "tools/a/refs/x.md"), []byte("edited\n"), 0o644))
+			waitFor(t, swapped, func(s *catalog.Snapshot) bool {
+				f, ok := s.File("skill://tools/a/refs/x.md")
+				return ok && f.Size == int64(len("edited\n"))
+			})
+			listed, walked := r.LastRescan()
+			if prove && listed >= walked {
+				t.Errorf("after the proof, the rescan listed %d of %d folders", listed, walked)
+			}
+			if !prove && listed != walked {
+				t.Errorf("without the proof, the rescan listed %d of %d folders, want all", listed, walked)
+			}
+		})
 	}
 }

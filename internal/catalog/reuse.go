@@ -22,35 +22,29 @@ type fileStat struct {
 // systems, 2 s on FAT) would otherwise hide the edit.
 const racyWindow = 2 * time.Second
 
-// reuse copies what an earlier scan learned about f when the file is
+// reuse returns what an earlier scan learned about f when the file is
 // provably unchanged: same device, inode, size, mtime and ctime, and not
 // modified within racyWindow of the moment it was hashed. The earlier scan
-// is the previous snapshot, or at start the persistent digest cache.
-// Anything else is read again.
-func (sc *scanner) reuse(lib *Library, f *found) {
+// is the previous one, or at start the persistent digest cache. The found
+// returned is the earlier one, shared (never written again); anything
+// else returns f, to be read.
+func (w *walk) reuse(f *found) *found {
 	if !f.stat.ok {
-		return
+		return f
 	}
-	var old *found
-	if sc.prev != nil {
-		old = sc.prev.reuse[libKey(lib)][f.name]
-	} else if sc.cached != nil {
-		old = sc.cached[libKey(lib)].files[f.name]
-	}
-	if old == nil || old.err != nil || old.stat != f.stat || old.linted != !sc.opts.NoLint {
-		return
+	old := w.prior.files[f.name]
+	if old == nil || old.err != nil || old.stat != f.stat || old.linted != !w.sc.opts.NoLint || old.name != f.name {
+		return f
 	}
 	if old.md == nil && path.Base(f.name) == skillsext.SkillFile {
-		return // no parsed form to reuse: read it
+		return f // no parsed form to reuse: read it
 	}
 	// A write updates mtime; ctime equality above catches an mtime set back
 	// by hand.
 	if f.stat.mtimeNs >= old.hashedAt-int64(racyWindow) {
-		return
+		return f
 	}
-	f.digest, f.text, f.archive, f.script = old.digest, old.text, old.archive, old.script
-	f.md, f.findings, f.linted, f.hashedAt = old.md, old.findings, old.linted, old.hashedAt
-	f.reused = true
+	return old
 }
 
 // libKey identifies a library across rescans, whose Library values a config

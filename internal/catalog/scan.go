@@ -33,16 +33,47 @@ const maxWalkDepth = 64
 // Scan walks the libraries and returns a new snapshot with generation gen.
 // It fails only when ctx is cancelled: every problem with the content is a
 // warning, and a library whose every skill is broken serves nothing.
+//
+// The snapshot keeps what the scan learned for a later Scan given it as
+// Options.Previous, and for Unchanged and Watcher.Sync; a Reloader keeps
+// that of its own rescans itself, and their snapshots hold none.
 func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Snapshot, error) {
+	var prev *scanState
+	rescan := opts != nil && opts.Previous != nil
+	if rescan {
+		prev = opts.Previous.scanned
+	}
+	snap, st, err := scan(ctx, libs, gen, opts, prev, rescan, nil)
+	if err != nil {
+		return nil, err
+	}
+	snap.scanned = st // before the snapshot is returned, so never written after
+	return snap, nil
+}
+
+// scan walks libs, reusing what prev learned (nil: nothing, or at start
+// the digest cache), and returns the snapshot and the state the next scan
+// starts from. trust, if set, names the folders walked from prev's
+// listings rather than listed again (an incremental rescan); it is ignored
+// unless prev's listings can be trusted and were walked from the same
+// libraries with the same options.
+func scan(ctx context.Context, libs []*Library, gen uint64, opts *Options, prev *scanState, rescan bool, trust trustFunc) (*Snapshot, *scanState, error) {
 	o := opts.withDefaults()
 	start := time.Now()
-	sc := &scanner{opts: o, exclude: map[string]bool{}, start: start, prev: o.Previous}
+	key := walkKey(&o)
+	if trust != nil && (prev == nil || !prev.trustworthy() || !sameLibs(prev.libs, libs) || prev.optsKey != key) {
+		trust = nil
+	}
+	sc := &scanner{opts: o, exclude: map[string]bool{}, start: start, prev: prev, trust: trust}
+	if trust != nil {
+		sc.lateOK = prev.proven.Load()
+	}
 	for _, e := range o.Exclude {
 		sc.exclude[e] = true
 	}
 	if o.DigestCache != nil {
 		sc.keepListings = true
-		if sc.prev == nil {
+		if prev == nil {
 			sc.cached = o.DigestCache.load(libs)
 		}
 	}
@@ -55,32 +86,38 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 		}
 	}
 	for li, lib := range libs {
-		w := &walk{sc: sc, lib: lib, tree: treeOf(lib), libIndex: li}
+		w := &walk{sc: sc, lib: lib, tree: treeOf(lib), libIndex: li, prior: sc.priorOf(lib)}
 		w.visitRoot()
 		sc.walks = append(sc.walks, w)
 	}
 	if err := done(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	snap := sc.build()
+	snap, st := sc.build()
+	st.libs, st.optsKey, st.first, st.watched = libs, key, !rescan, o.OnFolder != nil
+	st.listed = snap.foldersListed
+	snap.libs = libs
 	snap.cache, snap.log = o.DigestCache, o.Logger
-	snap.buildVaults(libs, o)
+	snap.buildVaults(libs, o, st)
 	// Saved when it learned something: a file read, or at start a folder
-	// the cache did not know as it is.
-	if o.DigestCache != nil && (snap.reads > 0 || (sc.prev == nil && snap.relisted > 0)) {
-		if err := o.DigestCache.save(libs, snap); err != nil {
+	// the cache did not know as it is. Not after an incremental rescan:
+	// writing the record is a pass over the library, on every edit, and
+	// what it would add is a few files a start reads again; the next full
+	// scan saves it.
+	learned := snap.reads > 0 || (!rescan && snap.relisted > 0) || (prev != nil && prev.unsaved)
+	if o.DigestCache != nil && learned && trust != nil {
+		st.unsaved = true
+	} else if o.DigestCache != nil && learned {
+		if err := o.DigestCache.save(libs, st); err != nil {
 			o.Logger.Warn("digest cache not saved; the next start reads every file", "err", err)
 		}
 	}
-	if sc.prev == nil {
-		snap.keepFolders()
-	}
-	snap.listed = nil
 	// The skills hold their bodies until their search index is built; what
-	// the next scan reuses does not need them.
-	for _, files := range snap.reuse {
-		for _, f := range files {
-			if f.md != nil {
+	// the next scan reuses does not need them. Only files read by this
+	// scan hold one: the others are shared with earlier states.
+	for _, w := range sc.walks {
+		for _, f := range w.files {
+			if f.md != nil && sc.readHere(f) {
 				f.md.body = ""
 			}
 		}
@@ -89,20 +126,28 @@ func Scan(ctx context.Context, libs []*Library, gen uint64, opts *Options) (*Sna
 	snap.ScannedAt = start
 	snap.ScanDuration = time.Since(start)
 	if o.OnScanned != nil {
-		o.OnScanned(snap.ScanDuration, sc.prev != nil)
+		o.OnScanned(snap.ScanDuration, rescan)
 	}
 	for _, w := range snap.warnings {
 		o.Logger.Warn(w.Message, "library", w.Library, "path", w.Path, "reason", w.Reason)
 	}
-	return snap, nil
+	return snap, st, nil
 }
+
+// readHere reports whether f was read by this scan, rather than reused
+// from an earlier one (whose found values are shared, and never written).
+func (sc *scanner) readHere(f *found) bool { return f.hashedAt == sc.start.UnixNano() }
 
 type scanner struct {
 	opts    Options
 	exclude map[string]bool
 	walks   []*walk
 	start   time.Time
-	prev    *Snapshot
+	// prev is what the previous scan learned, if any; trust, if set, says
+	// which of its folder listings to walk without listing the folder.
+	prev   *scanState
+	trust  trustFunc
+	lateOK bool // prev was proven (see trustFunc)
 	// cached is what the persistent digest cache knew at start, per library.
 	cached map[string]cachedLib
 	// keepListings says to record each folder's listing, for the digest
@@ -114,9 +159,10 @@ type scanner struct {
 	cancelled atomic.Bool
 }
 
-// found is a file discovered inside at least one skill folder. Snapshots
-// keep one per file for the next scan, so its flags sit together: 160
-// bytes, where interleaved they took 176.
+// found is a file discovered inside at least one skill folder. Scan states
+// keep one per file for the next scan, and share it with later states
+// while the file is unchanged, so it is never written once its scan ends;
+// its flags sit together: 152 bytes, where interleaved they took 176.
 type found struct {
 	name string // below the library root
 	size int64
@@ -132,7 +178,6 @@ type found struct {
 	text     bool
 	archive  bool
 	linted   bool
-	reused   bool
 }
 
 // rawSkill is a folder holding a SKILL.md.
@@ -153,6 +198,7 @@ type walk struct {
 	skills   []*rawSkill
 	warnings []Warning
 	dirs     []string // every folder walked, for watchers
+	reads    int      // files read (the rest were reused)
 	stats    struct{ scriptsWithheld int }
 	// listed is the listing of each folder walked, for the digest cache.
 	listed []listedFolder
@@ -163,6 +209,27 @@ type walk struct {
 	// fanout, while the root is walked, takes its subfolders to walk them
 	// concurrently.
 	fanout func(dir string)
+	prior  prior
+}
+
+// prior is what an earlier scan knew of one library: the previous scan's
+// files and listings, or at start the digest cache's.
+type prior struct {
+	files   map[string]*found
+	dirs    map[string]*listing // the previous scan's
+	records map[string]*listing // the digest cache's, checked against the folder
+}
+
+func (sc *scanner) priorOf(lib *Library) prior {
+	key := libKey(lib)
+	if sc.prev != nil {
+		return prior{files: sc.prev.files[key], dirs: sc.prev.dirs[key]}
+	}
+	if sc.cached != nil {
+		c := sc.cached[key]
+		return prior{files: c.files, records: c.dirs}
+	}
+	return prior{}
 }
 
 // visitRoot walks the library. The subfolders of a root that is not itself
@@ -174,7 +241,7 @@ func (w *walk) visitRoot() {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	w.fanout = func(dir string) {
-		sub := &walk{sc: w.sc, lib: w.lib, tree: w.tree, libIndex: w.libIndex}
+		sub := &walk{sc: w.sc, lib: w.lib, tree: w.tree, libIndex: w.libIndex, prior: w.prior}
 		subs = append(subs, sub)
 		sem <- struct{}{}
 		wg.Go(func() {
@@ -198,6 +265,7 @@ func (w *walk) visitRoot() {
 		w.listed = append(w.listed, sub.listed...)
 		w.foldersListed += sub.foldersListed
 		w.relisted += sub.relisted
+		w.reads += sub.reads
 	}
 }
 
@@ -217,12 +285,15 @@ func (s *rawSkill) skip(cause, name string) {
 // visit walks dir (below the library root) depth-first. enclosing holds the
 // skills whose folders contain dir, outermost first.
 func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
+	// Trusted as the previous scan listed it only if watched since before
+	// that listing, with no event since: asked before OnFolder watches it.
+	trusted := w.sc.trust != nil && w.sc.trust(w.lib, dir, w.sc.lateOK)
 	// Watched before it is listed: an edit from here on raises an event,
 	// and one before is in the listing.
 	if w.sc.opts.OnFolder != nil {
 		w.sc.opts.OnFolder(w.lib, dir)
 	}
-	entries, err := w.readDir(dir)
+	entries, err := w.readDir(dir, trusted)
 	w.dirs = append(w.dirs, dir)
 	if err != nil {
 		w.warn(dir, "unreadable", "cannot read folder: %v", unwrapPath(err))
@@ -310,6 +381,13 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 				inner.skip(withheldName(err), quoteName(rel()))
 				continue
 			}
+			if e.unknown {
+				if f := w.prior.files[p]; f != nil {
+					e.size, e.stat, e.unknown = f.size, f.stat, false
+				} else {
+					e = w.statEntry(p, e)
+				}
+			}
 			if e.err != nil {
 				inner.skip("unreadable", rel())
 				continue
@@ -318,10 +396,10 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 				inner.skip("over SKILLS_MAX_FILE_BYTES", rel())
 				continue
 			}
-			f := &found{name: p, size: e.size, stat: e.stat, hashedAt: w.sc.start.UnixNano()}
-			w.sc.reuse(w.lib, f)
+			f := w.reuse(&found{name: p, size: e.size, stat: e.stat, hashedAt: w.sc.start.UnixNano()})
 			w.files = append(w.files, f)
-			if !f.reused {
+			if w.sc.readHere(f) {
+				w.reads++
 				w.sc.read(f, w.tree)
 			}
 		default:
@@ -476,26 +554,29 @@ func digestOf(data []byte) string {
 
 // build turns the walks into a snapshot: it parses and validates each
 // skill, applies the limits, resolves URI collisions and builds the indexes.
-func (sc *scanner) build() *Snapshot {
-	snap := &Snapshot{
-		byURI:  map[string]*Skill{},
-		reuse:  map[string]map[string]*found{},
+func (sc *scanner) build() (*Snapshot, *scanState) {
+	snap := &Snapshot{byURI: map[string]*Skill{}}
+	st := &scanState{
+		files:  map[string]map[string]*found{},
+		dirs:   map[string]map[string]*listing{},
 		walked: map[*Library][]string{},
-		listed: map[string][]listedFolder{},
 	}
 	claimed := map[string]string{} // skill URI → "namespace:folder" that claimed it
 	for _, w := range sc.walks {
-		snap.walked[w.lib] = w.dirs
+		st.walked[w.lib] = w.dirs
 		for _, f := range w.files {
 			if f.err != nil || !f.stat.ok {
-				snap.unprovable = true
+				st.unprovable = true
 			}
 		}
 		snap.foldersListed += w.foldersListed
 		snap.relisted += w.relisted
-		if len(w.listed) > 0 {
-			snap.listed[libKey(w.lib)] = w.listed
+		snap.reads += w.reads
+		dirs := make(map[string]*listing, len(w.listed))
+		for _, lf := range w.listed {
+			dirs[lf.dir] = lf.l
 		}
+		st.dirs[libKey(w.lib)] = dirs
 		stats := LibraryStats{Namespace: w.lib.Namespace, Kind: w.lib.Kind, Origin: w.lib.Origin, Info: w.lib.Info}
 		for _, rs := range w.skills {
 			sk := w.makeSkill(rs)
@@ -523,13 +604,10 @@ func (sc *scanner) build() *Snapshot {
 		// After makeSkill, which gives served files names that share their
 		// URI's bytes.
 		reuse := make(map[string]*found, len(w.files))
-		snap.reuse[libKey(w.lib)] = reuse
+		st.files[libKey(w.lib)] = reuse
 		for _, f := range w.files {
 			if f.err == nil {
 				reuse[f.name] = f
-			}
-			if !f.reused {
-				snap.reads++
 			}
 		}
 		stats.ScriptsWithheld = w.stats.scriptsWithheld
@@ -546,7 +624,7 @@ func (sc *scanner) build() *Snapshot {
 	snap.indexNames()
 	snap.searchReady = make(chan struct{})
 	snap.warnings = append(snap.warnings, snap.resolveDependencies()...)
-	return snap
+	return snap, st
 }
 
 // makeSkill validates one discovered skill; it returns nil, with a warning,
@@ -673,9 +751,10 @@ func (w *walk) makeSkill(rs *rawSkill) *Skill {
 				continue
 			}
 		}
-		if tail := len(uri) - len(f.name); tail > 0 && uri[tail-1] == '/' && uri[tail:] == f.name {
+		if tail := len(uri) - len(f.name); w.sc.readHere(f) && tail > 0 && uri[tail-1] == '/' && uri[tail:] == f.name {
 			// The name below the library root is most often the URI's
-			// tail: keep one copy of the bytes, not two.
+			// tail: keep one copy of the bytes, not two (in a found this
+			// scan made: the others are shared, and already share them).
 			f.name = uri[tail:]
 		}
 		file := &File{

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -29,10 +30,16 @@ type Hit struct {
 // waits for the index if it is not ready yet. Store.Swap starts it when a
 // snapshot is installed, so that a rescan that changed nothing and is
 // dropped never pays for an index; the first search starts it otherwise.
-func (snap *Snapshot) StartSearch() {
+func (snap *Snapshot) StartSearch() { snap.startSearch(nil) }
+
+// startSearch is StartSearch; base, if set, is the snapshot snap
+// replaces, whose index the new one is updated from when only a few
+// skills changed (see updateIndex).
+func (snap *Snapshot) startSearch(base *Snapshot) {
 	snap.searchOnce.Do(func() {
+		snap.searchStarted.Store(true)
 		go func() {
-			key, built := snap.indexSkills()
+			key, built := snap.indexSkills(base)
 			close(snap.searchReady)
 			if built && snap.cache != nil {
 				start := time.Now()
@@ -58,18 +65,24 @@ func (snap *Snapshot) SearchReady() <-chan struct{} { return snap.searchReady }
 // indexSkills sets snap.search: the index saved in the cache under the
 // snapshot's key if there is one, else a new one. It returns the key, and
 // whether it built an index worth saving: one that indexed every body.
-func (snap *Snapshot) indexSkills() (key string, built bool) {
+func (snap *Snapshot) indexSkills(base *Snapshot) (key string, built bool) {
 	defer func() {
 		for _, sk := range snap.all {
 			sk.body.Store(nil) // read from the file from now on
 		}
 	}()
+	if ix, whole := snap.updateIndex(base); ix != nil {
+		// Not saved: saving costs a pass over the whole index, on every
+		// edit; the next start builds it once instead.
+		snap.search, snap.searchWhole = ix, whole
+		return "", false
+	}
 	if snap.cache != nil {
 		start := time.Now()
 		key = snap.searchKey()
 		ix, err := snap.cache.loadIndex(key, len(snap.skills))
 		if err == nil {
-			snap.search = ix
+			snap.search, snap.searchWhole = ix, true
 			snap.log.Debug("search index loaded", "skills", len(snap.skills), "ms", millis(time.Since(start)))
 			return key, false
 		}
@@ -90,8 +103,75 @@ func (snap *Snapshot) indexSkills() (key string, built bool) {
 			Description: sk.Description, Tags: sk.Tags, Body: body,
 		}
 	}
-	snap.search = search.Build(docs, indexWorkers())
+	snap.search, snap.searchWhole = search.Build(docs, indexWorkers()), whole
 	return key, whole
+}
+
+// maxUpdated is the largest share of changed skills for which a new
+// snapshot's index is updated from its predecessor's rather than built.
+const maxUpdated = 4 // a quarter
+
+// updateIndex returns the index of snap's listed skills updated from
+// base's, or nil when there is none to update from (base's index is not
+// being built, was decoded from the cache, or indexed a body it could not
+// read, empty) or too much changed. It reports whether every body it
+// read was read whole. A skill
+// is indexed again only when its indexed fields or its SKILL.md changed:
+// an edit costs its own analysis and one pass over the postings, not a
+// read and analysis of every body (at 5,000 skills, 30 ms instead of
+// 250-600).
+func (snap *Snapshot) updateIndex(base *Snapshot) (*search.Index, bool) {
+	if base == nil || !base.searchStarted.Load() {
+		return nil, false
+	}
+	<-base.searchReady
+	if !base.searchWhole || !base.search.Updatable() {
+		return nil, false
+	}
+	docs := make([]search.Doc, len(snap.skills))
+	from := make([]int, len(snap.skills))
+	fresh := 0
+	j := 0
+	for i, sk := range snap.skills {
+		for j < len(base.skills) && base.skills[j].URI < sk.URI {
+			j++
+		}
+		from[i] = -1
+		if j < len(base.skills) && sameDoc(base.skills[j], sk) {
+			from[i] = j
+		} else {
+			fresh++
+		}
+	}
+	if fresh*maxUpdated > len(snap.skills) {
+		return nil, false
+	}
+	whole := true
+	for i, sk := range snap.skills {
+		docs[i] = search.Doc{ID: i, Name: sk.Name, Library: sk.Library, Category: sk.Category, Description: sk.Description, Tags: sk.Tags}
+		if from[i] < 0 {
+			body, err := sk.Body() // one that changed since the scan is indexed empty until the next one
+			whole = whole && err == nil
+			if len(body) > maxIndexedBody {
+				body = body[:maxIndexedBody]
+			}
+			docs[i].Body = body
+		}
+	}
+	return search.Update(base.search, docs, from, indexWorkers()), whole
+}
+
+// sameDoc reports whether a and b are indexed alike: the same fields, and
+// a SKILL.md of the same digest with the body at the same offset.
+func sameDoc(a, b *Skill) bool {
+	if a.URI != b.URI || a.Name != b.Name || a.Library != b.Library || a.Category != b.Category ||
+		a.Description != b.Description || !slices.Equal(a.Tags, b.Tags) || a.bodyOffset != b.bodyOffset {
+		return false
+	}
+	if a.md == nil || b.md == nil {
+		return a.md == b.md
+	}
+	return a.md.Digest == b.md.Digest
 }
 
 // searchKey names the index of the listed skills: a digest of the index

@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -139,4 +140,48 @@ func TestSearchIndexSaved(t *testing.T) {
 	if !strings.Contains(l, "saved search index not used") {
 		t.Errorf("a damaged index was not reported; log:\n%s", l)
 	}
+}
+
+// After a rescan that changed one skill, the new snapshot's index is
+// updated from the old one's, and searches answer as from an index built
+// from scratch: the edited words are found, the removed ones are not.
+func TestUpdatedIndexSearchesAsABuiltOne(t *testing.T) {
+	files := map[string]string{}
+	for _, n := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
+		files["tools/"+n+"/SKILL.md"] = "---\nname: " + n + "\ndescription: Handles " + n + " invoices.\n---\nThe " + n + " procedure.\n"
+	}
+	lib, dir := tree(t, files)
+	libs := []*catalog.Library{lib}
+	first, err := catalog.Scan(context.Background(), libs, 1, nil)
+	must(t, err)
+	store := catalog.NewStore(first)
+	<-first.SearchReady()
+	r := catalog.NewReloader(store, func() ([]*catalog.Library, *catalog.Options) { return libs, nil }, nil)
+	must(t, os.WriteFile(filepath.Join(dir, "tools/gamma/SKILL.md"),
+		[]byte("---\nname: gamma\ndescription: Reconciles ledgers.\n---\nThe zeppelin procedure.\n"), 0o644))
+	cur, err := r.Rescan(context.Background())
+	must(t, err)
+	if store.Snapshot() != cur {
+		t.Fatal("the edit was not swapped in")
+	}
+	<-cur.SearchReady()
+	fresh, err := catalog.Scan(context.Background(), libs, 1, nil)
+	must(t, err)
+	for _, q := range []string{"zeppelin", "ledgers", "gamma invoices", "invoices", "procedure", "epsilon"} {
+		got, want := hitNames(cur.Search(q, "", "", 10)), hitNames(fresh.Search(q, "", "", 10))
+		if got != want {
+			t.Errorf("search %q: updated index %s, built index %s", q, got, want)
+		}
+	}
+	if hits := cur.Search("zeppelin", "", "", 10); len(hits) != 1 || hits[0].Skill.Name != "gamma" {
+		t.Errorf("search zeppelin = %s, want gamma", hitNames(hits))
+	}
+}
+
+func hitNames(hits []catalog.Hit) string {
+	var names []string
+	for _, h := range hits {
+		names = append(names, fmt.Sprintf("%s:%.6f", h.Skill.Name, h.Score))
+	}
+	return strings.Join(names, " ")
 }

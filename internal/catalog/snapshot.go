@@ -33,29 +33,28 @@ type Snapshot struct {
 	skills      []*Skill          // the listed ones: all but hidden skills
 	byURI       map[string]*Skill // every served skill, hidden ones too
 	byPath      map[string]*Skill
-	byName      map[string][]*Skill          // frontmatter name → skills, across libraries
-	reuse       map[string]map[string]*found // library key → file name → what the scan learned, for the next scan
-	walked      map[*Library][]string        // folders walked per library, for watchers
-	reads       int                          // files read by the scan (the rest were reused)
+	byName      map[string][]*Skill // frontmatter name → skills, across libraries
+	reads       int                 // files read by the scan (the rest were reused)
 	search      *search.Index
 	searchOnce  sync.Once
 	searchReady chan struct{} // closed once search is built
-	cache       *DigestCache  // where the search index is saved and loaded, if set
-	log         *slog.Logger  // set with cache
-	files       []*File       // every served file, sorted by URI
-	// listed holds the folder listings of the scan until the digest cache
-	// is saved.
-	listed map[string][]listedFolder
+	// searchStarted says that searchOnce ran: searchReady will close.
+	searchStarted atomic.Bool
+	// searchWhole says that search indexed every body as the scan found
+	// it, so that a later index may be updated from it.
+	searchWhole bool
+	cache       *DigestCache // where the search index is saved and loaded, if set
+	log         *slog.Logger // set with cache
+	files       []*File      // every served file, sorted by URI
 	// foldersListed and relisted are the walks' counts (see walk).
 	foldersListed, relisted int
-	// folders holds, until Unchanged, the identity of each folder the
-	// first scan of a process walked; unprovable records that some file
-	// or folder has none, so that only a rescan can tell what changed.
-	folders    map[*Library][]folderID
-	unprovable bool
-	// seen is the files the first scan saw, for Unchanged: the reuse map
-	// as built, which a rescan may replace.
-	seen      map[string]map[string]*found
+	// libs are the libraries scanned.
+	libs []*Library
+	// scanned is what the scan learned, kept for a later Scan, Unchanged
+	// and Watcher.Sync, in snapshots Scan returned; a Reloader keeps that
+	// of its rescans itself. Set before the snapshot is returned, like
+	// every field here but the search index, built once under searchOnce.
+	scanned   *scanState
 	warnings  []Warning
 	libraries []LibraryStats
 	vaults    []*Vault

@@ -16,6 +16,9 @@ type entry struct {
 	size int64
 	stat fileStat
 	err  error // statting a regular file failed
+	// unknown says size, stat and err are not known yet: the entry comes
+	// from an earlier listing that kept nothing of the file.
+	unknown bool
 }
 
 // tree is how a scan and the server read a library: the generic fs.FS

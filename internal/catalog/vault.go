@@ -104,7 +104,7 @@ func AttachmentMimeType(a *vault.Attachment) string { return mimeType(a.Name, a.
 
 // buildVaults reads the vault of every library that has one and joins it
 // with the skills the snapshot serves.
-func (snap *Snapshot) buildVaults(libs []*Library, o Options) {
+func (snap *Snapshot) buildVaults(libs []*Library, o Options, st *scanState) {
 	if o.NoPlaybooks && o.NoValueChains {
 		return
 	}
@@ -138,7 +138,7 @@ func (snap *Snapshot) buildVaults(libs []*Library, o Options) {
 			MaxFileBytes: o.MaxFileBytes,
 			NoScripts:    o.NoScripts || lib.NoScripts,
 			OnFolder: func(dir string) {
-				snap.walked[root] = append(snap.walked[root], dir)
+				st.walked[root] = append(st.walked[root], dir)
 				if o.OnFolder != nil {
 					o.OnFolder(root, dir)
 				}

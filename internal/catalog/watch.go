@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,8 +23,12 @@ type Reloader struct {
 	source Source
 	onSwap func(old, cur *Snapshot, changed bool)
 
-	mu  sync.Mutex // serialises rescans, and guards the served snapshot's reuse map
+	mu  sync.Mutex // serialises rescans; guards what follows
 	gen uint64
+	// state is what the last rescan learned, which the next starts from;
+	// before the first, the state of the snapshot Scan returned, if it
+	// was installed. Snapshots are never written to carry it.
+	state *scanState
 }
 
 // Source returns what to scan: the libraries and the scan options. Both may
@@ -42,8 +48,17 @@ func NewReloader(store *Store, source Source, onSwap func(old, cur *Snapshot, ch
 
 // Rescan scans the libraries again and swaps the result in when it serves
 // something different; it returns the new scan either way. Requests in
-// flight finish on the snapshot they started with.
+// flight finish on the snapshot they started with. It lists every folder
+// and stats every file; files unchanged since the previous scan are not
+// read again.
 func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
+	snap, _, err := r.rescan(ctx, nil)
+	return snap, err
+}
+
+// rescan is Rescan; trust, if set, makes it incremental: the folders it
+// trusts are walked from the previous listing, not listed again.
+func (r *Reloader) rescan(ctx context.Context, trust trustFunc) (*Snapshot, *scanState, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	libs, o := r.source()
@@ -51,30 +66,32 @@ func (r *Reloader) Rescan(ctx context.Context) (*Snapshot, error) {
 	if o != nil {
 		opts = *o
 	}
+	opts.Previous = nil
 	old := r.store.Snapshot()
-	opts.Previous = old
-	r.gen++
-	snap, err := Scan(ctx, libs, r.gen, &opts)
-	if err != nil {
-		return nil, err
+	prev := r.state
+	if prev == nil && old != nil {
+		prev = old.scanned
 	}
+	r.gen++
+	snap, st, err := scan(ctx, libs, r.gen, &opts, prev, true, trust)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.state = st
 	changed := Changed(old, snap)
 	if !changed && sameWarnings(old, snap) && sameLibraries(old, snap) {
 		// Nothing a client or operator can see changed: keep serving the
-		// old snapshot, and hand it what the new scan learned of each file
-		// (a touched file's new times, a digest hashed out of the racy
-		// window), which seeds the next rescan. Only rescans read it, under
-		// r.mu. Keeping the whole new snapshot for that held a second
-		// catalog in memory. The new one still tells the watcher which
-		// folders exist.
-		old.reuse = snap.reuse
-		return snap, nil
+		// old snapshot. What the new scan learned of each file (a touched
+		// file's new times, a digest hashed out of the racy window) seeds
+		// the next rescan from r.state; keeping the whole new snapshot for
+		// that held a second catalog in memory.
+		return snap, st, nil
 	}
 	r.store.Swap(snap)
 	if r.onSwap != nil {
 		r.onSwap(old, snap, changed)
 	}
-	return snap, nil
+	return snap, st, nil
 }
 
 // sameWarnings reports whether two snapshots carry the same warnings, so
@@ -86,17 +103,7 @@ func sameWarnings(a, b *Snapshot) bool {
 // sameLibraries reports whether two snapshots read through the same
 // Library values. A reload that re-opened a library must swap even when the
 // content is identical: the replaced library is closed after a grace period.
-func sameLibraries(a, b *Snapshot) bool {
-	if len(a.walked) != len(b.walked) {
-		return false
-	}
-	for lib := range a.walked {
-		if _, ok := b.walked[lib]; !ok {
-			return false
-		}
-	}
-	return true
-}
+func sameLibraries(a, b *Snapshot) bool { return sameLibs(a.libs, b.libs) }
 
 // Changed reports whether two snapshots serve different content: a skill
 // added, removed, or with a different entry (frontmatter, files, digests),
@@ -141,11 +148,16 @@ type Watcher struct {
 	mu sync.Mutex
 	// watched holds the folders watched per library, below its root,
 	// with the Sync generation that last wanted each: keyed by the
-	// snapshots' own strings, so that a folder already watched costs no
+	// scans' own strings, so that a folder already watched costs no
 	// path to look up.
-	watched  map[*Library]map[string]uint64
+	watched  map[*Library]map[string]watch
 	gen      uint64
 	fileDirs map[string]bool // folders watched for single files, absolute
+	// dirty holds, per library, the folders whose entries events named
+	// since the last rescan took them; full says the next rescan must be
+	// full (an event could not be placed, some were lost, or a kick).
+	dirty map[*Library]map[string]bool
+	full  bool
 
 	// fmu guards the single files apart from the watch set, so that events
 	// are taken in while a Sync adds thousands of watches.
@@ -164,6 +176,12 @@ type Watcher struct {
 // scans (Options.OnFolder) so that each folder is watched before it is listed,
 // then Start it. safety is the interval of the full safety rescan (0 turns
 // it off). Close stops it.
+//
+// A rescan after file events is incremental: it lists only the folders the
+// events named (and what was created in them), walks every other folder
+// from the previous scan's listing, and re-reads only the files whose
+// identity changed. The safety rescan, Kick, an event that names no
+// watched library, and a lost event (queue overflow) make a full one.
 func NewWatcher(safety time.Duration, log *slog.Logger) (*Watcher, error) {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -173,8 +191,17 @@ func NewWatcher(safety time.Duration, log *slog.Logger) (*Watcher, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Watcher{fsw: fsw, log: log, safety: safety, kick: make(chan struct{}, 1),
-		stop: make(chan struct{}), watched: map[*Library]map[string]uint64{}, fileDirs: map[string]bool{},
-		files: map[string]func(){}, fileDue: map[string]bool{}}, nil
+		stop: make(chan struct{}), watched: map[*Library]map[string]watch{}, fileDirs: map[string]bool{},
+		files: map[string]func(){}, fileDue: map[string]bool{},
+		dirty: map[*Library]map[string]bool{}}, nil
+}
+
+// watch is a watched folder: the Sync generation that last wanted it, and
+// whether its watch was added after the folder was listed (by Sync), so
+// that the listing kept cannot be trusted until the folder is listed again.
+type watch struct {
+	gen  uint64
+	late bool
 }
 
 // Start runs the watcher: file events and the safety interval rescan r.
@@ -196,18 +223,19 @@ func (w *Watcher) Start(r *Reloader) {
 func (w *Watcher) Folder(lib *Library, dir string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.folder(lib, dir)
+	w.folder(lib, dir, false)
 }
 
 // folder is Folder with w.mu held: it marks dir with the current
-// generation.
-func (w *Watcher) folder(lib *Library, dir string) {
+// generation. late says the folder was listed before this call (Sync).
+func (w *Watcher) folder(lib *Library, dir string, late bool) {
 	if lib.Dir == "" {
 		return
 	}
 	dirs := w.watched[lib]
-	if _, ok := dirs[dir]; ok {
-		dirs[dir] = w.gen
+	if wt, ok := dirs[dir]; ok {
+		// Listed from now on with the watch in place, unless late.
+		dirs[dir] = watch{w.gen, wt.late && late}
 		return
 	}
 	p := filepath.Join(lib.Dir, filepath.FromSlash(dir))
@@ -222,10 +250,10 @@ func (w *Watcher) folder(lib *Library, dir string) {
 		return
 	}
 	if dirs == nil {
-		dirs = map[string]uint64{}
+		dirs = map[string]watch{}
 		w.watched[lib] = dirs
 	}
-	dirs[dir] = w.gen
+	dirs[dir] = watch{w.gen, late}
 }
 
 // WatchFile calls fn, debounced like rescans and before the rescan they
@@ -253,29 +281,44 @@ func (w *Watcher) WatchFile(path string, fn func()) error {
 // watches follow the new scan. Call it before Start.
 func (w *Watcher) AfterRescan(fn func()) { w.afterRescan = fn }
 
-// Kick asks for a rescan soon, as a file event would (SIGHUP uses it).
+// Kick asks for a full rescan soon (SIGHUP uses it).
 func (w *Watcher) Kick() {
+	w.mu.Lock()
+	w.full = true
+	w.mu.Unlock()
+	w.kickLoop()
+}
+
+// kickLoop wakes the debounce loop.
+func (w *Watcher) kickLoop() {
 	select {
 	case w.kick <- struct{}{}:
 	default:
 	}
 }
 
-// Sync makes the watch set the folders snap walked: vanished folders are
-// dropped and any not yet watched are added. The watcher calls it after
-// every rescan.
+// Sync makes the watch set the folders walked by the scan that returned
+// snap (Scan, not a Reloader's rescan, whose snapshots keep no state):
+// vanished folders are dropped and any not yet watched are added. The
+// watcher does the same after every rescan.
 func (w *Watcher) Sync(snap *Snapshot) {
+	if snap.scanned != nil {
+		w.sync(snap.scanned)
+	}
+}
+
+func (w *Watcher) sync(st *scanState) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.gen++
-	for lib, dirs := range snap.walked {
+	for lib, dirs := range st.walked {
 		for _, d := range dirs {
-			w.folder(lib, d)
+			w.folder(lib, d, true)
 		}
 	}
 	for lib, dirs := range w.watched {
-		for d, gen := range dirs {
-			if gen == w.gen {
+		for d, wt := range dirs {
+			if wt.gen == w.gen {
 				continue
 			}
 			delete(dirs, d)
@@ -303,20 +346,98 @@ func (w *Watcher) events() {
 				continue
 			}
 			w.fmu.Lock()
-			if _, ok := w.files[ev.Name]; ok {
+			_, file := w.files[ev.Name]
+			if file {
 				w.fileDue[ev.Name] = true
 			}
 			w.fmu.Unlock()
-			w.Kick()
+			w.note(ev, file)
+			w.kickLoop()
 		case err, ok := <-w.fsw.Errors:
 			if !ok {
 				return
 			}
 			w.log.Warn("file watcher", "err", err)
-			w.Kick() // an overflow means events were lost
+			w.Kick() // an overflow means events were lost: a full rescan
 		case <-w.stop:
 			return
 		}
+	}
+}
+
+// note records what ev names for the next rescan: the folder holding the
+// entry is listed again. When the entry is a watched folder created,
+// removed or renamed, its watches and those below it are dropped (a move
+// carries them along under their old names, and a folder made anew under
+// a watched name has none), so that nothing below it is trusted until a
+// rescan lists it with a watch in place. file says the event is for a
+// watched single file, whose handler runs first.
+func (w *Watcher) note(ev fsnotify.Event, file bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	placed := file
+	for lib, dirs := range w.watched {
+		rel, err := filepath.Rel(lib.Dir, ev.Name)
+		if err == nil && rel == "." {
+			w.full, placed = true, true // the root itself
+			continue
+		}
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		placed = true
+		rel = filepath.ToSlash(rel)
+		mark(w.dirty, lib, path.Dir(rel))
+		if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {
+			continue
+		}
+		if _, ok := dirs[rel]; !ok {
+			continue
+		}
+		for d := range dirs {
+			if d == rel || strings.HasPrefix(d, rel+"/") {
+				delete(dirs, d)
+				if p := filepath.Join(lib.Dir, filepath.FromSlash(d)); !w.fileDirs[p] {
+					w.fsw.Remove(p) // gone already, or moved
+				}
+			}
+		}
+	}
+	if !placed {
+		w.full = true
+	}
+}
+
+func mark(m map[*Library]map[string]bool, lib *Library, dir string) {
+	if m[lib] == nil {
+		m[lib] = map[string]bool{}
+	}
+	m[lib][dir] = true
+}
+
+// take returns the folders events named since the last call, and whether
+// the next rescan must be full, and starts afresh.
+func (w *Watcher) take() (dirty map[*Library]map[string]bool, full bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	dirty, full = w.dirty, w.full
+	w.dirty, w.full = map[*Library]map[string]bool{}, false
+	return dirty, full
+}
+
+// trust returns which folders an incremental rescan walks from the
+// previous listing: those no event named since, watched since before that
+// listing was made, or, when lateOK (the listings were proved current
+// after the watches, see Unchanged), since Sync added the watch.
+func (w *Watcher) trust(dirty map[*Library]map[string]bool) trustFunc {
+	return func(lib *Library, dir string, lateOK bool) bool {
+		if dirty[lib][dir] {
+			return false
+		}
+		w.mu.Lock()
+		wt, ok := w.watched[lib][dir]
+		w.mu.Unlock()
+		return ok && (!wt.late || lateOK)
 	}
 }
 
@@ -326,9 +447,9 @@ func (w *Watcher) loop() { debounceLoop(w.kick, w.stop, w.safety, w.rescan) }
 
 // debounceLoop calls rescan after each burst of kicks, once no kick came
 // for the debounce window or, while kicks keep coming, once maxDelay after
-// the first of the burst, and every safety interval (0: never), until stop
-// closes.
-func debounceLoop(kick, stop <-chan struct{}, safety time.Duration, rescan func()) {
+// the first of the burst, and every safety interval (0: never; safety set
+// then), until stop closes.
+func debounceLoop(kick, stop <-chan struct{}, safety time.Duration, rescan func(safety bool)) {
 	var safetyC <-chan time.Time
 	if safety > 0 {
 		t := time.NewTicker(safety)
@@ -341,6 +462,7 @@ func debounceLoop(kick, stop <-chan struct{}, safety time.Duration, rescan func(
 	var fire <-chan time.Time // non-nil while a burst is pending
 	var first time.Time       // the first kick of the pending burst
 	for {
+		full := false
 		select {
 		case <-kick:
 			now := time.Now()
@@ -353,15 +475,19 @@ func debounceLoop(kick, stop <-chan struct{}, safety time.Duration, rescan func(
 		case <-fire:
 		case <-safetyC:
 			timer.Stop() // this rescan sees the pending burst too
+			full = true
 		case <-stop:
 			return
 		}
 		fire = nil
-		rescan()
+		rescan(full)
 	}
 }
 
-func (w *Watcher) rescan() {
+// rescan runs one rescan: full when asked (the safety rescan), kicked,
+// or after a watched file's handler (a config or archive reload), else
+// incremental over what the events named.
+func (w *Watcher) rescan(full bool) {
 	w.fmu.Lock()
 	var due []func()
 	for path := range w.fileDue {
@@ -372,6 +498,11 @@ func (w *Watcher) rescan() {
 	for _, fn := range due {
 		fn()
 	}
+	dirty, kicked := w.take()
+	var trust trustFunc
+	if !full && !kicked && len(due) == 0 {
+		trust = w.trust(dirty)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -381,14 +512,17 @@ func (w *Watcher) rescan() {
 		case <-ctx.Done():
 		}
 	}()
-	snap, err := w.r.Rescan(ctx)
+	_, st, err := w.r.rescan(ctx, trust)
 	if err != nil {
+		w.mu.Lock()
+		w.full = true // what the events named is not in any scan
+		w.mu.Unlock()
 		if !errors.Is(err, context.Canceled) {
 			w.log.Error("rescan failed; the previous catalog keeps serving", "err", err)
 		}
 		return
 	}
-	w.Sync(snap)
+	w.sync(st)
 	if w.afterRescan != nil {
 		w.afterRescan()
 	}

@@ -173,6 +173,10 @@ func TestEnormousPage(t *testing.T) {
 	if len(results(rep, "list-terminates", check.Skip)) == 0 {
 		t.Errorf("entry cap:\n%s", text(rep))
 	}
+	// A page of megabytes is not validated against the schema, and says so.
+	if len(results(rep, "wire-schema", check.Skip)) == 0 {
+		t.Errorf("a page over the validation bound was not reported as not validated:\n%s", text(rep))
+	}
 }
 
 // TestCursorLoops: a cursor that repeats, and cursors that never end.

@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -159,4 +160,33 @@ func clean(s string, n int) string {
 		return r
 	}, s)
 	return truncate(s, n)
+}
+
+// AdversarialErr is the verdict of check --adversarial: nil when the server
+// offers fixtures and serves each as its oracle documents, else why not.
+func (r *Report) AdversarialErr() error {
+	if len(r.Fixtures) == 0 {
+		if r.Failed() && len(r.Versions) == 0 {
+			return errors.New("cannot reach the server; run without --adversarial to see why")
+		}
+		return fmt.Errorf("the server offers no adversarial fixtures: no skills/list entry carries _meta[%q]", oracle.MetaKey)
+	}
+	n := 0
+	for _, o := range r.Fixtures {
+		if o.Verdict == NotDetected {
+			n++
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("%d of %d fixtures are not served as their oracle documents", n, len(r.Fixtures))
+	}
+	return nil
+}
+
+// Err is the verdict of a plain check: nil unless a check failed.
+func (r *Report) Err() error {
+	if r.Failed() {
+		return fmt.Errorf("%d checks failed", r.Count(Fail))
+	}
+	return nil
 }

@@ -14,6 +14,13 @@ import (
 // recorder shows fewer still.
 const maxWireViolations = 1000
 
+// maxValidatedBytes bounds the messages the tap validates, the default
+// limit of one message over HTTP and stdio: validating costs about a
+// microsecond per node, so a larger message (which only a transport without
+// a byte bound lets through, and which the listing checks refuse or cap on
+// their own) would spend the request's time on the schema, not the server.
+const maxValidatedBytes = 1 << 20
+
 // wireTap validates every message the server sends on one connection
 // against the MCP JSON schema of the negotiated revision (wire-schema). The
 // checks of this package read only the fields they test; real clients
@@ -27,6 +34,7 @@ type wireTap struct {
 	invalid int // of which with violations
 	found   []mcpschema.Violation
 	dropped int
+	large   int // messages over maxValidatedBytes, not validated
 }
 
 // Sent implements mcpclient.Tap.
@@ -34,6 +42,13 @@ func (w *wireTap) Sent(msg []byte) { w.stream.Sent(msg) }
 
 // Received implements mcpclient.Tap.
 func (w *wireTap) Received(msg []byte) {
+	if len(msg) > maxValidatedBytes {
+		w.stream.Skipped(msg)
+		w.mu.Lock()
+		w.large++
+		w.mu.Unlock()
+		return
+	}
 	vs := w.stream.Received(msg)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -98,9 +113,12 @@ func (c *checker) wireResults(s *session) {
 		return
 	}
 	w.mu.Lock()
-	found, valid, dropped := w.found, w.checked-w.invalid, w.dropped
-	w.found, w.checked, w.invalid, w.dropped = nil, 0, 0, 0
+	found, valid, dropped, large := w.found, w.checked-w.invalid, w.dropped, w.large
+	w.found, w.checked, w.invalid, w.dropped, w.large = nil, 0, 0, 0, 0
 	w.mu.Unlock()
+	if large > 0 {
+		c.rec.add(Skip, "wire-schema", s.version, "", "%d messages over %d bytes were not validated", large, maxValidatedBytes)
+	}
 	for _, v := range found {
 		c.rec.add(Fail, "wire-schema", s.version, subjectOf(v.Method, v.URI), "%s: %s (schema %s, %s)", pointerOf(v.Pointer), v.Message, w.stream.Revision(), v.Definition)
 	}

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/skills-mcp/skills-mcp/internal/adversarial/oracle"
 	"github.com/skills-mcp/skills-mcp/internal/check"
 )
 
@@ -169,25 +168,7 @@ func (c *checkCommand) Run(ctx context.Context, args []string) error {
 		return deadlineError("check", cfg.deadline, nil, "the results above are partial")
 	}
 	if cfg.adversarial {
-		if len(rep.Fixtures) == 0 {
-			if rep.Failed() && len(rep.Versions) == 0 {
-				return errors.New("cannot reach the server; run without --adversarial to see why")
-			}
-			return fmt.Errorf("the server offers no adversarial fixtures: no skills/list entry carries _meta[%q]", oracle.MetaKey)
-		}
-		n := 0
-		for _, o := range rep.Fixtures {
-			if o.Verdict == check.NotDetected {
-				n++
-			}
-		}
-		if n > 0 {
-			return fmt.Errorf("%d of %d fixtures are not served as their oracle documents", n, len(rep.Fixtures))
-		}
-		return nil
+		return rep.AdversarialErr()
 	}
-	if rep.Failed() {
-		return fmt.Errorf("%d checks failed", rep.Count(check.Fail))
-	}
-	return nil
+	return rep.Err()
 }

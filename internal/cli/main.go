@@ -74,6 +74,8 @@ func run(ctx context.Context, args []string, st streams) int {
 		cmd = &checkCommand{streams: st}
 	case "pack":
 		cmd = &packCommand{streams: st}
+	case "hub":
+		cmd = &hubCommand{streams: st}
 	case "version":
 		fmt.Fprintln(st.stdout, "skills-mcp", version())
 		return exitOK
@@ -122,6 +124,7 @@ Usage:
   skills-mcp lint [PATH...]     check skills for the Agent Skills rules and risky content
   skills-mcp check --url URL    check any SEP-2640 server from the client side (or --command CMD ARGS...)
   skills-mcp pack --vault DIR   build a vault's release zip, pinned by its digest
+  skills-mcp hub COMMAND        install, inspect and keep skill packages as immutable versions
   skills-mcp version            print the version
   skills-mcp help               print this help
 

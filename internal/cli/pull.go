@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -14,11 +12,8 @@ import (
 	"os/signal"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/pull"
@@ -266,7 +261,7 @@ func (c *pullCommand) run(ctx context.Context, cfg *pullConfig) error {
 	}
 	// A spawned server's own log is noise while it works; keep its last
 	// lines to show when something fails.
-	tail := &tailBuffer{max: 4 << 10}
+	tail := &pull.Tail{Max: 4 << 10}
 	if len(cfg.command) > 0 {
 		ep.Stderr = tail
 	}
@@ -281,12 +276,12 @@ func (c *pullCommand) run(ctx context.Context, cfg *pullConfig) error {
 		return c.withServerLog(err, tail)
 	}
 	if cfg.list {
-		return c.printList(cl, entries, cfg.json)
+		return pull.WriteList(c.stdout, c.stderr, cl.Server(), entries, cfg.json)
 	}
 
 	selected := entries
 	if !cfg.all {
-		if selected, err = c.selectRefs(ctx, cl, entries, cfg.refs); err != nil {
+		if selected, err = resolve(ctx, cl, entries, cfg.refs); err != nil {
 			return err
 		}
 	}
@@ -312,24 +307,23 @@ func (c *pullCommand) run(ctx context.Context, cfg *pullConfig) error {
 		AllowOversize: cfg.allowOversize,
 		NoScripts:     cfg.noScripts,
 	}
-	var bar *progressBar
-	if !cfg.json && isTerminal(c.stderr) {
-		bar = &progressBar{w: c.stderr}
-		opts.OnProgress = bar.update
+	var bar *pull.ProgressBar
+	if !cfg.json {
+		if bar = pull.NewProgressBar(c.stderr); bar != nil {
+			opts.OnProgress = bar.Update
+		}
 	}
 	rep, err := cl.Pull(ctx, selected, opts)
-	bar.clear()
+	bar.Clear()
 	if rep != nil {
 		rep.Deps = deps
 	}
 	if cfg.json {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		if jerr := enc.Encode(rep); jerr != nil && err == nil {
+		if jerr := rep.WriteJSON(c.stdout); jerr != nil && err == nil {
 			err = jerr
 		}
 	} else if err == nil {
-		c.printReport(rep)
+		rep.WriteText(c.stdout)
 	}
 	if err != nil {
 		var ce *pull.ConflictError
@@ -341,43 +335,22 @@ func (c *pullCommand) run(ctx context.Context, cfg *pullConfig) error {
 	return nil
 }
 
-// selectRefs resolves the skills named on the command line. A SKILL.md URI
-// the listing leaves out is asked for with skills/get, since a listing may
-// be partial.
-func (c *pullCommand) selectRefs(ctx context.Context, cl *pull.Client, entries []*pull.Entry, refs []string) ([]*pull.Entry, error) {
-	var out []*pull.Entry
-	seen := map[string]bool{}
-	for _, ref := range refs {
-		sel, err := pull.Select(entries, []string{ref})
-		var se *pull.SelectError
-		if errors.As(err, &se) && !se.Ambiguous && strings.Contains(ref, "://") && strings.HasSuffix(ref, "/SKILL.md") {
-			e, gerr := cl.Get(ctx, ref)
-			var je *jsonrpc.Error
-			if errors.As(gerr, &je) && je.Code == jsonrpc.CodeInvalidParams {
-				return nil, &usageError{err: fmt.Errorf("%v, and %v", err, gerr)}
-			}
-			if gerr != nil {
-				return nil, gerr
-			}
-			sel, err = []*pull.Entry{e}, nil
-		}
-		if err != nil {
-			if errors.As(err, &se) {
-				return nil, &usageError{err: err, hint: "run pull with --list instead of skill names to see every listed skill"}
-			}
-			return nil, err
-		}
-		for _, e := range sel {
-			if !seen[e.URI] {
-				seen[e.URI] = true
-				out = append(out, e)
-			}
-		}
+// resolve resolves the skills named on the command line; naming no
+// single skill is a usage error.
+func resolve(ctx context.Context, cl *pull.Client, entries []*pull.Entry, refs []string) ([]*pull.Entry, error) {
+	sel, err := cl.Resolve(ctx, entries, refs)
+	var ue *pull.UnknownSkillError
+	var se *pull.SelectError
+	switch {
+	case errors.As(err, &ue):
+		return nil, &usageError{err: err}
+	case errors.As(err, &se):
+		return nil, &usageError{err: err, hint: "run pull with --list instead of skill names to see every listed skill"}
 	}
-	return out, nil
+	return sel, err
 }
 
-func (c *pullCommand) withServerLog(err error, tail *tailBuffer) error {
+func (c *pullCommand) withServerLog(err error, tail *pull.Tail) error {
 	if s := strings.TrimSpace(tail.String()); s != "" {
 		fmt.Fprintf(c.stderr, "server stderr (last lines):\n%s\n", indent(s))
 	}
@@ -386,197 +359,4 @@ func (c *pullCommand) withServerLog(err error, tail *tailBuffer) error {
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
-}
-
-// listing is the --list --json output.
-type listing struct {
-	Server pull.Server   `json:"server"`
-	Skills []listedSkill `json:"skills"`
-}
-
-type listedSkill struct {
-	URI         string   `json:"uri"`
-	Path        string   `json:"path,omitempty"`
-	Name        string   `json:"name,omitempty"`
-	Description string   `json:"description,omitempty"`
-	Files       int      `json:"files"`
-	Bytes       int64    `json:"bytes"`
-	Dynamic     bool     `json:"dynamic,omitempty"`
-	Required    []string `json:"required,omitempty"`
-	Error       string   `json:"error,omitempty"`
-}
-
-func (c *pullCommand) printList(cl *pull.Client, entries []*pull.Entry, asJSON bool) error {
-	out := listing{Server: cl.Server(), Skills: make([]listedSkill, len(entries))}
-	for i, e := range entries {
-		s := listedSkill{URI: e.URI, Path: e.Path, Name: e.Name, Description: e.Description,
-			Files: len(e.Files), Bytes: e.Bytes(), Dynamic: e.Dynamic, Required: e.Required}
-		if e.Err != nil {
-			s.Error = e.Err.Error()
-		}
-		out.Skills[i] = s
-	}
-	if asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	width := 0
-	for _, s := range out.Skills {
-		width = max(width, len(s.Path))
-	}
-	for _, s := range out.Skills {
-		switch {
-		case s.Error != "":
-			fmt.Fprintf(c.stdout, "%-*s  invalid: %s\n", width, s.URI, s.Error)
-		case s.Dynamic:
-			fmt.Fprintf(c.stdout, "%-*s  dynamic          %s\n", width, s.Path, oneLine(s.Description, 80))
-		default:
-			fmt.Fprintf(c.stdout, "%-*s  %3d %-5s %9s  %s\n", width, s.Path, s.Files, plural(s.Files, "file"), humanBytes(s.Bytes), oneLine(s.Description, 80))
-		}
-	}
-	fmt.Fprintf(c.stderr, "%d %s listed by %s (protocol %s)\n", len(entries), plural(len(entries), "skill"), out.Server.Name, out.Server.Protocol)
-	return nil
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-func (c *pullCommand) printReport(rep *pull.Report) {
-	counts := map[pull.Action]int{}
-	for _, s := range rep.Skills {
-		counts[s.Action]++
-		dir := rep.Dest + "/" + s.Dir
-		action := string(s.Action)
-		if rep.DryRun {
-			action = map[pull.Action]string{pull.Created: "would create", pull.Updated: "would update", pull.Skipped: "would skip"}[s.Action]
-			if action == "" {
-				action = string(s.Action)
-			}
-		}
-		switch s.Action {
-		case pull.Skipped:
-			fmt.Fprintf(c.stdout, "%-12s %s → %s  (the folder exists; --sync or --force to update it)\n", action, s.Path, dir)
-		case pull.Included:
-			fmt.Fprintf(c.stdout, "%-12s %s → %s  (written with the skill that encloses it)\n", action, s.Path, dir)
-		default:
-			extra := ""
-			if s.Dynamic {
-				extra = "; dynamic: only the frontmatter was verified"
-			}
-			if n := len(s.Scripts); n > 0 {
-				extra += fmt.Sprintf("; %d %s", n, plural(n, "executable"))
-				if s.Withheld {
-					extra += " not written (--no-scripts)"
-				}
-			}
-			fmt.Fprintf(c.stdout, "%-12s %s → %s  (%d fetched, %d updated, %d kept, %d deleted; %s%s)\n",
-				action, s.Path, dir, s.Fetched, s.Updated, s.Kept, s.Deleted, humanBytes(s.Bytes), extra)
-		}
-	}
-	var parts []string
-	for _, a := range []pull.Action{pull.Created, pull.Updated, pull.Unchanged, pull.Skipped, pull.Included} {
-		if n := counts[a]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, a))
-		}
-	}
-	summary := fmt.Sprintf("pull: %d %s from %s (%s): %s; %d %s, %s read in %s",
-		len(rep.Skills), plural(len(rep.Skills), "skill"), rep.Server.Name, rep.Server.Protocol, strings.Join(parts, ", "),
-		rep.Files, plural(rep.Files, "file"), humanBytes(rep.Bytes), time.Duration(rep.Millis)*time.Millisecond)
-	if rep.DryRun {
-		summary += " (dry run: nothing written)"
-	}
-	fmt.Fprintln(c.stdout, summary)
-}
-
-// plural returns word with an s unless n is 1.
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-}
-
-// isTerminal reports whether w is a character device, such as a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// progressBar draws one line on a terminal, at most ten times a second.
-type progressBar struct {
-	w     io.Writer
-	mu    sync.Mutex
-	last  time.Time
-	drawn bool
-}
-
-func (b *progressBar) update(p pull.Progress) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if time.Since(b.last) < 100*time.Millisecond && p.SkillsDone < p.Skills {
-		return
-	}
-	b.last = time.Now()
-	const width = 30
-	filled := 0
-	if p.Skills > 0 {
-		filled = width * p.SkillsDone / p.Skills
-	}
-	fmt.Fprintf(b.w, "\r[%s%s] %d/%d skills, %d files, %s ", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
-		p.SkillsDone, p.Skills, p.FilesDone, humanBytes(p.Bytes))
-	b.drawn = true
-}
-
-func (b *progressBar) clear() {
-	if b == nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.drawn {
-		fmt.Fprint(b.w, "\r\033[K")
-	}
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,16 +20,13 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/adversarial"
-	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/engine"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
-	"github.com/skills-mcp/skills-mcp/internal/regfile"
 	"github.com/skills-mcp/skills-mcp/internal/server"
 )
 
@@ -477,7 +472,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		c.metrics = newMetrics(store, libs)
 	}
 	notifier := &server.Notifier{}
-	instrFile := instructionsFile(libs.cache.Dir, cfg)
+	instrFile := engine.InstructionsFile(libs.cache.Dir, *cfg)
 	srv := server.NewServer(store, &server.Options{
 		Name:                cfg.name,
 		Title:               cfg.title,
@@ -488,7 +483,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		Logger:              sdkLog,
 		Notifier:            notifier,
 		LegacyIndex:         cfg.legacyIndex,
-		PendingInstructions: readInstructions(instrFile),
+		PendingInstructions: engine.ReadInstructions(instrFile),
 		NoFastPath:          os.Getenv("SKILLS_FAST_PATH") == "off", // for A/B runs
 	})
 	// The catalog's work (the first scan, reloads, the watcher) outlives
@@ -509,13 +504,13 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 				// Kept before the first request is let through, so that a
 				// host that got an answer may count on the next start
 				// sending these.
-				writeInstructions(instrFile, notifier.Instructions(), log)
+				engine.WriteInstructions(instrFile, notifier.Instructions(), log)
 				notifier.CatalogReady()
 			},
 			Swapped: func(_, _ *catalog.Snapshot, changed bool) {
 				if changed {
 					notifier.CatalogChanged()
-					writeInstructions(instrFile, notifier.Instructions(), log)
+					engine.WriteInstructions(instrFile, notifier.Instructions(), log)
 				}
 			},
 			Listed:    srv.Listed(),
@@ -607,55 +602,6 @@ func (c *serveCommand) watchReloads(live *engine.Catalog, cfg *serveConfig, libs
 			live.Kick()
 		})
 	})
-}
-
-// instructionsFile is where the instructions of the last catalog served
-// with this configuration are kept, so that the next start can send them
-// while its first scan runs: a host keeps the instructions of initialize
-// for the whole session. "" when there is no cache folder.
-func instructionsFile(cacheDir string, cfg *serveConfig) string {
-	if cacheDir == "" {
-		return ""
-	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%#v", *cfg))
-	return filepath.Join(cacheDir, "instructions", hex.EncodeToString(sum[:16])+".txt")
-}
-
-// maxInstructionsBytes bounds the instructions file read back.
-const maxInstructionsBytes = 16 << 10
-
-func readInstructions(file string) string {
-	if file == "" {
-		return ""
-	}
-	f, err := regfile.Open(file)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxInstructionsBytes+1))
-	if err != nil || len(data) > maxInstructionsBytes || !utf8.Valid(data) {
-		return ""
-	}
-	return string(data)
-}
-
-// writeInstructions keeps text for the next start, replacing the file
-// atomically; failing only costs the next start its figures.
-func writeInstructions(file, text string, log *slog.Logger) {
-	if file == "" || text == "" || readInstructions(file) == text {
-		return
-	}
-	err := os.MkdirAll(filepath.Dir(file), 0o700)
-	if err == nil {
-		err = atomicfile.Write(file, 0o600, false, func(w io.Writer) error {
-			_, err := io.WriteString(w, text)
-			return err
-		})
-	}
-	if err != nil {
-		log.Debug("instructions not kept for the next start", "err", err)
-	}
 }
 
 // nopWriteCloser is a writer the transport may close: the streams belong

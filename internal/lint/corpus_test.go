@@ -47,6 +47,7 @@ var designated = map[string]string{
 	RuleSkillLimits:         "generated",
 	RuleSkillArchive:        "generated",
 	RuleZipPath:             "generated",
+	RuleZipRefused:          "generated",
 	RuleExecutableBinary:    "generated",
 	RuleMacroDocument:       "generated",
 }
@@ -131,6 +132,8 @@ func generated(t *testing.T, rule string) []Finding {
 		if f := ArchivePath("../../.bashrc"); f != nil {
 			return []Finding{*f}
 		}
+	case RuleZipRefused:
+		return []Finding{RefusedZip("demo/key", "library: link entry", false)}
 	case RuleExecutableBinary:
 		return File("bin/tool", []byte("\x7fELF\x02\x01\x01\x00\x00\x00"))
 	case RuleMacroDocument:

@@ -34,6 +34,7 @@ const (
 	RuleSkillLimits         = "skill-limits"
 	RuleSkillArchive        = "skill-archive"
 	RuleZipPath             = "zip-path"
+	RuleZipRefused          = "zip-refused"
 	RuleExecutableBinary    = "executable-binary"
 	RuleMacroDocument       = "macro-document"
 )
@@ -236,6 +237,13 @@ var rules = sortRules([]Rule{
 		Title:       "unsafe path in a zip",
 		Explanation: "A zip entry name is absolute, contains .. or a backslash, so extracting it naively writes outside the target folder.",
 		Fix:         "Rebuild the zip from the skill folder with relative, slash-separated names.",
+	},
+	{
+		ID:          RuleZipRefused,
+		Severity:    Error,
+		Title:       "the server refuses this zip",
+		Explanation: "skills-mcp checks every zip library before extracting it and refuses the whole archive for one bad entry (a symlink, a device, an encrypted or duplicate entry, an unknown compression method, lying sizes, a corrupt structure, sizes or counts over the limits), so none of its skills is served.",
+		Fix:         "Rebuild the zip from the skill folders with regular files only (zip -r without -y, or skills-mcp pack for a vault).",
 	},
 })
 

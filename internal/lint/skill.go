@@ -205,3 +205,19 @@ func ArchivePath(name string) *Finding {
 	return &Finding{Rule: RuleZipPath, Severity: Error, Path: escapeText(truncateRunes(name, 200)),
 		Message: fmt.Sprintf("zip entry %q would be extracted outside the target folder", escapeText(truncateRunes(name, 100)))}
 }
+
+// RefusedZip is the finding for a zip the server refuses whole: entry is
+// the offending entry name ("" when the problem is the archive's), reason
+// the server's explanation, and badPath whether the entry's name is what
+// is wrong (reported as zip-path, the rest as zip-refused).
+func RefusedZip(entry, reason string, badPath bool) Finding {
+	rule := RuleZipRefused
+	if badPath {
+		rule = RuleZipPath
+	}
+	msg := "the server refuses the whole zip, so none of its skills is served: " + escapeText(truncateRunes(reason, 300))
+	if entry != "" {
+		msg = fmt.Sprintf("entry %q: %s", escapeText(truncateRunes(entry, 100)), msg)
+	}
+	return Finding{Rule: rule, Severity: Error, Path: escapeText(truncateRunes(entry, 200)), Message: msg}
+}

@@ -120,6 +120,19 @@ func (st *Stream) Received(msg []byte) []Violation {
 	return vs
 }
 
+// Skipped records a message received from the peer that the caller does
+// not validate (one too large to, say), so that the request it answers is
+// not left pending.
+func (st *Stream) Skipped(msg []byte) {
+	var e envelope
+	if json.Unmarshal(msg, &e) != nil || e.Method != nil || len(e.ID) == 0 {
+		return
+	}
+	st.mu.Lock()
+	delete(st.pending, idKey(e.ID))
+	st.mu.Unlock()
+}
+
 // idKey is a request id as a map key: its compact JSON text, so that 1 and
 // "1" stay apart.
 func idKey(id json.RawMessage) string {

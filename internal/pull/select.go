@@ -1,9 +1,13 @@
 package pull
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // SelectError says why a reference names no single listed skill.
@@ -242,4 +246,48 @@ func resolveDep(entries []*Entry, from *Entry, name string) (*Entry, error) {
 		}
 	}
 	return nil, fmt.Errorf("not listed")
+}
+
+// UnknownSkillError is a SKILL.md URI that the listing leaves out and the
+// server does not serve either (skills/get answered invalid params).
+type UnknownSkillError struct {
+	// Select is why the listing does not name it; Get the server's answer.
+	Select *SelectError
+	Get    error
+}
+
+func (e *UnknownSkillError) Error() string { return fmt.Sprintf("%v, and %v", e.Select, e.Get) }
+
+// Resolve selects the skills refs name among entries, as [Select] does,
+// each once in the order named. Since a listing may be partial, a SKILL.md
+// URI it leaves out is asked for with skills/get. Errors are
+// *SelectError, *UnknownSkillError or the server's.
+func (c *Client) Resolve(ctx context.Context, entries []*Entry, refs []string) ([]*Entry, error) {
+	var out []*Entry
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		sel, err := Select(entries, []string{ref})
+		var se *SelectError
+		if errors.As(err, &se) && !se.Ambiguous && strings.Contains(ref, "://") && strings.HasSuffix(ref, "/SKILL.md") {
+			e, gerr := c.Get(ctx, ref)
+			var je *jsonrpc.Error
+			if errors.As(gerr, &je) && je.Code == jsonrpc.CodeInvalidParams {
+				return nil, &UnknownSkillError{Select: se, Get: gerr}
+			}
+			if gerr != nil {
+				return nil, gerr
+			}
+			sel, err = []*Entry{e}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range sel {
+			if !seen[e.URI] {
+				seen[e.URI] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out, nil
 }

@@ -76,6 +76,9 @@ type Index struct {
 	df    []uint32
 
 	fields [numFields]postings
+	// lens holds each field's length in tokens per doc, which Update
+	// needs to renormalise; nil in a decoded index.
+	lens [numFields][]uint32
 
 	scratch sync.Pool // *scratch
 }
@@ -101,6 +104,31 @@ type postings struct {
 // 10 bytes per (term, field, doc) posting while building, 6 afterwards. It
 // panics if len(docs) does not fit in a uint32, which no catalog reaches.
 func Build(docs []Doc, workers int) *Index {
+	ix := newIndex(docs)
+
+	// Shards are contiguous runs of documents, so that concatenating
+	// their postings keeps each list sorted by document.
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	nShards := min(workers, (len(docs)+minShardDocs-1)/minShardDocs)
+	shards := make([]*shard, max(nShards, 1))
+	var wg sync.WaitGroup
+	for i := range shards {
+		lo, hi := len(docs)*i/len(shards), len(docs)*(i+1)/len(shards)
+		wg.Go(func() {
+			shards[i] = newShard(docs[lo:hi])
+		})
+	}
+	wg.Wait()
+	merge(ix, shards)
+	ix.indexNames(docs)
+	return ix
+}
+
+// newIndex returns an index of docs with its per-document arrays filled
+// in, postings to come.
+func newIndex(docs []Doc) *Index {
 	if uint64(len(docs)) > math.MaxUint32 {
 		panic("search: too many documents")
 	}
@@ -119,24 +147,11 @@ func Build(docs []Doc, workers int) *Index {
 		ix.libOf[d] = intern(libIDs, &ix.libs, doc.Library)
 		ix.catOf[d] = intern(catIDs, &ix.cats, foldString(strings.TrimSpace(doc.Category)))
 	}
+	return ix
+}
 
-	// Shards are contiguous runs of documents, so that concatenating
-	// their postings keeps each list sorted by document.
-	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	nShards := min(workers, (len(docs)+minShardDocs-1)/minShardDocs)
-	shards := make([]*shard, max(nShards, 1))
-	var wg sync.WaitGroup
-	for i := range shards {
-		lo, hi := len(docs)*i/len(shards), len(docs)*(i+1)/len(shards)
-		wg.Go(func() {
-			shards[i] = newShard(docs[lo:hi])
-		})
-	}
-	wg.Wait()
-	merge(ix, shards)
-
+// indexNames builds the exact-name lookup.
+func (ix *Index) indexNames(docs []Doc) {
 	ix.byName = make([]uint32, len(docs))
 	ix.keys = make([]string, len(docs))
 	for d, doc := range docs {
@@ -151,7 +166,6 @@ func Build(docs []Doc, workers int) *Index {
 		sorted[i] = ix.keys[d]
 	}
 	ix.keys = sorted
-	return ix
 }
 
 // minShardDocs is the smallest shard worth a goroutine: below it, merging
@@ -384,21 +398,27 @@ func merge(ix *Index, shards []*shard) {
 			sh.pterm[f], sh.ptf[f] = nil, nil
 		}
 
-		var sum float64
+		ix.lens[f] = make([]uint32, 0, ix.n)
 		for _, sh := range shards {
-			for _, l := range sh.length[f] {
-				sum += float64(l)
-			}
+			ix.lens[f] = append(ix.lens[f], sh.length[f]...)
 		}
-		avg := 1.0
-		if sum > 0 {
-			avg = sum / float64(ix.n)
-		}
-		p.norm = make([]float32, 0, ix.n)
-		for _, sh := range shards {
-			for _, l := range sh.length[f] {
-				p.norm = append(p.norm, float32(fieldWeight[f]/(1-fieldB[f]+fieldB[f]*float64(l)/avg)))
-			}
-		}
+		p.norm = norms(f, ix.lens[f])
 	}
+}
+
+// norms returns field f's norm per doc from the docs' lengths.
+func norms(f int, lens []uint32) []float32 {
+	var sum float64
+	for _, l := range lens {
+		sum += float64(l)
+	}
+	avg := 1.0
+	if sum > 0 {
+		avg = sum / float64(len(lens))
+	}
+	norm := make([]float32, 0, len(lens))
+	for _, l := range lens {
+		norm = append(norm, float32(fieldWeight[f]/(1-fieldB[f]+fieldB[f]*float64(l)/avg)))
+	}
+	return norm
 }

@@ -39,6 +39,12 @@ type dialect interface {
 	classify(err error) kind
 	// wrap adds the store's sentinel to an error it recognises.
 	wrap(err error) error
+	// byteOrder is col compared and sorted in byte order, whatever the
+	// database's collation.
+	byteOrder(col string) string
+	// lockRow ends a SELECT of one row that the transaction will change,
+	// locking it until the transaction ends.
+	lockRow() string
 }
 
 type sqliteDialect struct{}
@@ -58,6 +64,11 @@ const (
 
 func (sqliteDialect) name() string           { return "sqlite" }
 func (sqliteDialect) rebind(q string) string { return q }
+
+// SQLite's default collation is byte order; a write transaction holds the
+// database's lock from BEGIN (_txlock=immediate), so rows need no lock.
+func (sqliteDialect) byteOrder(col string) string { return col }
+func (sqliteDialect) lockRow() string             { return "" }
 
 func sqliteCode(err error) int {
 	var e *sqlite.Error
@@ -92,6 +103,12 @@ func (d sqliteDialect) wrap(err error) error { return wrapKind(d.classify(err), 
 type pgDialect struct{}
 
 func (pgDialect) name() string { return "postgres" }
+
+func (pgDialect) byteOrder(col string) string { return col + ` COLLATE "C"` }
+
+// FOR NO KEY UPDATE blocks other writers of the row but not foreign keys
+// that refer to it.
+func (pgDialect) lockRow() string { return " FOR NO KEY UPDATE" }
 
 // rebind turns the ? placeholders the store's queries are written with
 // into PostgreSQL's $n. No query of the store has a literal '?'.

@@ -1,6 +1,9 @@
 package store
 
-import "database/sql"
+import (
+	"database/sql"
+	"time"
+)
 
 // Test hooks, for the external tests of this package.
 
@@ -16,3 +19,6 @@ func WithPragmas(opts Options, pragmas ...string) Options {
 
 // RawDB is the store's database handle.
 func RawDB(s *DB) *sql.DB { return s.db }
+
+// SetNow makes the store read the time from now.
+func SetNow(s *DB, now func() time.Time) { s.now = now }

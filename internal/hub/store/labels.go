@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode"
 )
@@ -42,86 +41,6 @@ func (s *DB) setLabels(ctx context.Context, id int64, doing, query string, args 
 		return Version{}, fmt.Errorf("version %d: %w", id, ErrNotFound)
 	}
 	return s.GetVersion(ctx, id)
-}
-
-// CreateProject adds a project. Projects are minimal until the hub binds
-// them (issue 19): an id and a name.
-func (s *DB) CreateProject(ctx context.Context, id, name string) error {
-	if id == "" || len(id) > 128 || strings.IndexFunc(id, unicode.IsControl) >= 0 {
-		return invalidf("project id %q: 1 to 128 characters without control characters", id)
-	}
-	_, err := s.db.ExecContext(ctx, s.d.rebind(`INSERT INTO projects (id, name, created_at) VALUES (?, ?, ?)`), id, name, s.now().UnixMicro())
-	if s.d.classify(err) == kindUnique {
-		return fmt.Errorf("project %s: %w", id, ErrExists)
-	}
-	if err != nil {
-		return fmt.Errorf("creating project %s: %w", id, s.d.wrap(err))
-	}
-	return nil
-}
-
-// Bind binds a version to a project; binding it again is not an error.
-// With Options.RequireApproval, an unapproved version is refused with
-// ErrNotApproved; the check and the insert are one statement.
-func (s *DB) Bind(ctx context.Context, projectID string, versionID int64) error {
-	res, err := s.db.ExecContext(ctx, s.d.rebind(`INSERT INTO bindings (project_id, version_id, created_at)
-		SELECT ?, version_id, ? FROM version_labels WHERE version_id = ? AND (approved_by IS NOT NULL OR ?)
-		ON CONFLICT (project_id, version_id) DO NOTHING`),
-		projectID, s.now().UnixMicro(), versionID, !s.requireApproval)
-	if s.d.classify(err) == kindForeignKey {
-		return fmt.Errorf("binding version %d: project %s: %w", versionID, projectID, ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("binding version %d to project %s: %w", versionID, projectID, s.d.wrap(err))
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("binding version %d to project %s: %w", versionID, projectID, s.d.wrap(err))
-	} else if n == 1 {
-		return nil
-	}
-	// Nothing inserted: bound already, no such version, or not approved.
-	var one int
-	err = s.db.QueryRowContext(ctx, s.d.rebind(`SELECT 1 FROM bindings WHERE project_id = ? AND version_id = ?`), projectID, versionID).Scan(&one)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("binding version %d to project %s: %w", versionID, projectID, s.d.wrap(err))
-	}
-	if _, err := s.GetVersion(ctx, versionID); err != nil {
-		return fmt.Errorf("binding to project %s: %w", projectID, err)
-	}
-	return fmt.Errorf("binding version %d to project %s: %w", versionID, projectID, ErrNotApproved)
-}
-
-// Unbind removes a binding; it is not an error when there is none.
-func (s *DB) Unbind(ctx context.Context, projectID string, versionID int64) error {
-	if _, err := s.db.ExecContext(ctx, s.d.rebind(`DELETE FROM bindings WHERE project_id = ? AND version_id = ?`), projectID, versionID); err != nil {
-		return fmt.Errorf("unbinding version %d from project %s: %w", versionID, projectID, s.d.wrap(err))
-	}
-	return nil
-}
-
-// Bindings lists the projects a version is bound to, by id.
-func (s *DB) Bindings(ctx context.Context, versionID int64) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT project_id FROM bindings WHERE version_id = ?`), versionID)
-	if err != nil {
-		return nil, fmt.Errorf("listing bindings of version %d: %w", versionID, s.d.wrap(err))
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, fmt.Errorf("listing bindings of version %d: %w", versionID, s.d.wrap(err))
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing bindings of version %d: %w", versionID, s.d.wrap(err))
-	}
-	slices.Sort(out)
-	return out, nil
 }
 
 // PutIndexSnapshot stores a raw catalog snapshot, which the index package

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -39,8 +40,13 @@ type Options struct {
 	Database string
 	// RequireApproval makes Bind refuse versions nobody approved.
 	RequireApproval bool
-	// Logger receives the migrations' progress. If nil, nothing is logged.
+	// Logger receives the migrations' progress and the change feed's
+	// troubles. If nil, nothing is logged.
 	Logger *slog.Logger
+	// ChangePoll is how often the change feed compares every project with
+	// what it last saw, the fallback for notifications it missed. If zero,
+	// DefaultChangePoll.
+	ChangePoll time.Duration
 
 	// sqlitePragmas are extra per-connection pragmas (tests: a page limit).
 	sqlitePragmas []string
@@ -56,6 +62,18 @@ type DB struct {
 	// just before it commits.
 	beforeCommit func()
 	now          func() time.Time
+
+	url       string // the PostgreSQL URL; empty on SQLite
+	log       *slog.Logger
+	pollEvery time.Duration
+	local     *localHub // SQLite: this process's stores on the same file
+	// closing is cancelled by Close, which then waits for feeds: the
+	// goroutines of Changes.
+	closing   context.Context
+	stopAll   context.CancelFunc
+	feeds     sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ Store = (*DB)(nil)
@@ -116,16 +134,32 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 			return nil, sqliteOpenError(path, err)
 		}
 	}
-	s := &DB{db: db, d: d, requireApproval: opts.RequireApproval, now: time.Now}
+	s := &DB{db: db, d: d, requireApproval: opts.RequireApproval, now: time.Now,
+		url: opts.Database, log: opts.Logger, pollEvery: opts.ChangePoll}
+	if s.log == nil {
+		s.log = discardLogger
+	}
+	if s.pollEvery <= 0 {
+		s.pollEvery = DefaultChangePoll
+	}
+	s.closing, s.stopAll = context.WithCancel(context.Background())
 	if opts.Database == "" {
 		s.dir = opts.Dir
 	}
 	if err := s.migrate(ctx, dialGst, locker, opts.Logger); err != nil {
+		s.stopAll()
 		db.Close()
 		if opts.Database == "" {
 			return nil, sqliteOpenError(filepath.Join(opts.Dir, DatabaseFile), err)
 		}
 		return nil, fmt.Errorf("hub database %s: %w", redactURL(opts.Database), s.d.wrap(err))
+	}
+	if opts.Database == "" {
+		abs, err := filepath.Abs(filepath.Join(opts.Dir, DatabaseFile))
+		if err != nil {
+			abs = filepath.Join(opts.Dir, DatabaseFile)
+		}
+		s.local = acquireLocalHub(abs)
 	}
 	return s, nil
 }
@@ -171,5 +205,16 @@ func (s *DB) migrate(ctx context.Context, dialect goose.Dialect, locker goose.Pr
 	return nil
 }
 
-// Close releases the database.
-func (s *DB) Close() error { return s.db.Close() }
+// Close stops the store's change feeds, waits for their goroutines and
+// releases the database. Closing again returns the first result.
+func (s *DB) Close() error {
+	s.closeOnce.Do(func() {
+		s.stopAll()
+		s.feeds.Wait()
+		if s.local != nil {
+			s.local.release()
+		}
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
+}

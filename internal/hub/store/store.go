@@ -1,7 +1,9 @@
 // Package store keeps the skill hub's state: immutable skill versions with
 // their files, the files' contents as content-addressed chunked blobs, the
 // versions' labels (approval, notes), projects and the versions bound to
-// them, and the raw snapshots of the installable catalog.
+// them, tokens, the audit log, and the raw snapshots of the installable
+// catalog. Changes to projects and bindings are announced to every store
+// on the same database (Changes).
 //
 // The database is the only state. It is an embedded SQLite file in a data
 // directory, or a PostgreSQL database; both are reached through one code
@@ -59,15 +61,63 @@ type Store interface {
 	// SetNotes replaces a version's notes.
 	SetNotes(ctx context.Context, id int64, notes string) (Version, error)
 
-	// CreateProject adds a project; ErrExists when the id is taken.
+	// CreateProject adds a project; ErrExists when the id or the name is
+	// taken.
 	CreateProject(ctx context.Context, id, name string) error
+	// GetProject returns a project, or ErrNotFound.
+	GetProject(ctx context.Context, id string) (Project, error)
+	// ListProjects lists projects by id, a page at a time.
+	ListProjects(ctx context.Context, page ProjectPage) (ProjectList, error)
+	// RenameProject changes a project's name; its id stays.
+	RenameProject(ctx context.Context, id, name string) (Project, error)
+	// PauseProject pauses a project; pausing a paused one changes nothing.
+	PauseProject(ctx context.Context, id string) (Project, error)
+	// ResumeProject resumes a paused project.
+	ResumeProject(ctx context.Context, id string) (Project, error)
+	// DuplicateProject makes a new project with the bindings of another,
+	// never its jobs or tokens.
+	DuplicateProject(ctx context.Context, srcID, id, name string) (Project, error)
+	// DeleteProject removes a project with its bindings, tokens and job
+	// records; refused with *JobsError while one of its jobs runs.
+	DeleteProject(ctx context.Context, id string) error
+
 	// Bind binds a version to a project. With Options.RequireApproval an
 	// unapproved version is refused with ErrNotApproved.
 	Bind(ctx context.Context, projectID string, versionID int64) error
+	// BindVersion is Bind reporting whether anything changed.
+	BindVersion(ctx context.Context, projectID string, versionID int64) (BindResult, error)
 	// Unbind removes a binding; it is not an error when there is none.
 	Unbind(ctx context.Context, projectID string, versionID int64) error
+	// UnbindVersion is Unbind reporting whether anything changed. A binding
+	// the project keeps jobs for is refused with *JobsError.
+	UnbindVersion(ctx context.Context, projectID string, versionID int64) (BindResult, error)
 	// Bindings lists the projects a version is bound to, by id.
 	Bindings(ctx context.Context, versionID int64) ([]string, error)
+	// ProjectBindings lists the versions bound to a project, with its
+	// binding generation, from one snapshot.
+	ProjectBindings(ctx context.Context, projectID string) (BindingList, error)
+
+	// CreateToken makes a token and returns it with its secret, which is
+	// not kept and cannot be shown again.
+	CreateToken(ctx context.Context, nt NewToken) (Token, string, error)
+	// VerifyToken returns the token a secret belongs to, or an error
+	// matching ErrTokenInvalid.
+	VerifyToken(ctx context.Context, secret string) (Token, error)
+	// GetToken returns a token by id, or ErrNotFound.
+	GetToken(ctx context.Context, id string) (Token, error)
+	// ListTokens lists tokens, newest first.
+	ListTokens(ctx context.Context, f TokenFilter) ([]Token, error)
+	// RevokeToken revokes a token; revoking it again changes nothing.
+	RevokeToken(ctx context.Context, id string) (Token, error)
+
+	// AppendAudit records one audit entry.
+	AppendAudit(ctx context.Context, e AuditEntry) (AuditEntry, error)
+	// AuditList lists audit entries, newest first, a page at a time.
+	AuditList(ctx context.Context, f AuditFilter) (AuditPage, error)
+
+	// Changes announces project and binding changes, made through any
+	// store on the same database, until ctx is done or the store closes.
+	Changes(ctx context.Context) <-chan Change
 
 	// PutIndexSnapshot stores a raw catalog snapshot the index package has
 	// validated, with where it came from.
@@ -203,6 +253,38 @@ func (e *BoundError) Error() string {
 
 // Is makes errors.Is(err, ErrVersionBound) true.
 func (e *BoundError) Is(target error) bool { return target == ErrVersionBound }
+
+// JobsError is returned when a project's jobs forbid a change: deleting a
+// project while one of its jobs runs (VersionID 0, matching
+// ErrJobsRunning), or unbinding a version the project keeps jobs for
+// (matching ErrJobsKept).
+type JobsError struct {
+	ProjectID string
+	VersionID int64    // the binding refused; 0 for a project deletion
+	Jobs      []string // the jobs in the way, by id
+}
+
+var (
+	// ErrJobsRunning is matched by a *JobsError refusing a deletion.
+	ErrJobsRunning = errors.New("project has running jobs")
+	// ErrJobsKept is matched by a *JobsError refusing an unbinding.
+	ErrJobsKept = errors.New("project keeps jobs for the version")
+)
+
+func (e *JobsError) Error() string {
+	if e.VersionID == 0 {
+		return fmt.Sprintf("project %s has running job(s) %v: wait for them to finish (a locked job needs an operator) before deleting the project", e.ProjectID, e.Jobs)
+	}
+	return fmt.Sprintf("project %s keeps job(s) %v for version %d: download what you need and delete those jobs before unbinding it", e.ProjectID, e.Jobs, e.VersionID)
+}
+
+// Is makes errors.Is match ErrJobsRunning or ErrJobsKept.
+func (e *JobsError) Is(target error) bool {
+	if e.VersionID == 0 {
+		return target == ErrJobsRunning
+	}
+	return target == ErrJobsKept
+}
 
 // CorruptError is returned when stored content does not match its digest.
 type CorruptError struct {

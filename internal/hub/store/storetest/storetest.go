@@ -51,6 +51,7 @@ func Run(t *testing.T, newDB NewDatabase) {
 		{"Materialize", testMaterialize},
 		{"Lists", testLists},
 	}
+	tests = append(tests, projectTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newDB(t)) })
 	}

@@ -1,0 +1,969 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
+	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/index"
+	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+)
+
+// hubCommand is `skills-mcp hub …`, the skill hub's command family.
+type hubCommand struct {
+	streams
+}
+
+// hubGlobals are the flags every hub sub-command takes.
+type hubGlobals struct {
+	data            string
+	database        string
+	requireApproval bool
+	set             map[string]bool // the globals given as flags
+}
+
+const hubUsage = `Usage: skills-mcp hub COMMAND [flags]
+
+The skill hub keeps installed skill packages as immutable versions, each
+inspected at install, and a catalog of public skills to install from. Its
+state is one database: SQLite in the data directory (--data), or PostgreSQL
+(--database). Nothing a package contains runs when it is installed.
+
+Commands:
+  install (--zip FILE [--path DIR] | --repo URL [--path DIR] [--ref REF | --commit SHA] | --item ID)
+                            install a package from a ZIP, a git repository or the catalog
+  import FILE [--path DIR]  install the package in a ZIP upload (install --zip)
+  list                      list the installed packages
+  versions PACKAGE          list a package's versions
+  inspect VERSION           show a version's origin, files and inspection
+  approve VERSION           record an administrator's approval (--revoke withdraws it)
+  notes VERSION TEXT        set a version's notes
+  uninstall VERSION         remove a version (refused while a project uses it)
+  catalog search [QUERY]    search the catalog (or browse it by --category, --author)
+  catalog refresh [URL]     replace the catalog with the document at URL
+  catalog import FILE       replace the catalog with the document in FILE
+  backup --out FILE         write a backup of the whole hub (SQLite)
+  restore FILE              restore a backup into an empty data directory
+
+A VERSION is NAME@DIGEST as list and versions print it (pdf@3f2a9c0b1d4e),
+a shorter prefix of at least 4 hex digits, the full tree digest (sha256:…),
+or a package name that has one version.
+
+Every command takes these flags (a flag beats its variable):
+  --data DIR              the data directory (SKILLS_HUB_DATA; default
+                          $XDG_DATA_HOME/skills-mcp/hub or ~/.local/share/skills-mcp/hub)
+  --database URL          a postgres:// database instead of SQLite (SKILLS_HUB_DATABASE)
+  --require-approval      versions must be approved before a project may use them
+                          (SKILLS_HUB_REQUIRE_APPROVAL)
+
+Inspection is not proof of safety. Exit status: 0 ok, 1 a failure, 2 a usage error.
+Run "skills-mcp hub COMMAND -h" for a command's flags.
+`
+
+const hubCatalogUsage = `Usage: skills-mcp hub catalog (search|refresh|import) [flags]
+
+The catalog lists public skills to install with "hub install --item ID". A
+snapshot is built into the binary, so it works offline; refresh and import
+replace it with a newer document (schema_version 1), kept in the hub's
+database. A document that fails to download or validate changes nothing, and
+a catalog update never changes an installed version.
+
+Commands:
+  search [QUERY…]    rank items by name, author and description; without a
+                     query, list them (filtered by --category and --author)
+  refresh [URL]      download the catalog document at URL (https, or http to
+                     a loopback address; default SKILLS_HUB_CATALOG_URL)
+  import FILE        read the catalog document in FILE
+`
+
+// Run implements command.
+func (c *hubCommand) Run(ctx context.Context, args []string) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g := &hubGlobals{set: map[string]bool{}}
+	fs := c.flagSet("hub", g, hubUsage)
+	if err := fs.Parse(args); err != nil {
+		return c.flagError(fs, err, "skills-mcp hub help")
+	}
+	args = fs.Args()
+	if len(args) == 0 {
+		fmt.Fprint(c.stdout, hubUsage)
+		return nil
+	}
+	name, args := args[0], args[1:]
+	switch name {
+	case "help":
+		if len(args) > 0 {
+			return c.Run(ctx, []string{args[0], "-h"})
+		}
+		fmt.Fprint(c.stdout, hubUsage)
+		return nil
+	case "install":
+		return c.install(ctx, g, args)
+	case "import":
+		return c.importZip(ctx, g, args)
+	case "list":
+		return c.list(ctx, g, args)
+	case "versions":
+		return c.versions(ctx, g, args)
+	case "inspect":
+		return c.inspect(ctx, g, args)
+	case "approve":
+		return c.approve(ctx, g, args)
+	case "notes":
+		return c.notes(ctx, g, args)
+	case "uninstall":
+		return c.uninstall(ctx, g, args)
+	case "catalog":
+		return c.catalog(ctx, g, args)
+	case "backup":
+		return c.backup(ctx, g, args)
+	case "restore":
+		return c.restore(ctx, g, args)
+	case "serve":
+		return errors.New("hub serve is not available yet: it comes with the hub's admin API and project endpoints; the hub's other commands work on the data directory directly")
+	}
+	return usagef("skills-mcp hub help", "unknown hub command %q", name)
+}
+
+// hubFlags is one hub command's flag set and its help text.
+type hubFlags struct {
+	*flag.FlagSet
+	usage string
+}
+
+// flagSet is a flag set for one hub command, with the global flags. A bad
+// flag is reported once, as the error (exit 2); -h prints the help.
+func (c *hubCommand) flagSet(name string, g *hubGlobals, usage string) *hubFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	track := func(f string, set func(string) error) func(string) error {
+		return func(v string) error { g.set[f] = true; return set(v) }
+	}
+	fs.Func("data", "the hub's data `DIR` (or set SKILLS_HUB_DATA)", track("data", func(v string) error { g.data = v; return nil }))
+	fs.Func("database", "a PostgreSQL `URL` (postgres://…) to keep the hub in, instead of SQLite in the data directory (or set SKILLS_HUB_DATABASE)", track("database", func(v string) error { g.database = v; return nil }))
+	fs.BoolFunc("require-approval", "versions must be approved before a project may use them (or set SKILLS_HUB_REQUIRE_APPROVAL)", track("require-approval", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		g.requireApproval = b
+		return err
+	}))
+	return &hubFlags{FlagSet: fs, usage: usage}
+}
+
+func (c *hubCommand) flagError(fs *hubFlags, err error, hint string) error {
+	if !errors.Is(err, flag.ErrHelp) {
+		return &usageError{err: err, hint: hint}
+	}
+	fmt.Fprint(c.stderr, fs.usage)
+	if fs.Name() != "hub" {
+		fmt.Fprint(c.stderr, "\nFlags:\n")
+		fs.SetOutput(c.stderr)
+		fs.PrintDefaults()
+	}
+	return errHelp
+}
+
+// parse parses a command's flags, which may come before, between and after
+// its arguments ("--" ends the flags), and checks the argument count.
+// what names the arguments for the error when some are missing.
+func (c *hubCommand) parse(fs *hubFlags, args []string, minArgs, maxArgs int, what string) ([]string, error) {
+	hint := "skills-mcp hub " + fs.Name() + " -h"
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return nil, c.flagError(fs, err, hint)
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			break
+		}
+		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
+			pos = append(pos, left...)
+			break
+		}
+		pos = append(pos, left[0])
+		rest = left[1:]
+	}
+	switch {
+	case len(pos) < minArgs:
+		return nil, usagef(hint, "hub %s needs %s", fs.Name(), what)
+	case maxArgs >= 0 && len(pos) > maxArgs:
+		return nil, usagef(hint, "hub %s: unexpected argument %q", fs.Name(), pos[maxArgs])
+	}
+	return pos, nil
+}
+
+// options resolves the global flags against their environment twins and
+// the default data directory.
+func (c *hubCommand) options(g *hubGlobals) (hub.Options, error) {
+	if !g.set["data"] {
+		if v, ok := c.env("SKILLS_HUB_DATA"); ok && v != "" {
+			g.data = v
+		}
+	}
+	if !g.set["database"] {
+		if v, ok := c.env("SKILLS_HUB_DATABASE"); ok && v != "" {
+			g.database = v
+		}
+	}
+	if !g.set["require-approval"] {
+		if v, ok := c.env("SKILLS_HUB_REQUIRE_APPROVAL"); ok && v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return hub.Options{}, usagef("", "SKILLS_HUB_REQUIRE_APPROVAL=%q: want true or false", v)
+			}
+			g.requireApproval = b
+		}
+	}
+	if g.database == "" && g.data == "" {
+		dir, err := c.defaultHubData()
+		if err != nil {
+			return hub.Options{}, err
+		}
+		g.data = dir
+	}
+	// Warnings only: a stored catalog passed over, say; not the migrations.
+	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := hub.Options{Dir: g.data, Database: g.database, RequireApproval: g.requireApproval, Logger: logger}
+	return opts, nil
+}
+
+// defaultHubData is the user's data directory for the hub.
+func (c *hubCommand) defaultHubData() (string, error) {
+	if v, ok := c.env("XDG_DATA_HOME"); ok && filepath.IsAbs(v) {
+		return filepath.Join(v, "skills-mcp", "hub"), nil
+	}
+	if v, ok := c.env("HOME"); ok && v != "" {
+		return filepath.Join(v, ".local", "share", "skills-mcp", "hub"), nil
+	}
+	return "", usagef("", "no data directory: give --data DIR or set SKILLS_HUB_DATA (HOME is not set)")
+}
+
+// open opens the hub. github, if not nil, reads github.com repositories
+// through GitHub's endpoints.
+func (c *hubCommand) open(ctx context.Context, g *hubGlobals, github *pkgtree.GitHubOptions) (*hub.Hub, error) {
+	opts, err := c.options(g)
+	if err != nil {
+		return nil, err
+	}
+	opts.GitHub = github
+	return hub.Open(ctx, opts)
+}
+
+// writeJSON writes v as indented JSON on stdout.
+func (c *hubCommand) writeJSON(v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+const hubInstallUsage = `Usage: skills-mcp hub install (--zip FILE [--path DIR] | --repo URL [--path DIR] [--ref REF | --commit SHA] | --item ID) [flags]
+
+Installs a skill package as an immutable version: from a ZIP archive (SKILL.md
+at its root, or in --path), from a directory of a git repository at a ref or a
+commit (the commit read is recorded), or from a catalog item at the commit the
+catalog names. Installing the same tree again returns the existing version.
+Nothing the package contains runs, and no install command, hook or package
+script is executed. Each version is inspected; the inspection is not proof of
+safety.
+
+Repositories are local folders, file:// or https URLs. github.com
+repositories are read through GitHub's API and the commit's archive, sending
+GITHUB_TOKEN (if set) to GitHub only; --no-github-api reads them with git.
+`
+
+func (c *hubCommand) install(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("install", g, hubInstallUsage)
+	zipFile := fs.String("zip", "", "install the package in the ZIP archive `FILE`")
+	repo := fs.String("repo", "", "install from the git repository at `URL` (or a local path)")
+	item := fs.String("item", "", "install the catalog item `ID`")
+	path := fs.String("path", "", "the package's `DIR` inside the archive or repository (default: its root)")
+	ref := fs.String("ref", "", "the branch or tag `REF` to read (with --repo; default: the default branch)")
+	commit := fs.String("commit", "", "the full commit `SHA` to read (with --repo)")
+	noGitHub := fs.Bool("no-github-api", false, "read github.com repositories with git's protocol instead of GitHub's API and archive")
+	asJSON := fs.Bool("json", false, "print the installed version as JSON")
+	quiet := fs.Bool("quiet", false, "print no progress on stderr")
+	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
+		return err
+	}
+	const hint = "skills-mcp hub install -h"
+	n := 0
+	for _, s := range []string{*zipFile, *repo, *item} {
+		if s != "" {
+			n++
+		}
+	}
+	switch {
+	case n != 1:
+		return usagef(hint, "hub install: give one of --zip FILE, --repo URL or --item ID")
+	case *zipFile != "" && (*ref != "" || *commit != ""):
+		return usagef(hint, "--ref and --commit apply to --repo only")
+	case *item != "" && (*ref != "" || *commit != "" || *path != ""):
+		return usagef(hint, "--item installs the catalog item's own path and commit: it takes no --path, --ref or --commit")
+	case *ref != "" && *commit != "":
+		return usagef(hint, "give --ref or --commit, not both")
+	}
+	var gh *pkgtree.GitHubOptions
+	if !*noGitHub {
+		gh = &pkgtree.GitHubOptions{}
+		if t, ok := c.env("GITHUB_TOKEN"); ok {
+			gh.Token = strings.TrimSpace(t)
+		}
+	}
+	h, err := c.open(ctx, g, gh)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	prog := c.progress(*quiet)
+	var inst *hub.Installed
+	switch {
+	case *zipFile != "":
+		inst, err = h.InstallZipFile(ctx, *zipFile, *path, prog)
+	case *repo != "":
+		inst, err = h.InstallGit(ctx, hub.GitInstall{URL: *repo, Path: *path, Ref: *ref, Commit: *commit, Progress: prog})
+	default:
+		inst, err = h.InstallCatalogItem(ctx, *item, prog)
+	}
+	if err != nil {
+		return err
+	}
+	return c.printInstalled(inst, *asJSON)
+}
+
+const hubImportUsage = `Usage: skills-mcp hub import FILE [--path DIR] [flags]
+
+Installs the skill package in the ZIP archive FILE (an upload), as
+"hub install --zip FILE" does: SKILL.md at the archive root, or in --path.
+To replace the catalog with a catalog document, use "hub catalog import".
+`
+
+func (c *hubCommand) importZip(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("import", g, hubImportUsage)
+	path := fs.String("path", "", "the package's `DIR` inside the archive (default: its root)")
+	asJSON := fs.Bool("json", false, "print the installed version as JSON")
+	quiet := fs.Bool("quiet", false, "print no progress on stderr")
+	pos, err := c.parse(fs, args, 1, 1, "the ZIP FILE to install")
+	if err != nil {
+		return err
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	inst, err := h.InstallZipFile(ctx, pos[0], *path, c.progress(*quiet))
+	if err != nil {
+		return err
+	}
+	return c.printInstalled(inst, *asJSON)
+}
+
+func (c *hubCommand) printInstalled(inst *hub.Installed, asJSON bool) error {
+	if asJSON {
+		return c.writeJSON(inst)
+	}
+	v := inst.Version
+	if inst.Created {
+		fmt.Fprintf(c.stdout, "installed %s (%d files, %s) from %s\n", v.ID, v.FileCount, hubBytes(v.Size), originText(v.Origin))
+	} else {
+		fmt.Fprintf(c.stdout, "already installed: %s (the same tree, installed %s from %s)\n", v.ID, v.CreatedAt.Local().Format(time.DateTime), originText(v.Origin))
+	}
+	in := inst.Inspection
+	fmt.Fprintf(c.stdout, "inspection: %s, %s, %s, %s\n", count(len(in.Findings), "finding"), count(len(in.Scripts), "script"),
+		count(len(in.Warnings), "validator warning"), in.Requirements.Summary)
+	fmt.Fprintf(c.stdout, "%s\nsee it all: skills-mcp hub inspect %s\n", pkgtree.NotProofOfSafety, v.ID)
+	return nil
+}
+
+// originText says where a version came from, in one line.
+func originText(o pkgtree.Origin) string {
+	switch o.Kind {
+	case pkgtree.OriginZip:
+		s := o.FileName
+		if o.Path != "" {
+			s += " (" + o.Path + ")"
+		}
+		return s
+	case pkgtree.OriginGit, pkgtree.OriginCatalog:
+		s := o.Repository
+		if o.Path != "" {
+			s += " " + o.Path
+		}
+		if o.Ref != "" {
+			s += " " + o.Ref
+		}
+		if o.Commit != "" {
+			s += " at " + shortCommit(o.Commit)
+		}
+		if o.CatalogItem != "" {
+			s = "catalog item " + o.CatalogItem + " (" + s + ")"
+		}
+		return s
+	}
+	return o.Kind
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}
+
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// hubBytes is a size for a person.
+func hubBytes(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// progress returns the progress callback of a long install: a line on
+// stderr when a stage starts, then at most one a second.
+func (c *hubCommand) progress(quiet bool) func(pkgtree.Progress) {
+	if quiet {
+		return nil
+	}
+	var stage string
+	var last time.Time
+	return func(p pkgtree.Progress) {
+		now := time.Now()
+		if p.Stage == stage && now.Sub(last) < time.Second {
+			return
+		}
+		stage, last = p.Stage, now
+		var b strings.Builder
+		fmt.Fprintf(&b, "hub: %s", p.Stage)
+		switch {
+		case p.Files > 0 && p.TotalFiles > 0:
+			fmt.Fprintf(&b, " %d/%d files", p.Files, p.TotalFiles)
+		case p.Files > 0:
+			fmt.Fprintf(&b, " %d files", p.Files)
+		case p.TotalFiles > 0:
+			fmt.Fprintf(&b, " %d files", p.TotalFiles)
+		}
+		switch {
+		case p.Bytes > 0 && p.TotalBytes > 0:
+			fmt.Fprintf(&b, ", %s of %s", hubBytes(p.Bytes), hubBytes(p.TotalBytes))
+		case p.Bytes > 0:
+			fmt.Fprintf(&b, ", %s", hubBytes(p.Bytes))
+		case p.TotalBytes > 0:
+			fmt.Fprintf(&b, ", %s", hubBytes(p.TotalBytes))
+		}
+		fmt.Fprintln(c.stderr, b.String())
+	}
+}
+
+const hubListUsage = `Usage: skills-mcp hub list [flags]
+
+Lists the installed packages by name, each with its number of versions and its
+latest version.
+`
+
+func (c *hubCommand) list(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("list", g, hubListUsage)
+	asJSON := fs.Bool("json", false, "print the packages as JSON")
+	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
+		return err
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	pkgs, err := h.List(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if pkgs == nil {
+			pkgs = []hub.Package{}
+		}
+		return c.writeJSON(pkgs)
+	}
+	if len(pkgs) == 0 {
+		fmt.Fprintln(c.stdout, "no packages installed: install one with skills-mcp hub install")
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PACKAGE\tVERSIONS\tLATEST\tINSTALLED\tAPPROVED")
+	for _, p := range pkgs {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", p.Name, p.Versions, p.Latest.ID, p.Latest.CreatedAt.Local().Format(time.DateTime), approvedText(p.Latest))
+	}
+	return tw.Flush()
+}
+
+func approvedText(v hub.Version) string {
+	if !v.Approved {
+		return "no"
+	}
+	return "by " + v.Labels.ApprovedBy
+}
+
+const hubVersionsUsage = `Usage: skills-mcp hub versions PACKAGE [flags]
+
+Lists a package's versions, oldest first, with where each came from.
+`
+
+func (c *hubCommand) versions(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("versions", g, hubVersionsUsage)
+	asJSON := fs.Bool("json", false, "print the versions as JSON")
+	pos, err := c.parse(fs, args, 1, 1, "a PACKAGE name")
+	if err != nil {
+		return err
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	vs, err := h.Versions(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return c.writeJSON(vs)
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tINSTALLED\tFILES\tSIZE\tAPPROVED\tORIGIN")
+	for _, v := range vs {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", v.ID, v.CreatedAt.Local().Format(time.DateTime), v.FileCount, hubBytes(v.Size), approvedText(v), originText(v.Origin))
+	}
+	return tw.Flush()
+}
+
+const hubInspectUsage = `Usage: skills-mcp hub inspect VERSION [flags]
+
+Shows a version: its tree digest, origin, labels, the projects bound to it,
+its files, and the inspection made at install (linter findings, validator
+warnings, scripts and how they run, package manifests, declared requirements).
+Inspection is not proof of safety.
+`
+
+func (c *hubCommand) inspect(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("inspect", g, hubInspectUsage)
+	asJSON := fs.Bool("json", false, "print the version and its inspection as JSON")
+	pos, err := c.parse(fs, args, 1, 1, "a VERSION (as hub list prints it)")
+	if err != nil {
+		return err
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	in, err := h.Inspect(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return c.writeJSON(in)
+	}
+	v := in.Version
+	w := c.stdout
+	fmt.Fprintf(w, "%s\n", v.ID)
+	fmt.Fprintf(w, "  tree digest  %s\n", v.TreeDigest)
+	if v.Description != "" {
+		fmt.Fprintf(w, "  description  %s\n", v.Description)
+	}
+	fmt.Fprintf(w, "  origin       %s\n", originText(v.Origin))
+	if v.Origin.FileSHA256 != "" {
+		fmt.Fprintf(w, "  upload       sha256 %s\n", v.Origin.FileSHA256)
+	}
+	fmt.Fprintf(w, "  installed    %s\n", v.CreatedAt.Local().Format(time.DateTime))
+	if v.Approved {
+		fmt.Fprintf(w, "  approved     by %s at %s\n", v.Labels.ApprovedBy, v.Labels.ApprovedAt.Local().Format(time.DateTime))
+	} else {
+		fmt.Fprintf(w, "  approved     no\n")
+	}
+	if v.Labels.Notes != "" {
+		fmt.Fprintf(w, "  notes        %s\n", v.Labels.Notes)
+	}
+	if len(in.Bindings) > 0 {
+		fmt.Fprintf(w, "  bound to     %s\n", strings.Join(in.Bindings, ", "))
+	}
+	fmt.Fprintf(w, "  files        %d, %s\n", v.FileCount, hubBytes(v.Size))
+	for _, f := range in.Files {
+		fmt.Fprintf(w, "    %s %8s  %s\n", f.Mode, hubBytes(f.Size), f.Path)
+	}
+	fmt.Fprintln(w)
+	return in.Inspection.WriteText(w)
+}
+
+const hubApproveUsage = `Usage: skills-mcp hub approve VERSION [--by NAME] [--revoke] [flags]
+
+Records that an administrator approved a version, and when. With
+--require-approval, projects may use only approved versions. --revoke
+withdraws the approval; projects already using the version keep it.
+`
+
+func (c *hubCommand) approve(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("approve", g, hubApproveUsage)
+	by := fs.String("by", "", "who approves (default: $USER)")
+	revoke := fs.Bool("revoke", false, "withdraw the version's approval")
+	asJSON := fs.Bool("json", false, "print the version as JSON")
+	pos, err := c.parse(fs, args, 1, 1, "a VERSION (as hub list prints it)")
+	if err != nil {
+		return err
+	}
+	if *revoke && *by != "" {
+		return usagef("skills-mcp hub approve -h", "--revoke takes no --by")
+	}
+	if !*revoke && *by == "" {
+		if u, ok := c.env("USER"); ok {
+			*by = strings.TrimSpace(u)
+		}
+		if *by == "" {
+			return usagef("skills-mcp hub approve VERSION --by NAME", "say who approves: --by NAME (USER is not set)")
+		}
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	var v hub.Version
+	if *revoke {
+		v, err = h.Unapprove(ctx, pos[0])
+	} else {
+		v, err = h.Approve(ctx, pos[0], *by)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return c.writeJSON(v)
+	}
+	if *revoke {
+		fmt.Fprintf(c.stdout, "%s is no longer approved\n", v.ID)
+	} else {
+		fmt.Fprintf(c.stdout, "%s approved by %s at %s\n", v.ID, v.Labels.ApprovedBy, v.Labels.ApprovedAt.Local().Format(time.DateTime))
+	}
+	return nil
+}
+
+const hubNotesUsage = `Usage: skills-mcp hub notes VERSION TEXT [flags]
+
+Replaces a version's notes (an empty TEXT clears them). Notes and approval
+are the only things about a version that change after install.
+`
+
+func (c *hubCommand) notes(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("notes", g, hubNotesUsage)
+	asJSON := fs.Bool("json", false, "print the version as JSON")
+	pos, err := c.parse(fs, args, 2, 2, "a VERSION and the TEXT of its notes")
+	if err != nil {
+		return err
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	v, err := h.SetNotes(ctx, pos[0], pos[1])
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return c.writeJSON(v)
+	}
+	fmt.Fprintf(c.stdout, "notes of %s set\n", v.ID)
+	return nil
+}
+
+const hubUninstallUsage = `Usage: skills-mcp hub uninstall VERSION [flags]
+
+Removes a version, with the file contents no other version shares. A version
+a project uses is refused until it is unbound.
+`
+
+func (c *hubCommand) uninstall(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("uninstall", g, hubUninstallUsage)
+	asJSON := fs.Bool("json", false, "print the removed version as JSON")
+	pos, err := c.parse(fs, args, 1, 1, "a VERSION (as hub list prints it)")
+	if err != nil {
+		return err
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	v, err := h.Uninstall(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return c.writeJSON(v)
+	}
+	fmt.Fprintf(c.stdout, "uninstalled %s\n", v.ID)
+	return nil
+}
+
+func (c *hubCommand) catalog(ctx context.Context, g *hubGlobals, args []string) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(c.stdout, hubCatalogUsage)
+		return nil
+	}
+	switch args[0] {
+	case "search":
+		return c.catalogSearch(ctx, g, args[1:])
+	case "refresh":
+		return c.catalogRefresh(ctx, g, args[1:])
+	case "import":
+		return c.catalogImport(ctx, g, args[1:])
+	}
+	return usagef("skills-mcp hub catalog help", "unknown catalog command %q", args[0])
+}
+
+const hubCatalogSearchUsage = `Usage: skills-mcp hub catalog search [QUERY…] [flags]
+
+Ranks the catalog's items for QUERY by name, author and description (an item
+named exactly QUERY first). Without a QUERY it lists the items, in the
+catalog's order. --category and --author keep only their items.
+Install one with "skills-mcp hub install --item ID".
+`
+
+func (c *hubCommand) catalogSearch(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("catalog search", g, hubCatalogSearchUsage)
+	category := fs.String("category", "", "only items of `CATEGORY`")
+	author := fs.String("author", "", "only items of `AUTHOR`")
+	limit := fs.Int("limit", 20, "show at most `N` items (0: all, when browsing)")
+	asJSON := fs.Bool("json", false, "print the items as JSON")
+	pos, err := c.parse(fs, args, 0, -1, "")
+	if err != nil {
+		return err
+	}
+	if *limit < 0 {
+		return usagef("skills-mcp hub catalog search -h", "--limit must not be negative")
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	hits, cur, err := h.SearchCatalog(ctx, index.Query{Text: strings.Join(pos, " "), Category: *category, Author: *author, Limit: *limit})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if hits == nil {
+			hits = []hub.CatalogHit{}
+		}
+		return c.writeJSON(hits)
+	}
+	if len(hits) == 0 {
+		fmt.Fprintf(c.stdout, "no catalog item matches (the catalog has %d items, from %s)\n", cur.Len(), cur.Source())
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAUTHOR\tCATEGORY\tDESCRIPTION")
+	for _, hit := range hits {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", hit.ID, cutLine(hit.Author, 24), cutLine(hit.Category, 20), cutLine(hit.Description, 60))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%d shown; the catalog has %d items, from %s\n", len(hits), cur.Len(), cur.Source())
+	return nil
+}
+
+// cutLine is s on one line, cut to at most n characters.
+func cutLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+const hubCatalogRefreshUsage = `Usage: skills-mcp hub catalog refresh [URL] [flags]
+
+Downloads the catalog document at URL (default: SKILLS_HUB_CATALOG_URL) and,
+if it is valid, makes it the catalog. The URL must be https, or http to a
+loopback address. No credential is sent. A failure keeps the last good
+catalog.
+`
+
+func (c *hubCommand) catalogRefresh(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("catalog refresh", g, hubCatalogRefreshUsage)
+	pos, err := c.parse(fs, args, 0, 1, "")
+	if err != nil {
+		return err
+	}
+	var url string
+	if len(pos) == 1 {
+		url = pos[0]
+	} else if v, ok := c.env("SKILLS_HUB_CATALOG_URL"); ok {
+		url = strings.TrimSpace(v)
+	}
+	if url == "" {
+		return usagef("skills-mcp hub catalog refresh URL", "say where the catalog document is: a URL, or set SKILLS_HUB_CATALOG_URL")
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	fmt.Fprintf(c.stderr, "hub: downloading the catalog\n")
+	ix, err := h.RefreshCatalog(ctx, url)
+	if err != nil {
+		return catalogFailed(ix, err)
+	}
+	fmt.Fprintf(c.stdout, "catalog refreshed: %d items\n", ix.Len())
+	return nil
+}
+
+// catalogFailed says that a failed update left the catalog cur unchanged.
+func catalogFailed(cur *index.Index, err error) error {
+	if cur == nil {
+		return err
+	}
+	return fmt.Errorf("%w\nthe catalog is unchanged: %d items, from %s", err, cur.Len(), cur.Source())
+}
+
+const hubCatalogImportUsage = `Usage: skills-mcp hub catalog import FILE [flags]
+
+Reads the catalog document in FILE and, if it is valid, makes it the
+catalog. An invalid document (a syntax error, a schema_version other than 1,
+an item without a repository, …) is refused whole, naming the item, and the
+catalog stays as it was.
+`
+
+func (c *hubCommand) catalogImport(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("catalog import", g, hubCatalogImportUsage)
+	pos, err := c.parse(fs, args, 1, 1, "the catalog document FILE")
+	if err != nil {
+		return err
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	ix, err := h.ImportCatalog(ctx, pos[0])
+	if err != nil {
+		return catalogFailed(ix, err)
+	}
+	fmt.Fprintf(c.stdout, "catalog imported from %s: %d items\n", pos[0], ix.Len())
+	return nil
+}
+
+const hubBackupUsage = `Usage: skills-mcp hub backup --out FILE [flags]
+
+Writes a consistent backup of the whole hub (every version, its files, labels,
+projects and the catalog) to FILE, while the hub stays in use. The database is
+the only state, so this one file is everything; restore it with "hub restore".
+A PostgreSQL hub is backed up with pg_dump instead.
+`
+
+func (c *hubCommand) backup(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("backup", g, hubBackupUsage)
+	out := fs.String("out", "", "write the backup to `FILE`")
+	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("skills-mcp hub backup --out FILE", "--out is required: where to write the backup")
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	var n int64
+	err = atomicfile.Write(*out, 0o600, true, func(w io.Writer) error {
+		cw := &countingWriter{w: w}
+		err := h.Backup(ctx, cw)
+		n = cw.n
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrBackupUnsupported) {
+			return err
+		}
+		return fmt.Errorf("backing up to %s: %w", *out, err)
+	}
+	stats, err := h.Store().Stats(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "backed up %s, %s to %s (%s)\n", count(stats.Packages, "package"), count(stats.Versions, "version"), *out, hubBytes(n))
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+const hubRestoreUsage = `Usage: skills-mcp hub restore FILE [flags]
+
+Restores a backup written by "hub backup" into the data directory (--data),
+which must be empty or not exist. The backup is checked before it is put in
+place; on any failure the directory is left as it was. A PostgreSQL hub is
+restored with pg_restore instead.
+`
+
+func (c *hubCommand) restore(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("restore", g, hubRestoreUsage)
+	pos, err := c.parse(fs, args, 1, 1, "the backup FILE")
+	if err != nil {
+		return err
+	}
+	opts, err := c.options(g)
+	if err != nil {
+		return err
+	}
+	if opts.Database != "" {
+		return usagef("", "hub restore puts a SQLite backup into a data directory; restore a PostgreSQL hub with `pg_restore --no-owner -d URL hub.dump`")
+	}
+	if err := hub.RestoreFile(ctx, pos[0], opts.Dir); err != nil {
+		return fmt.Errorf("restoring %s: %w", pos[0], err)
+	}
+	h, err := hub.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	stats, err := h.Store().Stats(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "restored %s into %s: %s, %s\n", pos[0], opts.Dir, count(stats.Packages, "package"), count(stats.Versions, "version"))
+	return nil
+}

@@ -1,0 +1,424 @@
+// Package hub is the skill hub's operations: installing packages from a ZIP
+// upload, a git repository or a catalog item as immutable versions, listing
+// and inspecting them, labelling, uninstalling, the installable catalog, and
+// backup and restore. It wires the three hub packages together, and nothing
+// else: package trees come from pkgtree, state lives in store, and the
+// catalog is index's. The command line (`skills-mcp hub …`) and, later, the
+// admin API call this package and nothing below it.
+//
+// # Version ids
+//
+// A version is named by its package name, "@", and the first 12 hex digits
+// of its tree digest: "pdf@3f2a9c0b1d4e". The id depends only on the tree,
+// so it is the same in every hub that holds the version, before and after a
+// backup, on either backend. [Hub.Resolve] also accepts a longer or shorter
+// prefix (at least [MinPrefix] digits), the full tree digest with or without
+// the name ("sha256:…", "pdf@sha256:…"), and a bare package name when the
+// package has exactly one version.
+//
+// Inspection is not proof of safety ([pkgtree.NotProofOfSafety]); every
+// output of this package that shows an inspection carries that note.
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub/index"
+	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+)
+
+// ShortDigest is how many hex digits of the tree digest a version id shows.
+const ShortDigest = 12
+
+// MinPrefix is the shortest digest prefix Resolve accepts.
+const MinPrefix = 4
+
+var (
+	// ErrDigestMismatch is returned when a catalog item publishes a tree
+	// digest and the tree read from its repository has another one.
+	ErrDigestMismatch = errors.New("the package tree does not match the catalog's tree digest")
+	// ErrAmbiguous is returned by Resolve for a reference that matches more
+	// than one version.
+	ErrAmbiguous = errors.New("ambiguous version")
+	// ErrBadID is returned by Resolve for a reference that is not a version
+	// id in any accepted form.
+	ErrBadID = errors.New("not a version id")
+)
+
+// Options configure Open.
+type Options struct {
+	// Dir is the data directory of the SQLite store. Unused when Database
+	// is set.
+	Dir string
+	// Database is a PostgreSQL URL; empty means SQLite in Dir.
+	Database string
+	// RequireApproval makes the store refuse to bind an unapproved version.
+	RequireApproval bool
+	// Limits bound every package installed; zero fields mean pkgtree's
+	// defaults (32 MiB per file, 128 MiB per package, 2,000 files).
+	Limits pkgtree.Limits
+	// GitHub, if not nil, reads https://github.com repositories through
+	// GitHub's API and archive endpoint (see pkgtree.GitHubOptions), for
+	// repository and catalog installs alike. If nil, git's protocol.
+	GitHub *pkgtree.GitHubOptions
+	// Catalog configures the installable catalog (refresh client, limits).
+	// If nil, index's defaults.
+	Catalog *index.Options
+	// Logger receives the store's and the catalog's logs. If nil, nothing
+	// is logged.
+	Logger *slog.Logger
+}
+
+// Hub is an open hub: its store and its catalog. Its methods are safe for
+// concurrent use. Close it when done.
+type Hub struct {
+	st      *store.DB
+	limits  pkgtree.Limits
+	github  *pkgtree.GitHubOptions
+	catOpts *index.Options
+
+	catMu   sync.Mutex
+	catalog *index.Catalog // nil until first used
+}
+
+// Open opens the hub's store, creating and migrating it when needed. The
+// catalog is opened when first used (see Hub.Catalog), so that commands
+// that do not need it do not pay for indexing it.
+func Open(ctx context.Context, opts Options) (*Hub, error) {
+	st, err := store.Open(ctx, store.Options{
+		Dir:             opts.Dir,
+		Database:        opts.Database,
+		RequireApproval: opts.RequireApproval,
+		Logger:          opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	copts := opts.Catalog
+	if copts == nil {
+		copts = &index.Options{}
+	}
+	if copts.Logger == nil && opts.Logger != nil {
+		c := *copts
+		c.Logger = opts.Logger
+		copts = &c
+	}
+	return &Hub{st: st, catOpts: copts, limits: opts.Limits, github: opts.GitHub}, nil
+}
+
+// Catalog returns the installable catalog: the last snapshot stored, or the
+// bundled one. It is opened on the first call; a failure to read the store
+// is returned, and the next call tries again.
+func (h *Hub) Catalog(ctx context.Context) (*index.Catalog, error) {
+	h.catMu.Lock()
+	defer h.catMu.Unlock()
+	if h.catalog == nil {
+		cat, err := index.Open(ctx, h.st, h.catOpts)
+		if err != nil {
+			return nil, fmt.Errorf("opening the hub's catalog: %w", err)
+		}
+		h.catalog = cat
+	}
+	return h.catalog, nil
+}
+
+// Close releases the store.
+func (h *Hub) Close() error { return h.st.Close() }
+
+// Store returns the hub's store, for the packages that build on the hub
+// (projects and bindings, the admin API).
+func (h *Hub) Store() store.Store { return h.st }
+
+// Version is an installed version as the hub shows it.
+type Version struct {
+	// ID is the version's id, name@<12 hex digits of the tree digest>.
+	ID          string          `json:"id"`
+	Package     string          `json:"package"`
+	TreeDigest  string          `json:"tree_digest"`
+	Description string          `json:"description,omitempty"`
+	Origin      pkgtree.Origin  `json:"origin"`
+	FileCount   int             `json:"file_count"`
+	Size        int64           `json:"size"`
+	CreatedAt   time.Time       `json:"created_at"`
+	Approved    bool            `json:"approved"`
+	Labels      store.Labels    `json:"labels"`
+	Frontmatter json.RawMessage `json:"frontmatter"`
+
+	row int64 // the store's id
+}
+
+// StoreID returns the store's id of the version, for store calls.
+func (v *Version) StoreID() int64 { return v.row }
+
+// VersionID returns the id of the version of package pkg with the given
+// tree digest.
+func VersionID(pkg, treeDigest string) string {
+	hex := strings.TrimPrefix(treeDigest, "sha256:")
+	if len(hex) > ShortDigest {
+		hex = hex[:ShortDigest]
+	}
+	return pkg + "@" + hex
+}
+
+func newVersion(sv store.Version) Version {
+	v := Version{
+		ID:          VersionID(sv.Package, sv.TreeDigest),
+		Package:     sv.Package,
+		TreeDigest:  sv.TreeDigest,
+		FileCount:   sv.FileCount,
+		Size:        sv.Size,
+		CreatedAt:   sv.CreatedAt,
+		Approved:    sv.Approved(),
+		Labels:      sv.Labels,
+		Frontmatter: sv.Frontmatter,
+		row:         sv.ID,
+	}
+	// Both were written by Install from values of these types; a version
+	// whose JSON no longer decodes still lists, without the details.
+	_ = json.Unmarshal(sv.Origin, &v.Origin)
+	var fm struct {
+		Description string `json:"description"`
+	}
+	if json.Unmarshal(sv.Frontmatter, &fm) == nil {
+		v.Description = fm.Description
+	}
+	return v
+}
+
+// Resolve finds the version ref names, in any form the package
+// documentation lists. It returns an error wrapping store.ErrNotFound,
+// ErrAmbiguous or ErrBadID, which says what would name the version.
+func (h *Hub) Resolve(ctx context.Context, ref string) (Version, error) {
+	sv, err := h.resolve(ctx, ref)
+	if err != nil {
+		return Version{}, err
+	}
+	return newVersion(sv), nil
+}
+
+func (h *Hub) resolve(ctx context.Context, ref string) (store.Version, error) {
+	name, digest, hasAt := strings.Cut(ref, "@")
+	if !hasAt && strings.HasPrefix(ref, "sha256:") {
+		name, digest = "", ref
+	}
+	if full, ok := strings.CutPrefix(digest, "sha256:"); ok {
+		if !isHex(full) || len(full) != 64 {
+			return store.Version{}, fmt.Errorf("version %q: %w: a full tree digest is sha256: and 64 hex digits", ref, ErrBadID)
+		}
+		sv, err := h.st.FindVersion(ctx, digest)
+		if err != nil {
+			return store.Version{}, notFound(ref, err)
+		}
+		if name != "" && sv.Package != name {
+			return store.Version{}, fmt.Errorf("version %q: %w: that tree digest is a version of %s", ref, store.ErrNotFound, sv.Package)
+		}
+		return sv, nil
+	}
+	if name == "" {
+		return store.Version{}, fmt.Errorf("version %q: %w: give NAME@DIGEST, as `hub list` or `hub versions NAME` prints it", ref, ErrBadID)
+	}
+	// No package name has these, and a database may refuse them outright
+	// (PostgreSQL's text has no NUL).
+	if len(name) > 256 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		return store.Version{}, fmt.Errorf("version %q: %w: that is not a package name", ref, ErrBadID)
+	}
+	if hasAt && (len(digest) < MinPrefix || !isHex(digest)) {
+		return store.Version{}, fmt.Errorf("version %q: %w: after the @ come at least %d hex digits of the tree digest", ref, ErrBadID, MinPrefix)
+	}
+	all, err := h.st.ListVersions(ctx, name)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return store.Version{}, fmt.Errorf("version %q: %w: no package %s is installed (see `hub list`)", ref, store.ErrNotFound, name)
+		}
+		return store.Version{}, err
+	}
+	var match []store.Version
+	digest = strings.ToLower(digest)
+	for _, sv := range all {
+		if strings.HasPrefix(strings.TrimPrefix(sv.TreeDigest, "sha256:"), digest) {
+			match = append(match, sv)
+		}
+	}
+	switch {
+	case len(match) == 1:
+		return match[0], nil
+	case len(match) == 0:
+		return store.Version{}, fmt.Errorf("version %q: %w: package %s has no such version (see `hub versions %s`)", ref, store.ErrNotFound, name, name)
+	case !hasAt:
+		return store.Version{}, fmt.Errorf("version %q: %w: package %s has %d versions; name one as NAME@DIGEST (see `hub versions %s`)", ref, ErrAmbiguous, name, len(match), name)
+	default:
+		return store.Version{}, fmt.Errorf("version %q: %w: %d versions start with %s; give more digits", ref, ErrAmbiguous, len(match), digest)
+	}
+}
+
+func notFound(ref string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("version %q: %w: no version has that tree digest (see `hub list`)", ref, store.ErrNotFound)
+	}
+	return err
+}
+
+func isHex(s string) bool {
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// Package is one installed package and its versions.
+type Package struct {
+	Name     string  `json:"name"`
+	Versions int     `json:"versions"`
+	Latest   Version `json:"latest"`
+}
+
+// List lists every installed package by name, each with its version count
+// and its latest version.
+func (h *Hub) List(ctx context.Context) ([]Package, error) {
+	ps, err := h.st.ListPackages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Package, len(ps))
+	for i, p := range ps {
+		out[i] = Package{Name: p.Name, Versions: p.Versions, Latest: newVersion(p.Latest)}
+	}
+	return out, nil
+}
+
+// Versions lists a package's versions, oldest first. A package with no
+// version is an error wrapping store.ErrNotFound.
+func (h *Hub) Versions(ctx context.Context, pkg string) ([]Version, error) {
+	svs, err := h.st.ListVersions(ctx, pkg)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("package %s: %w: it has no installed version (see `hub list`)", pkg, store.ErrNotFound)
+		}
+		return nil, err
+	}
+	out := make([]Version, len(svs))
+	for i, sv := range svs {
+		out[i] = newVersion(sv)
+	}
+	return out, nil
+}
+
+// File is one file of a version.
+type File struct {
+	Path   string `json:"path"`
+	Mode   string `json:"mode"` // "644" or "755"
+	Size   int64  `json:"size"`
+	Digest string `json:"digest"` // "sha256:<hex>"
+}
+
+// Inspected is a version with what was learnt about it at install.
+type Inspected struct {
+	Version    Version            `json:"version"`
+	Inspection pkgtree.Inspection `json:"inspection"`
+	Files      []File             `json:"files"`
+	// Bindings are the projects the version is bound to.
+	Bindings []string `json:"bindings"`
+}
+
+// Inspect returns the version ref names with its stored inspection, files
+// and bindings.
+func (h *Hub) Inspect(ctx context.Context, ref string) (*Inspected, error) {
+	sv, err := h.resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	out := &Inspected{Version: newVersion(sv)}
+	if err := json.Unmarshal(sv.Inspection, &out.Inspection); err != nil {
+		return nil, fmt.Errorf("version %s: its stored inspection does not decode: %w", out.Version.ID, err)
+	}
+	// The note is the package's, whatever was stored.
+	out.Inspection.Note = pkgtree.NotProofOfSafety
+	files, err := h.st.VersionFiles(ctx, sv.ID)
+	if err != nil {
+		return nil, err
+	}
+	out.Files = make([]File, len(files))
+	for i, f := range files {
+		out.Files[i] = File{Path: f.Path, Mode: fmt.Sprintf("%o", f.Mode), Size: f.Size, Digest: fmt.Sprintf("sha256:%x", f.Digest)}
+	}
+	if out.Bindings, err = h.st.Bindings(ctx, sv.ID); err != nil {
+		return nil, err
+	}
+	if out.Bindings == nil {
+		out.Bindings = []string{}
+	}
+	return out, nil
+}
+
+// Uninstall removes the version ref names. A version bound to a project is
+// refused with the store's *store.BoundError (errors.Is store.ErrVersionBound).
+func (h *Hub) Uninstall(ctx context.Context, ref string) (Version, error) {
+	sv, err := h.resolve(ctx, ref)
+	if err != nil {
+		return Version{}, err
+	}
+	v := newVersion(sv)
+	if err := h.st.DeleteVersion(ctx, sv.ID); err != nil {
+		var be *store.BoundError
+		if errors.As(err, &be) {
+			return v, fmt.Errorf("uninstalling %s: %w; unbind it from %s first", v.ID, err, strings.Join(be.Projects, ", "))
+		}
+		return v, fmt.Errorf("uninstalling %s: %w", v.ID, err)
+	}
+	return v, nil
+}
+
+// Approve records that by approved the version ref names, now.
+func (h *Hub) Approve(ctx context.Context, ref, by string) (Version, error) {
+	if strings.TrimSpace(by) == "" {
+		return Version{}, errors.New("an approval must say who approved")
+	}
+	sv, err := h.resolve(ctx, ref)
+	if err != nil {
+		return Version{}, err
+	}
+	sv, err = h.st.Approve(ctx, sv.ID, by)
+	if err != nil {
+		return Version{}, err
+	}
+	return newVersion(sv), nil
+}
+
+// Unapprove withdraws the approval of the version ref names. Existing
+// bindings stay.
+func (h *Hub) Unapprove(ctx context.Context, ref string) (Version, error) {
+	sv, err := h.resolve(ctx, ref)
+	if err != nil {
+		return Version{}, err
+	}
+	sv, err = h.st.Unapprove(ctx, sv.ID)
+	if err != nil {
+		return Version{}, err
+	}
+	return newVersion(sv), nil
+}
+
+// SetNotes replaces the notes of the version ref names.
+func (h *Hub) SetNotes(ctx context.Context, ref, notes string) (Version, error) {
+	sv, err := h.resolve(ctx, ref)
+	if err != nil {
+		return Version{}, err
+	}
+	sv, err = h.st.SetNotes(ctx, sv.ID, notes)
+	if err != nil {
+		return Version{}, err
+	}
+	return newVersion(sv), nil
+}
