@@ -37,9 +37,18 @@ import (
 // Host guard (httpserve.Handler's, which refuses every Host the SDK's
 // localhost protection would, and more): the SDK's check and the front
 // end's copy of it were a second and a third loopback test.
+//
+// On an attached server (Attach) the front end answers as the SDK server
+// the catalog is attached to would, provided that server has no receiving
+// middleware, no SetCacheable and no protocol-version list of the caller's
+// (skills.Handler's own servers); without Options.Implementation it leaves
+// 2026-07-28 requests to next.
 func (srv *Server) HTTPHandler(next http.Handler) http.Handler {
-	return &httpFront{s: srv.s, next: next,
-		serverInfo: serverInfoMeta(srv.s.impl, false), serverInfoEscaped: serverInfoMeta(srv.s.impl, true)}
+	f := &httpFront{s: srv.s, next: next}
+	if impl := srv.s.impl; impl != nil {
+		f.serverInfo, f.serverInfoEscaped = serverInfoMeta(impl, false), serverInfoMeta(impl, true)
+	}
+	return f
 }
 
 type httpFront struct {
@@ -148,6 +157,9 @@ func (f *httpFront) answer(r *http.Request, body []byte) ([]byte, bool) {
 		version = revision20250326
 	}
 	if header == revision20260728 {
+		if f.serverInfo == nil {
+			return nil, false // an attached server's identity is unknown
+		}
 		// The per-request protocol: the SDK requires Mcp-Method (and for a
 		// read, Mcp-Name), a matching protocolVersion and client
 		// capabilities in _meta, and adds its server info to the result's
