@@ -57,7 +57,7 @@ var allowed = map[string][]string{
 	// check is a client: it never imports a server (adversarial included).
 	"internal/check": {"internal/adversarial/oracle", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
 	// The public library: the engine for Go programs.
-	"skills": {"internal/catalog", "internal/engine", "internal/library", "internal/server"},
+	"skills": {"internal/catalog", "internal/engine", "internal/httpserve", "internal/library", "internal/server"},
 	// The hub (issue 18): package trees and their readers.
 	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
 	// Top: the command line wires everything; nothing imports it.
