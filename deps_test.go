@@ -61,14 +61,17 @@ var allowed = map[string][]string{
 	// The hub (issue 18): package trees and their readers.
 	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
 	// Top: the command line wires everything; nothing imports it.
-	"internal/cli":           {"*"},
-	"cmd/skills-mcp":         {"internal/cli"},
-	"cmd/skills-bench":       {"internal/bench"},
-	"cmd/skills-searcheval":  {"internal/search", "internal/search/eval"},
-	"internal/search/eval":   {"internal/search"},
-	"internal/pull/pulltest": {"internal/skillsext"},
-	"examples":               nil,
-	"examples/embed":         {"skills"},
+	"internal/cli":     {"*"},
+	"cmd/skills-mcp":   {"internal/cli"},
+	"cmd/skills-bench": {"internal/bench", "internal/bench/multiserve"},
+	// The server of "skills-bench catalogs": the one part of skills-bench
+	// that knows how a server is built.
+	"internal/bench/multiserve": {"skills"},
+	"cmd/skills-searcheval":     {"internal/search", "internal/search/eval"},
+	"internal/search/eval":      {"internal/search"},
+	"internal/pull/pulltest":    {"internal/skillsext"},
+	"examples":                  nil,
+	"examples/embed":            {"skills"},
 
 	// Test support: content fixtures for several packages' tests.
 	"internal/skill/skilltest": nil,

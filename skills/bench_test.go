@@ -151,3 +151,42 @@ func BenchmarkThousandCatalogs(b *testing.B) {
 	b.ReportMetric(float64(rss)/1024, "RSS-MiB")
 	b.ReportMetric(float64(mem.HeapInuse)/(1<<20), "heap-MiB")
 }
+
+// BenchmarkHandlerGet is the handler's own cost of one skills/get, with
+// and without the front end: no network, one catalog of 100 skills.
+func BenchmarkHandlerGet(b *testing.B) {
+	m := fstest.MapFS{}
+	for j := range 100 {
+		name := fmt.Sprintf("skill-%03d", j)
+		m[name+"/SKILL.md"] = &fstest.MapFile{Data: []byte(skillMD(name, "Use for task "+name+" and nothing else."))}
+	}
+	c, err := skills.Open(context.Background(), []skills.Library{{FS: m}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	for _, mode := range []struct {
+		name string
+		off  bool
+	}{{"front", false}, {"sdk", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			h, err := skills.NewHandler(skills.HandlerOptions{NoFastPath: mode.off, Select: func(*http.Request) (*skills.Catalog, error) { return c, nil }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			body := `{"jsonrpc":"2.0","id":2,"method":"skills/get","params":{"uri":"skill://skill-042/SKILL.md"}}`
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != 200 {
+					b.Fatal(w.Code, w.Body.String())
+				}
+			}
+		})
+	}
+}
