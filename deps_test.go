@@ -60,20 +60,23 @@ var allowed = map[string][]string{
 	// check is a client: it never imports a server (adversarial included).
 	"internal/check": {"internal/adversarial/oracle", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
 	// The public library: the engine for Go programs.
-	"skills": {"internal/catalog", "internal/engine", "internal/library", "internal/server"},
+	"skills": {"internal/catalog", "internal/engine", "internal/httpserve", "internal/library", "internal/server"},
 	// The hub (issue 18): package trees and their readers.
 	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
 	// The hub's operations: the three hub packages wired together.
 	"internal/hub": {"internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/regfile"},
 	// Top: the command line wires everything; nothing imports it.
-	"internal/cli":           {"*"},
-	"cmd/skills-mcp":         {"internal/cli"},
-	"cmd/skills-bench":       {"internal/bench"},
-	"cmd/skills-searcheval":  {"internal/search", "internal/search/eval"},
-	"internal/search/eval":   {"internal/search"},
-	"internal/pull/pulltest": {"internal/skillsext"},
-	"examples":               nil,
-	"examples/embed":         {"skills"},
+	"internal/cli":     {"*"},
+	"cmd/skills-mcp":   {"internal/cli"},
+	"cmd/skills-bench": {"internal/bench", "internal/bench/multiserve"},
+	// The server of "skills-bench catalogs": the one part of skills-bench
+	// that knows how a server is built.
+	"internal/bench/multiserve": {"skills"},
+	"cmd/skills-searcheval":     {"internal/search", "internal/search/eval"},
+	"internal/search/eval":      {"internal/search"},
+	"internal/pull/pulltest":    {"internal/skillsext"},
+	"examples":                  nil,
+	"examples/embed":            {"skills"},
 
 	// Test support: content fixtures for several packages' tests.
 	"internal/skill/skilltest": nil,

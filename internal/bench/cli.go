@@ -44,6 +44,7 @@ Usage:
   skills-bench gen  --out DIR --skills N [flags]      write a deterministic synthetic library
   skills-bench run  --lib DIR [flags] -- COMMAND ...  benchmark a server over stdio ({lib} = DIR)
   skills-bench http --url URL [flags]                 load-test skills/get and resources/read over HTTP
+  skills-bench catalogs [flags]                       1,000 catalogs in one process behind one HTTP handler
   skills-bench help                                   print this help
 
 Run "skills-bench COMMAND -h" for a command's flags.
@@ -65,6 +66,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runRun(ctx, rest, stdout, stderr)
 	case "http":
 		err = runHTTP(ctx, rest, stdout, stderr)
+	case "catalogs":
+		err = runCatalogs(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, mainUsage)
 		return ExitOK
@@ -277,6 +280,60 @@ func runHTTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if errors.Is(err, ErrRemote) {
 		return &usageError{err: err, hint: "skills-bench http --url http://127.0.0.1:3939/mcp"}
+	}
+	return err
+}
+
+func runCatalogs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("catalogs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := CatalogsOptions{Progress: stderr}
+	fs.IntVar(&o.Catalogs, "catalogs", DefaultCatalogs, "`catalogs` in the server process")
+	fs.IntVar(&o.Libraries, "libraries", DefaultLibraries, "distinct `libraries`; the catalogs are spread over them round-robin")
+	fs.IntVar(&o.Skills, "skills", DefaultLibSkills, "`skills` per library")
+	fs.StringVar(&o.Dir, "dir", "", "generate the libraries in `DIR` (default: a temporary folder, removed afterwards)")
+	fs.BoolVar(&o.NoFastPath, "no-fast-path", false, "have the server send every request through the go-sdk (for an A/B of the front end)")
+	fs.IntVar(&o.Concurrency, "concurrency", DefaultConcurrency, "concurrent clients")
+	fs.DurationVar(&o.Duration, "duration", DefaultDuration, "how long skills/get is measured")
+	fs.IntVar(&o.MaxRequests, "max-requests", DefaultMaxRequests, "most skills/get requests")
+	fs.DurationVar(&o.RequestTimeout, "timeout", DefaultRequestTimeout, "limit for one request")
+	fs.Uint64Var(&o.Seed, "seed", DefaultSeed, "`seed` of the libraries and of the requested catalogs and URIs")
+	fs.StringVar(&o.ProtocolVersion, "protocol-version", "", "MCP `revision` to ask for (default: the SDK's latest)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	out := fs.String("out", "", "also write the JSON report to `FILE`")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: skills-bench catalogs [flags]\n\n"+
+			"Generates --libraries libraries of --skills skills, starts one server process\n"+
+			"(skills-bench "+CatalogsCommand+") that opens --catalogs catalogs over them and serves\n"+
+			"them behind one skills.Handler on loopback, catalog i at /c/i. Reports the time to\n"+
+			"open them and to open one more over a loaded library, lists every catalog once\n"+
+			"through a go-sdk client, reads the server's RSS, then measures skills/get, each\n"+
+			"request on a random catalog, with the raw client (see http). The server has no\n"+
+			"rate limit. Client and server share the machine's cores.\n\n"+
+			"Example:\n  skills-bench catalogs --duration 20s\n  skills-bench catalogs --duration 20s --no-fast-path\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("skills-bench catalogs -h", "unexpected argument %q", fs.Arg(0))
+	}
+	if _, err := o.withDefaults(); err != nil {
+		return &usageError{err: err, hint: "skills-bench catalogs -h"}
+	}
+	rep, err := Catalogs(ctx, o)
+	if rep != nil {
+		var werr error
+		if *asJSON {
+			werr = writeJSON(stdout, rep)
+		} else {
+			werr = rep.WriteText(stdout)
+		}
+		if *out != "" {
+			werr = errors.Join(werr, writeJSONFile(*out, rep))
+		}
+		err = errors.Join(err, werr)
 	}
 	return err
 }

@@ -58,6 +58,9 @@ func TestMainUsage(t *testing.T) {
 		{[]string{"http"}, ExitUsage, "http needs --url"},
 		{[]string{"http", "--url", "http://example.com/mcp"}, ExitUsage, "non-loopback"},
 		{[]string{"gen", "-h"}, ExitOK, "Usage: skills-bench gen"},
+		{[]string{"catalogs", "--catalogs", "10", "--libraries", "20"}, ExitUsage, "--libraries must be between 1 and --catalogs"},
+		{[]string{"catalogs", "extra"}, ExitUsage, `unexpected argument "extra"`},
+		{[]string{"catalogs", "-h"}, ExitOK, "Usage: skills-bench catalogs"},
 	} {
 		code, _, stderr := runMain(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.inStderr) {

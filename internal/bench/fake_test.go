@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/internal/bench/multiserve"
 )
 
 // The tests run real server processes: the test binary re-executes itself
@@ -31,6 +33,9 @@ const fakeArg = "fake-server"
 func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == fakeArg {
 		os.Exit(runFake(os.Args[2]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == CatalogsCommand { // the server of Catalogs, as skills-bench runs it
+		os.Exit(multiserve.Main(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	// A race-enabled binary sleeps a second before it exits, by default; the
 	// fakes it starts need not.

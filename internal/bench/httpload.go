@@ -12,8 +12,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -362,50 +360,14 @@ func loadPhase(ctx context.Context, o HTTPOptions, callers []caller, uris []stri
 	for i, u := range uris {
 		quoted[i], _ = json.Marshal(u) // a string always marshals
 	}
-	var (
-		issued   atomic.Int64
-		errCount atomic.Int64
-		firstErr sync.Once
-		res      HTTPResult
-		lat      = make([][]float64, len(callers))
-		wg       sync.WaitGroup
-	)
-	start := time.Now()
-	deadline := start.Add(o.Duration)
+	workers := make([]func(context.Context, *rand.Rand) (string, error), len(callers))
 	for w, call := range callers {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(o.Seed, uint64(w)+1))
-			for time.Now().Before(deadline) && ctx.Err() == nil && issued.Add(1) <= int64(o.MaxRequests) {
-				i := r.IntN(len(uris))
-				uri := uris[i]
-				rctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
-				t := time.Now()
-				err := call(rctx, uri, quoted[i])
-				d := time.Since(t)
-				cancel()
-				if err != nil {
-					errCount.Add(1)
-					firstErr.Do(func() { res.FirstError = fmt.Sprintf("%s: %v", uri, err) })
-					continue
-				}
-				lat[w] = append(lat[w], float64(d.Nanoseconds())/1e6)
-			}
-		})
+		workers[w] = func(ctx context.Context, r *rand.Rand) (string, error) {
+			i := r.IntN(len(uris))
+			return uris[i], call(ctx, uris[i], quoted[i])
+		}
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	res.Errors = int(errCount.Load())
-	res.Requests = len(all) + res.Errors
-	res.Seconds = elapsed.Seconds()
-	res.PerSec = float64(len(all)) / elapsed.Seconds()
-	if len(all) > 0 {
-		res.P50Ms = percentileSorted(all, 50)
-		res.P99Ms = percentileSorted(all, 99)
-		res.MaxMs = all[len(all)-1]
-	}
-	return res
+	return loadWorkers(ctx, o, workers)
 }
 
 // WriteText writes the report as a table.

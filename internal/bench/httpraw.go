@@ -145,7 +145,12 @@ type rawCaller struct {
 // call sends the request for uri, whose JSON string is q, and checks the
 // answer.
 func (c *rawCaller) call(ctx context.Context, uri string, q []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.tmpl.url, bytes.NewReader(c.tmpl.body(q)))
+	return c.callURL(ctx, c.tmpl.url, uri, q)
+}
+
+// callURL is call, sent to url instead of the recorded request's.
+func (c *rawCaller) callURL(ctx context.Context, url, uri string, q []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(c.tmpl.body(q)))
 	if err != nil {
 		return err
 	}

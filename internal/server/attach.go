@@ -20,8 +20,9 @@ import (
 // initialize and server/discover (capabilities cannot be added to an SDK
 // server after it is made), and the instructions when ms has none.
 // Attaching twice to one server is an error, as is a nil server or store.
-// The returned Server's front ends are not used; its Listed and WaitQuiet
-// are.
+// The returned Server's Listed and WaitQuiet can be used, and its
+// HTTPHandler when the caller knows every middleware and option of ms (see
+// HTTPHandler): opts.Implementation then says what ms is.
 func Attach(ms *mcp.Server, store *catalog.Store, opts *Options, p Parts) (*Server, error) {
 	if ms == nil {
 		return nil, errors.New("server: Attach needs an *mcp.Server, got nil")
@@ -36,6 +37,7 @@ func Attach(ms *mcp.Server, store *catalog.Store, opts *Options, p Parts) (*Serv
 	runtime.AddCleanup(ms, func(k weak.Pointer[mcp.Server]) { attachedTo.Delete(k) }, key)
 	s := newState(store, opts)
 	s.attached = true
+	s.impl = s.opts.Implementation // nil: the front end leaves 2026-07-28 to the SDK
 	if err := s.register(ms, p); err != nil {
 		return nil, err
 	}

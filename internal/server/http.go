@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -37,9 +38,18 @@ import (
 // Host guard (httpserve.Handler's, which refuses every Host the SDK's
 // localhost protection would, and more): the SDK's check and the front
 // end's copy of it were a second and a third loopback test.
+//
+// On an attached server (Attach) the front end answers as the SDK server
+// the catalog is attached to would, provided that server has no receiving
+// middleware, no SetCacheable and no protocol-version list of the caller's
+// (skills.Handler's own servers); without Options.Implementation it leaves
+// 2026-07-28 requests to next.
 func (srv *Server) HTTPHandler(next http.Handler) http.Handler {
-	return &httpFront{s: srv.s, next: next,
-		serverInfo: serverInfoMeta(srv.s.impl, false), serverInfoEscaped: serverInfoMeta(srv.s.impl, true)}
+	f := &httpFront{s: srv.s, next: next}
+	if impl := srv.s.impl; impl != nil {
+		f.serverInfo, f.serverInfoEscaped = serverInfoMeta(impl, false), serverInfoMeta(impl, true)
+	}
+	return f
 }
 
 type httpFront struct {
@@ -81,17 +91,36 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
-	out, ok := f.answer(r, body)
-	if !ok {
-		f.next.ServeHTTP(w, r)
-		return
+	buf := answerBufs.Get().(*[]byte)
+	out, ok := f.answer(r, body, (*buf)[:0])
+	if ok {
+		h := w.Header()
+		h.Set("Cache-Control", "no-cache, no-transform")
+		h.Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(out) // a Writer never keeps what it is given
 	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	w.Write(out)
+	switch {
+	case !ok: // *buf is as it was
+		answerBufs.Put(buf)
+		f.next.ServeHTTP(w, r)
+	case cap(out) <= maxPooledAnswer:
+		*buf = out[:0]
+		answerBufs.Put(buf)
+	}
 }
+
+// answerBufs holds the buffers answers are built in: at a thousand
+// catalogs in one process, every byte of garbage a request leaves brings
+// the next collection of their heap closer.
+var answerBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, 2048)
+	return &b
+}}
+
+// maxPooledAnswer is the largest buffer put back into answerBufs: a long
+// skills/list page's is left to the collector.
+const maxPooledAnswer = 64 << 10
 
 // plainPost reports whether r passes, as the SDK would pass it, every check
 // the SDK makes before reading the body.
@@ -137,7 +166,7 @@ func plainAccept(values []string) bool {
 }
 
 // answer returns the response body to a request the front end serves.
-func (f *httpFront) answer(r *http.Request, body []byte) ([]byte, bool) {
+func (f *httpFront) answer(r *http.Request, body, b []byte) ([]byte, bool) {
 	req, ok := parseFastRequest(body)
 	if !ok {
 		return nil, false
@@ -148,6 +177,9 @@ func (f *httpFront) answer(r *http.Request, body []byte) ([]byte, bool) {
 		version = revision20250326
 	}
 	if header == revision20260728 {
+		if f.serverInfo == nil {
+			return nil, false // an attached server's identity is unknown
+		}
 		// The per-request protocol: the SDK requires Mcp-Method (and for a
 		// read, Mcp-Name), a matching protocolVersion and client
 		// capabilities in _meta, and adds its server info to the result's
@@ -162,7 +194,6 @@ func (f *httpFront) answer(r *http.Request, body []byte) ([]byte, bool) {
 	} else if req.protocolMeta {
 		return nil, false
 	}
-	b := make([]byte, 0, 2048)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, req.id...)
 	b = append(b, `,"result":`...)

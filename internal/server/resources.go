@@ -62,7 +62,14 @@ func (s *server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 	} else {
 		c.Blob = nonNil(data)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+	// The cache fields are set here, not only by NewServer's SetCacheable,
+	// so that an attached server's reads carry the TTL too.
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}, Cacheable: s.cacheable()}, nil
+}
+
+// cacheable is the cache hint of results that always carry one.
+func (s *server) cacheable() mcp.Cacheable {
+	return mcp.Cacheable{TTLMs: s.ttlMs(), CacheScope: "public"}
 }
 
 // nonNil returns data, or an empty slice for nil: a ResourceContents is a
@@ -155,7 +162,7 @@ func (s *server) listResourcesMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		page, more := s.store.Snapshot().SkillsAfter(key, s.opts.PageSize)
 		res := &mcp.ListResourcesResult{
 			Resources: make([]*mcp.Resource, len(page)),
-			Cacheable: mcp.Cacheable{TTLMs: s.ttlMs(), CacheScope: "public"},
+			Cacheable: s.cacheable(),
 		}
 		for i, sk := range page {
 			res.Resources[i] = &mcp.Resource{

@@ -61,6 +61,13 @@ type Options struct {
 	// those of the previous run; otherwise a text without the catalog's
 	// figures is sent.
 	PendingInstructions string
+	// Implementation is what the SDK server an attached catalog is served
+	// on says it is: the *mcp.Implementation given to mcp.NewServer. The
+	// HTTP front end of an attached server (Attach, then HTTPHandler) puts
+	// it in the _meta of 2026-07-28 results, as the SDK does; without it,
+	// that front end leaves 2026-07-28 requests to the SDK. NewServer
+	// ignores it (its server is Name, Title and Version).
+	Implementation *mcp.Implementation
 	// NoFastPath sends every request through the go-sdk: RunStdio and
 	// HTTPHandler then answer nothing themselves (see RunStdio). It is the
 	// one switch of the front ends, for tests and benchmarks that compare
