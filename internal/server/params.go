@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,8 +71,8 @@ func checkParams(params any) error {
 	if err != nil {
 		return nil // not ours to judge: the handler reports it
 	}
-	w := walker{data: data}
-	if msg := w.value(""); msg != "" {
+	w := newWalker(data)
+	if msg := w.value(); msg != "" {
 		return skillsext.InvalidParams("", "%s", msg)
 	}
 	return nil
@@ -81,37 +82,47 @@ func checkParams(params any) error {
 // JSON), holds no string checkParams refuses. The front ends use it to
 // leave such a request to the SDK path, which answers the error.
 func cleanParams(raw []byte) bool {
-	w := walker{data: raw}
-	return w.value("") == ""
+	w := newWalker(raw)
+	return w.value() == ""
 }
 
 // walker scans JSON (valid, as json.Marshal writes it or a decoder
-// accepted it) for strings that checkParams refuses.
+// accepted it) for strings that checkParams refuses. It runs on every
+// request, so a clean one costs only its two buffers: path, the member
+// being scanned ("_meta.x[2].uri"), and key, the member name being read,
+// grow and shrink with the walk and become strings only for a message.
 type walker struct {
 	data  []byte
 	i     int
 	depth int
+	path  []byte
+	key   []byte
+}
+
+// newWalker returns a walker of data whose buffers hold the paths and
+// names of ordinary params without growing.
+func newWalker(data []byte) walker {
+	return walker{data: data, path: make([]byte, 0, 128), key: make([]byte, 0, 64)}
 }
 
 // maxParamDepth bounds the nesting walked; json.Marshal refuses deeper
 // values long before this anyway.
 const maxParamDepth = 10000
 
-// value scans the value at w.i, the member at path, and returns a problem
-// or "".
-func (w *walker) value(path string) string {
+// value scans the value at w.i, the member at w.path, and returns a
+// problem or "".
+func (w *walker) value() string {
 	w.space()
 	if w.i >= len(w.data) {
 		return ""
 	}
 	switch w.data[w.i] {
 	case '{':
-		return w.object(path)
+		return w.object()
 	case '[':
-		return w.array(path)
+		return w.array()
 	case '"':
-		_, msg := w.str(path, identKeys[lastKey(path)])
-		return msg
+		return w.str(identKeys[string(lastKey(w.path))], false)
 	default:
 		for w.i < len(w.data) && !strings.ContainsRune(",]} \t\r\n", rune(w.data[w.i])) {
 			w.i++
@@ -120,7 +131,7 @@ func (w *walker) value(path string) string {
 	}
 }
 
-func (w *walker) object(path string) string {
+func (w *walker) object() string {
 	if w.depth++; w.depth > maxParamDepth {
 		return "params are nested too deeply"
 	}
@@ -136,19 +147,22 @@ func (w *walker) object(path string) string {
 			w.i++
 			continue
 		}
-		key, msg := w.str(join(path, "<member name>"), true)
-		if msg != "" {
+		if msg := w.str(true, true); msg != "" {
 			return msg
 		}
 		w.space()
 		w.i++ // :
-		if msg := w.value(join(path, key)); msg != "" {
+		parent := len(w.path)
+		w.path = joinKey(w.path, w.key)
+		msg := w.value()
+		w.path = w.path[:parent]
+		if msg != "" {
 			return msg
 		}
 	}
 }
 
-func (w *walker) array(path string) string {
+func (w *walker) array() string {
 	if w.depth++; w.depth > maxParamDepth {
 		return "params are nested too deeply"
 	}
@@ -163,7 +177,11 @@ func (w *walker) array(path string) string {
 		if w.data[w.i] == ',' {
 			w.i++
 		}
-		if msg := w.value(path + "[" + strconv.Itoa(n) + "]"); msg != "" {
+		parent := len(w.path)
+		w.path = append(strconv.AppendInt(append(w.path, '['), int64(n), 10), ']')
+		msg := w.value()
+		w.path = w.path[:parent]
+		if msg != "" {
 			return msg
 		}
 	}
@@ -175,18 +193,21 @@ func (w *walker) space() {
 	}
 }
 
-// str scans the string at w.i (its opening quote) and returns its first
-// 64 ASCII characters (enough to name a member in a message), with the
-// problem of its first refused character, if any.
-func (w *walker) str(path string, ident bool) (string, string) {
+// str scans the string at w.i (its opening quote), the value of the member
+// at w.path or, if member, a member name below it, and returns the problem
+// of its first refused character, if any. A member name's first 64 ASCII
+// characters (enough to name it in a message) are left in w.key.
+func (w *walker) str(ident, member bool) string {
 	w.i++ // "
 	start := w.i
-	var plain strings.Builder
+	if member {
+		w.key = w.key[:0]
+	}
 	for w.i < len(w.data) {
 		c := w.data[w.i]
 		if c == '"' {
 			w.i++
-			return plain.String(), ""
+			return ""
 		}
 		off := w.i - start
 		var r rune
@@ -194,24 +215,33 @@ func (w *walker) str(path string, ident bool) (string, string) {
 			var ok bool
 			r, ok = w.escape()
 			if !ok {
-				return "", fmt.Sprintf("params.%s holds a lone UTF-16 surrogate escape at byte %d of its value; send valid Unicode text", path, off)
+				return fmt.Sprintf("params.%s holds a lone UTF-16 surrogate escape at byte %d of its value; send valid Unicode text", w.where(member), off)
 			}
 		} else {
 			var n int
 			r, n = utf8.DecodeRune(w.data[w.i:])
 			if r == utf8.RuneError && n <= 1 {
-				return "", fmt.Sprintf("params.%s holds invalid UTF-8 at byte %d; send valid Unicode text", path, off)
+				return fmt.Sprintf("params.%s holds invalid UTF-8 at byte %d; send valid Unicode text", w.where(member), off)
 			}
 			w.i += n
 		}
 		if what := refused(r, ident); what != "" {
-			return "", fmt.Sprintf("params.%s holds %s (U+%04X) at byte %d of its value; %s", path, what, r, off, fix(ident))
+			return fmt.Sprintf("params.%s holds %s (U+%04X) at byte %d of its value; %s", w.where(member), what, r, off, fix(ident))
 		}
-		if r < utf8.RuneSelf && plain.Len() < 64 {
-			plain.WriteByte(byte(r))
+		if member && r < utf8.RuneSelf && len(w.key) < 64 {
+			w.key = append(w.key, byte(r))
 		}
 	}
-	return plain.String(), ""
+	return ""
+}
+
+// where names the string being scanned in a message: the member at w.path,
+// or a member name below it.
+func (w *walker) where(member bool) string {
+	if member {
+		return string(joinKey(w.path, []byte("<member name>")))
+	}
+	return string(w.path)
 }
 
 // escape decodes the escape at w.i and moves past it; ok is false for a
@@ -279,7 +309,7 @@ func refused(r rune, ident bool) string {
 		return ""
 	case r < 0x20 || r == 0x7f || (0x80 <= r && r <= 0x9f):
 		return "a control character"
-	case !ident:
+	case !ident, r < utf8.RuneSelf: // no other ASCII character is refused
 		return ""
 	case r == utf8.RuneError:
 		return "the replacement character (what invalid UTF-8 and lone surrogates decode to)"
@@ -296,19 +326,20 @@ func fix(ident bool) string {
 	return "remove it"
 }
 
-func join(path, key string) string {
-	if path == "" {
-		return key
+// joinKey appends key to path as a member of it.
+func joinKey(path, key []byte) []byte {
+	if len(path) > 0 {
+		path = append(path, '.')
 	}
-	return path + "." + key
+	return append(path, key...)
 }
 
 // lastKey returns the member name path ends with.
-func lastKey(path string) string {
-	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+func lastKey(path []byte) []byte {
+	if i := bytes.LastIndexByte(path, '.'); i >= 0 {
 		path = path[i+1:]
 	}
-	if i := strings.IndexByte(path, '['); i >= 0 {
+	if i := bytes.IndexByte(path, '['); i >= 0 {
 		path = path[:i]
 	}
 	return path
