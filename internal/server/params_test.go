@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -199,7 +200,7 @@ func FuzzCheckLine(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		fwd, id, code, msg := checkLine(line)
+		fwd, m, id, code, msg := checkLine(line)
 		if msg != "" {
 			if fwd != nil || code == 0 {
 				t.Fatalf("refused with code %d but passed %q", code, fwd)
@@ -219,8 +220,12 @@ func FuzzCheckLine(f *testing.F) {
 		if !ok || len(bytes.TrimSpace(body)) != len(body) {
 			t.Fatalf("passed %q: want one message and one newline", fwd)
 		}
-		if _, err := jsonrpc.DecodeMessage(body); err != nil {
+		want, err := jsonrpc.DecodeMessage(body)
+		if err != nil {
 			t.Fatalf("passed %q, which the SDK cannot decode: %v", fwd, err)
+		}
+		if !reflect.DeepEqual(m, want) {
+			t.Fatalf("passed %q with the message %#v, but the SDK decodes %#v", fwd, m, want)
 		}
 	})
 }

@@ -150,7 +150,7 @@ func (f *stdioFront) pump(r io.Reader) {
 		case len(line) > MaxLineBytes:
 			f.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("request line is over %d bytes; send a smaller request", MaxLineBytes))
 		case len(line) > 0 && !(len(line) <= frontLineBytes && f.answer(line)):
-			fwd, id, code, msg := checkLine(line)
+			fwd, m, id, code, msg := checkLine(line)
 			if msg != "" {
 				f.refuse(id, code, msg)
 				break
@@ -158,7 +158,7 @@ func (f *stdioFront) pump(r io.Reader) {
 			if fwd != nil {
 				// Recorded before the SDK can read it, so that its answer
 				// always finds it.
-				f.calls.sent(fwd)
+				f.calls.sent(m)
 				if _, werr := f.sdk.Write(fwd); werr != nil {
 					return // the session has ended
 				}
@@ -176,41 +176,43 @@ func (f *stdioFront) pump(r io.Reader) {
 	}
 }
 
-// checkLine returns the line to pass to the SDK, or the error to answer
+// checkLine returns the line to pass to the SDK and the message it holds,
+// decoded as the SDK will decode it, or the error to answer
 // in its place: -32700 for a line that is not JSON, -32600 for a batch
 // (removed from MCP in 2025-06-18; refused on every revision, as over
 // HTTP) and for JSON the SDK cannot read as a message, with the request's
 // id when it has one. A line of white space returns nothing to pass. The
 // line passed on is the message without surrounding white space: the SDK
 // ends the session on anything but a newline after a message.
-func checkLine(line []byte) (fwd, id []byte, code int64, msg string) {
+func checkLine(line []byte) (fwd []byte, m jsonrpc.Message, id []byte, code int64, msg string) {
 	msg0 := bytes.TrimSpace(line)
 	if len(msg0) == 0 {
-		return nil, nil, 0, ""
+		return nil, nil, nil, 0, ""
 	}
 	if !json.Valid(msg0) {
-		return nil, nil, jsonrpc.CodeParseError, "Parse error: the line is not valid JSON (an unescaped control character, an invalid escape or a truncated message); send one JSON-RPC message per line"
+		return nil, nil, nil, jsonrpc.CodeParseError, "Parse error: the line is not valid JSON (an unescaped control character, an invalid escape or a truncated message); send one JSON-RPC message per line"
 	}
 	switch msg0[0] {
 	case '[':
-		return nil, nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported; send each message on a line of its own"
+		return nil, nil, nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported; send each message on a line of its own"
 	case '{':
 	default:
-		return nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a JSON-RPC message is a JSON object"
+		return nil, nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a JSON-RPC message is a JSON object"
 	}
-	if _, err := jsonrpc.DecodeMessage(msg0); err != nil {
+	m, err := jsonrpc.DecodeMessage(msg0)
+	if err != nil {
 		var m struct {
 			ID json.RawMessage `json:"id"`
 		}
 		if json.Unmarshal(msg0, &m) == nil && plainID(m.ID) {
 			id = m.ID
 		}
-		return nil, id, jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
+		return nil, nil, id, jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
 	}
 	if len(msg0) == len(line)-1 && line[len(line)-1] == '\n' {
-		return line, nil, 0, "" // as it came: no copy
+		return line, m, nil, 0, "" // as it came: no copy
 	}
-	return append(msg0[:len(msg0):len(msg0)], '\n'), nil, 0, ""
+	return append(msg0[:len(msg0):len(msg0)], '\n'), m, nil, 0, ""
 }
 
 // refuse writes a JSON-RPC error answer; id is the request's id, encoded,

@@ -38,28 +38,11 @@ func newPendingCalls() *pendingCalls {
 	return &pendingCalls{ids: map[jsonrpc.ID]struct{}{}, answered: make(chan struct{}, 1)}
 }
 
-// sent records the calls in line, a whole line about to be handed to the
-// SDK: one message, or a batch of them (revisions before 2025-06-18). A
-// line the SDK cannot decode either ends its session, which ends the wait.
-func (p *pendingCalls) sent(line []byte) {
-	line = bytes.TrimSpace(line)
-	if len(line) > 0 && line[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(line, &batch) != nil {
-			return
-		}
-		for _, m := range batch {
-			p.sentOne(m)
-		}
-		return
-	}
-	p.sentOne(line)
-}
-
-func (p *pendingCalls) sentOne(msg []byte) {
-	m, err := jsonrpc.DecodeMessage(msg)
+// sent records m, a message about to be handed to the SDK, if it is a
+// call (batches never reach the SDK: checkLine refuses them).
+func (p *pendingCalls) sent(m jsonrpc.Message) {
 	req, ok := m.(*jsonrpc.Request)
-	if err != nil || !ok || !req.ID.IsValid() {
+	if !ok || !req.ID.IsValid() {
 		return // a notification, or a client's answer to the server
 	}
 	p.mu.Lock()
