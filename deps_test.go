@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 	// The hub's installable catalog (the UI's "Catalog"): parsing, search, refresh.
 	"internal/hub/index": {"internal/regfile", "internal/search", "internal/skill"},
 	// A library: how it is configured and opened (folder, zip, URL, fs.FS).
-	"internal/library": {"internal/catalog", "internal/regfile", "internal/vault"},
+	"internal/library": {"internal/catalog", "internal/config", "internal/regfile", "internal/vault"},
 	// The lifecycle of a live catalog (first scan, watches, reloads).
 	"internal/engine": {"internal/atomicfile", "internal/catalog", "internal/regfile"},
 	// The lint command's work: reading folders and zips (through the
