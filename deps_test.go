@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 	// The hub's installable catalog (the UI's "Catalog"): parsing, search, refresh.
 	"internal/hub/index": {"internal/regfile", "internal/search", "internal/skill"},
 	// A library: how it is configured and opened (folder, zip, URL, fs.FS).
-	"internal/library": {"internal/catalog", "internal/regfile", "internal/vault"},
+	"internal/library": {"internal/catalog", "internal/config", "internal/regfile", "internal/vault"},
 	// The lifecycle of a live catalog (first scan, watches, reloads).
 	"internal/engine": {"internal/atomicfile", "internal/catalog", "internal/regfile"},
 	// The lint command's work: reading folders and zips (through the
@@ -65,6 +65,8 @@ var allowed = map[string][]string{
 	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
 	// The hub's operations: the three hub packages wired together.
 	"internal/hub": {"internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/regfile"},
+	// What the hub commands do and print once the CLI has parsed their flags.
+	"internal/hub/hubcmd": {"internal/atomicfile", "internal/hub", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},

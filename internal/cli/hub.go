@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,14 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
-	"time"
 
-	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/hubcmd"
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
 	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
-	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
 // hubCommand is `skills-mcp hub …`, the skill hub's command family.
@@ -266,14 +262,6 @@ func (c *hubCommand) open(ctx context.Context, g *hubGlobals, github *pkgtree.Gi
 	return hub.Open(ctx, opts)
 }
 
-// writeJSON writes v as indented JSON on stdout.
-func (c *hubCommand) writeJSON(v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 const hubInstallUsage = `Usage: skills-mcp hub install (--zip FILE [--path DIR] | --repo URL [--path DIR] [--ref REF | --commit SHA] | --item ID) [flags]
 
 Installs a skill package as an immutable version: from a ZIP archive (SKILL.md
@@ -345,7 +333,7 @@ func (c *hubCommand) install(ctx context.Context, g *hubGlobals, args []string) 
 	if err != nil {
 		return err
 	}
-	return c.printInstalled(inst, *asJSON)
+	return hubcmd.Installed(c.stdout, inst, *asJSON)
 }
 
 const hubImportUsage = `Usage: skills-mcp hub import FILE [--path DIR] [flags]
@@ -373,113 +361,15 @@ func (c *hubCommand) importZip(ctx context.Context, g *hubGlobals, args []string
 	if err != nil {
 		return err
 	}
-	return c.printInstalled(inst, *asJSON)
+	return hubcmd.Installed(c.stdout, inst, *asJSON)
 }
 
-func (c *hubCommand) printInstalled(inst *hub.Installed, asJSON bool) error {
-	if asJSON {
-		return c.writeJSON(inst)
-	}
-	v := inst.Version
-	if inst.Created {
-		fmt.Fprintf(c.stdout, "installed %s (%d files, %s) from %s\n", v.ID, v.FileCount, hubBytes(v.Size), originText(v.Origin))
-	} else {
-		fmt.Fprintf(c.stdout, "already installed: %s (the same tree, installed %s from %s)\n", v.ID, v.CreatedAt.Local().Format(time.DateTime), originText(v.Origin))
-	}
-	in := inst.Inspection
-	fmt.Fprintf(c.stdout, "inspection: %s, %s, %s, %s\n", count(len(in.Findings), "finding"), count(len(in.Scripts), "script"),
-		count(len(in.Warnings), "validator warning"), in.Requirements.Summary)
-	fmt.Fprintf(c.stdout, "%s\nsee it all: skills-mcp hub inspect %s\n", pkgtree.NotProofOfSafety, v.ID)
-	return nil
-}
-
-// originText says where a version came from, in one line.
-func originText(o pkgtree.Origin) string {
-	switch o.Kind {
-	case pkgtree.OriginZip:
-		s := o.FileName
-		if o.Path != "" {
-			s += " (" + o.Path + ")"
-		}
-		return s
-	case pkgtree.OriginGit, pkgtree.OriginCatalog:
-		s := o.Repository
-		if o.Path != "" {
-			s += " " + o.Path
-		}
-		if o.Ref != "" {
-			s += " " + o.Ref
-		}
-		if o.Commit != "" {
-			s += " at " + shortCommit(o.Commit)
-		}
-		if o.CatalogItem != "" {
-			s = "catalog item " + o.CatalogItem + " (" + s + ")"
-		}
-		return s
-	}
-	return o.Kind
-}
-
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
-}
-
-func count(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// hubBytes is a size for a person.
-func hubBytes(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-}
-
-// progress returns the progress callback of a long install: a line on
-// stderr when a stage starts, then at most one a second.
+// progress is the progress callback of a long install, on stderr.
 func (c *hubCommand) progress(quiet bool) func(pkgtree.Progress) {
 	if quiet {
 		return nil
 	}
-	var stage string
-	var last time.Time
-	return func(p pkgtree.Progress) {
-		now := time.Now()
-		if p.Stage == stage && now.Sub(last) < time.Second {
-			return
-		}
-		stage, last = p.Stage, now
-		var b strings.Builder
-		fmt.Fprintf(&b, "hub: %s", p.Stage)
-		switch {
-		case p.Files > 0 && p.TotalFiles > 0:
-			fmt.Fprintf(&b, " %d/%d files", p.Files, p.TotalFiles)
-		case p.Files > 0:
-			fmt.Fprintf(&b, " %d files", p.Files)
-		case p.TotalFiles > 0:
-			fmt.Fprintf(&b, " %d files", p.TotalFiles)
-		}
-		switch {
-		case p.Bytes > 0 && p.TotalBytes > 0:
-			fmt.Fprintf(&b, ", %s of %s", hubBytes(p.Bytes), hubBytes(p.TotalBytes))
-		case p.Bytes > 0:
-			fmt.Fprintf(&b, ", %s", hubBytes(p.Bytes))
-		case p.TotalBytes > 0:
-			fmt.Fprintf(&b, ", %s", hubBytes(p.TotalBytes))
-		}
-		fmt.Fprintln(c.stderr, b.String())
-	}
+	return hubcmd.Progress(c.stderr)
 }
 
 const hubListUsage = `Usage: skills-mcp hub list [flags]
@@ -499,33 +389,7 @@ func (c *hubCommand) list(ctx context.Context, g *hubGlobals, args []string) err
 		return err
 	}
 	defer h.Close()
-	pkgs, err := h.List(ctx)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		if pkgs == nil {
-			pkgs = []hub.Package{}
-		}
-		return c.writeJSON(pkgs)
-	}
-	if len(pkgs) == 0 {
-		fmt.Fprintln(c.stdout, "no packages installed: install one with skills-mcp hub install")
-		return nil
-	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PACKAGE\tVERSIONS\tLATEST\tINSTALLED\tAPPROVED")
-	for _, p := range pkgs {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", p.Name, p.Versions, p.Latest.ID, p.Latest.CreatedAt.Local().Format(time.DateTime), approvedText(p.Latest))
-	}
-	return tw.Flush()
-}
-
-func approvedText(v hub.Version) string {
-	if !v.Approved {
-		return "no"
-	}
-	return "by " + v.Labels.ApprovedBy
+	return hubcmd.List(ctx, h, c.stdout, *asJSON)
 }
 
 const hubVersionsUsage = `Usage: skills-mcp hub versions PACKAGE [flags]
@@ -545,19 +409,7 @@ func (c *hubCommand) versions(ctx context.Context, g *hubGlobals, args []string)
 		return err
 	}
 	defer h.Close()
-	vs, err := h.Versions(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return c.writeJSON(vs)
-	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VERSION\tINSTALLED\tFILES\tSIZE\tAPPROVED\tORIGIN")
-	for _, v := range vs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", v.ID, v.CreatedAt.Local().Format(time.DateTime), v.FileCount, hubBytes(v.Size), approvedText(v), originText(v.Origin))
-	}
-	return tw.Flush()
+	return hubcmd.Versions(ctx, h, c.stdout, pos[0], *asJSON)
 }
 
 const hubInspectUsage = `Usage: skills-mcp hub inspect VERSION [flags]
@@ -580,42 +432,7 @@ func (c *hubCommand) inspect(ctx context.Context, g *hubGlobals, args []string) 
 		return err
 	}
 	defer h.Close()
-	in, err := h.Inspect(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return c.writeJSON(in)
-	}
-	v := in.Version
-	w := c.stdout
-	fmt.Fprintf(w, "%s\n", v.ID)
-	fmt.Fprintf(w, "  tree digest  %s\n", v.TreeDigest)
-	if v.Description != "" {
-		fmt.Fprintf(w, "  description  %s\n", v.Description)
-	}
-	fmt.Fprintf(w, "  origin       %s\n", originText(v.Origin))
-	if v.Origin.FileSHA256 != "" {
-		fmt.Fprintf(w, "  upload       sha256 %s\n", v.Origin.FileSHA256)
-	}
-	fmt.Fprintf(w, "  installed    %s\n", v.CreatedAt.Local().Format(time.DateTime))
-	if v.Approved {
-		fmt.Fprintf(w, "  approved     by %s at %s\n", v.Labels.ApprovedBy, v.Labels.ApprovedAt.Local().Format(time.DateTime))
-	} else {
-		fmt.Fprintf(w, "  approved     no\n")
-	}
-	if v.Labels.Notes != "" {
-		fmt.Fprintf(w, "  notes        %s\n", v.Labels.Notes)
-	}
-	if len(in.Bindings) > 0 {
-		fmt.Fprintf(w, "  bound to     %s\n", strings.Join(in.Bindings, ", "))
-	}
-	fmt.Fprintf(w, "  files        %d, %s\n", v.FileCount, hubBytes(v.Size))
-	for _, f := range in.Files {
-		fmt.Fprintf(w, "    %s %8s  %s\n", f.Mode, hubBytes(f.Size), f.Path)
-	}
-	fmt.Fprintln(w)
-	return in.Inspection.WriteText(w)
+	return hubcmd.Inspect(ctx, h, c.stdout, pos[0], *asJSON)
 }
 
 const hubApproveUsage = `Usage: skills-mcp hub approve VERSION [--by NAME] [--revoke] [flags]
@@ -650,24 +467,7 @@ func (c *hubCommand) approve(ctx context.Context, g *hubGlobals, args []string) 
 		return err
 	}
 	defer h.Close()
-	var v hub.Version
-	if *revoke {
-		v, err = h.Unapprove(ctx, pos[0])
-	} else {
-		v, err = h.Approve(ctx, pos[0], *by)
-	}
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return c.writeJSON(v)
-	}
-	if *revoke {
-		fmt.Fprintf(c.stdout, "%s is no longer approved\n", v.ID)
-	} else {
-		fmt.Fprintf(c.stdout, "%s approved by %s at %s\n", v.ID, v.Labels.ApprovedBy, v.Labels.ApprovedAt.Local().Format(time.DateTime))
-	}
-	return nil
+	return hubcmd.Approve(ctx, h, c.stdout, pos[0], *by, *revoke, *asJSON)
 }
 
 const hubNotesUsage = `Usage: skills-mcp hub notes VERSION TEXT [flags]
@@ -688,15 +488,7 @@ func (c *hubCommand) notes(ctx context.Context, g *hubGlobals, args []string) er
 		return err
 	}
 	defer h.Close()
-	v, err := h.SetNotes(ctx, pos[0], pos[1])
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return c.writeJSON(v)
-	}
-	fmt.Fprintf(c.stdout, "notes of %s set\n", v.ID)
-	return nil
+	return hubcmd.Notes(ctx, h, c.stdout, pos[0], pos[1], *asJSON)
 }
 
 const hubUninstallUsage = `Usage: skills-mcp hub uninstall VERSION [flags]
@@ -717,15 +509,7 @@ func (c *hubCommand) uninstall(ctx context.Context, g *hubGlobals, args []string
 		return err
 	}
 	defer h.Close()
-	v, err := h.Uninstall(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return c.writeJSON(v)
-	}
-	fmt.Fprintf(c.stdout, "uninstalled %s\n", v.ID)
-	return nil
+	return hubcmd.Uninstall(ctx, h, c.stdout, pos[0], *asJSON)
 }
 
 func (c *hubCommand) catalog(ctx context.Context, g *hubGlobals, args []string) error {
@@ -770,39 +554,8 @@ func (c *hubCommand) catalogSearch(ctx context.Context, g *hubGlobals, args []st
 		return err
 	}
 	defer h.Close()
-	hits, cur, err := h.SearchCatalog(ctx, index.Query{Text: strings.Join(pos, " "), Category: *category, Author: *author, Limit: *limit})
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		if hits == nil {
-			hits = []hub.CatalogHit{}
-		}
-		return c.writeJSON(hits)
-	}
-	if len(hits) == 0 {
-		fmt.Fprintf(c.stdout, "no catalog item matches (the catalog has %d items, from %s)\n", cur.Len(), cur.Source())
-		return nil
-	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAUTHOR\tCATEGORY\tDESCRIPTION")
-	for _, hit := range hits {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", hit.ID, cutLine(hit.Author, 24), cutLine(hit.Category, 20), cutLine(hit.Description, 60))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "%d shown; the catalog has %d items, from %s\n", len(hits), cur.Len(), cur.Source())
-	return nil
-}
-
-// cutLine is s on one line, cut to at most n characters.
-func cutLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
+	q := index.Query{Text: strings.Join(pos, " "), Category: *category, Author: *author, Limit: *limit}
+	return hubcmd.Search(ctx, h, c.stdout, q, *asJSON)
 }
 
 const hubCatalogRefreshUsage = `Usage: skills-mcp hub catalog refresh [URL] [flags]
@@ -833,21 +586,7 @@ func (c *hubCommand) catalogRefresh(ctx context.Context, g *hubGlobals, args []s
 		return err
 	}
 	defer h.Close()
-	fmt.Fprintf(c.stderr, "hub: downloading the catalog\n")
-	ix, err := h.RefreshCatalog(ctx, url)
-	if err != nil {
-		return catalogFailed(ix, err)
-	}
-	fmt.Fprintf(c.stdout, "catalog refreshed: %d items\n", ix.Len())
-	return nil
-}
-
-// catalogFailed says that a failed update left the catalog cur unchanged.
-func catalogFailed(cur *index.Index, err error) error {
-	if cur == nil {
-		return err
-	}
-	return fmt.Errorf("%w\nthe catalog is unchanged: %d items, from %s", err, cur.Len(), cur.Source())
+	return hubcmd.Refresh(ctx, h, c.stdout, c.stderr, url)
 }
 
 const hubCatalogImportUsage = `Usage: skills-mcp hub catalog import FILE [flags]
@@ -869,12 +608,7 @@ func (c *hubCommand) catalogImport(ctx context.Context, g *hubGlobals, args []st
 		return err
 	}
 	defer h.Close()
-	ix, err := h.ImportCatalog(ctx, pos[0])
-	if err != nil {
-		return catalogFailed(ix, err)
-	}
-	fmt.Fprintf(c.stdout, "catalog imported from %s: %d items\n", pos[0], ix.Len())
-	return nil
+	return hubcmd.Import(ctx, h, c.stdout, pos[0])
 }
 
 const hubBackupUsage = `Usage: skills-mcp hub backup --out FILE [flags]
@@ -899,36 +633,7 @@ func (c *hubCommand) backup(ctx context.Context, g *hubGlobals, args []string) e
 		return err
 	}
 	defer h.Close()
-	var n int64
-	err = atomicfile.Write(*out, 0o600, true, func(w io.Writer) error {
-		cw := &countingWriter{w: w}
-		err := h.Backup(ctx, cw)
-		n = cw.n
-		return err
-	})
-	if err != nil {
-		if errors.Is(err, store.ErrBackupUnsupported) {
-			return err
-		}
-		return fmt.Errorf("backing up to %s: %w", *out, err)
-	}
-	stats, err := h.Store().Stats(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "backed up %s, %s to %s (%s)\n", count(stats.Packages, "package"), count(stats.Versions, "version"), *out, hubBytes(n))
-	return nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return hubcmd.Backup(ctx, h, c.stdout, *out)
 }
 
 const hubRestoreUsage = `Usage: skills-mcp hub restore FILE [flags]
@@ -952,18 +657,5 @@ func (c *hubCommand) restore(ctx context.Context, g *hubGlobals, args []string) 
 	if opts.Database != "" {
 		return usagef("", "hub restore puts a SQLite backup into a data directory; restore a PostgreSQL hub with `pg_restore --no-owner -d URL hub.dump`")
 	}
-	if err := hub.RestoreFile(ctx, pos[0], opts.Dir); err != nil {
-		return fmt.Errorf("restoring %s: %w", pos[0], err)
-	}
-	h, err := hub.Open(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	stats, err := h.Store().Stats(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "restored %s into %s: %s, %s\n", pos[0], opts.Dir, count(stats.Packages, "package"), count(stats.Versions, "version"))
-	return nil
+	return hubcmd.Restore(ctx, opts, c.stdout, pos[0])
 }

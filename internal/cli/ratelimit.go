@@ -85,10 +85,7 @@ func (r *rateSettings) apply(opts *httpserve.Options) {
 
 // rateFromFile applies the config file's rate limits to cfg.
 func (l *libraries) rateFromFile() {
-	l.mu.Lock()
-	c := l.fileCfg
-	l.mu.Unlock()
-	l.cfg.rate.fromFile(c)
+	l.cfg.rate.fromFile(l.Config())
 }
 
 // serverMetrics names the metrics type in serve.go, which imports
@@ -116,8 +113,6 @@ func newMetrics(store *catalog.Store, libs *libraries) *metrics.Metrics {
 		st := snap.Stats()
 		return metrics.Catalog{Skills: st.Skills, Files: st.Files, Bytes: st.Bytes}
 	}})
-	libs.mu.Lock()
-	libs.onScanned = m.Scanned
-	libs.mu.Unlock()
+	libs.SetOnScanned(m.Scanned)
 	return m
 }

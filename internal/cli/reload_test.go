@@ -103,7 +103,7 @@ func TestReloadsRaceAtomically(t *testing.T) {
 		wg.Go(func() {
 			for i := range 40 {
 				write(t, g+1, files[(g+i)%len(files)])
-				l.reloadConfig(ctx) // good or bad, either is fine
+				l.ReloadConfig(ctx) // good or bad, either is fine
 			}
 		})
 	}
@@ -117,7 +117,7 @@ func TestReloadsRaceAtomically(t *testing.T) {
 	// The last good reload stays; a bad one after it changes nothing.
 	for _, f := range files[:2] {
 		write(t, 0, f)
-		if err := l.reloadConfig(ctx); err != nil {
+		if err := l.ReloadConfig(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if got := servedFilters(l); got != good[f] {
@@ -125,7 +125,7 @@ func TestReloadsRaceAtomically(t *testing.T) {
 		}
 		for _, b := range bad {
 			write(t, 0, b)
-			if err := l.reloadConfig(ctx); err == nil {
+			if err := l.ReloadConfig(ctx); err == nil {
 				t.Fatalf("reloading %s: no error", b)
 			}
 			if got := servedFilters(l); got != good[f] {

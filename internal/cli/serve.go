@@ -10,14 +10,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -472,7 +470,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		c.metrics = newMetrics(store, libs)
 	}
 	notifier := &server.Notifier{}
-	instrFile := engine.InstructionsFile(libs.cache.Dir, *cfg)
+	instrFile := engine.InstructionsFile(libs.Cache().Dir, *cfg)
 	srv := server.NewServer(store, &server.Options{
 		Name:                cfg.name,
 		Title:               cfg.title,
@@ -525,22 +523,9 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 	// Over stdio the host's handshake comes first: the scan starts once it
 	// is answered (or at the first other request, or after the engine's
 	// ScanDelay), so that the two do not share the cores.
-	var first chan struct{}
+	var first <-chan struct{}
 	if cfg.http == "" {
-		first = make(chan struct{})
-		var once sync.Once
-		start := func() { once.Do(func() { close(first) }) }
-		ms.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if method != "initialize" && method != "server/discover" {
-					start() // this request may wait for the scan
-					return next(ctx, method, req)
-				}
-				res, err := next(ctx, method, req)
-				start()
-				return res, err
-			}
-		})
+		first = server.AfterHandshake(ms)
 	}
 	live.Start(first)
 	c.watchReloads(live, cfg, libs, hup, log)
@@ -578,7 +563,7 @@ func (c *serveCommand) watchReloads(live *engine.Catalog, cfg *serveConfig, libs
 		reload := func() {}
 		if cfg.configPath != "" {
 			reload = func() {
-				if err := libs.reloadConfig(ctx); err != nil {
+				if err := libs.ReloadConfig(ctx); err != nil {
 					log.Error("config reload failed; the previous libraries keep serving", "err", err)
 					return
 				}
@@ -588,14 +573,14 @@ func (c *serveCommand) watchReloads(live *engine.Catalog, cfg *serveConfig, libs
 				log.Warn("config file cannot be watched; SIGHUP reloads it", "err", err)
 			}
 		}
-		for _, zip := range libs.zipFiles() {
-			if err := live.WatchFile(zip, func() { libs.refreshArchives(ctx) }); err != nil {
+		for _, zip := range libs.ZipFiles() {
+			if err := live.WatchFile(zip, func() { libs.RefreshArchives(ctx) }); err != nil {
 				log.Warn("archive cannot be watched; SIGHUP re-reads it", "archive", zip, "err", err)
 			}
 		}
 		onSignal(ctx, hup, func() {
 			log.Info("SIGHUP: reloading")
-			libs.refreshArchives(ctx)
+			libs.RefreshArchives(ctx)
 			if cfg.configPath != "" {
 				reload()
 			}
@@ -663,22 +648,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	if err := httpserve.CheckBind(addr, opts); err != nil {
 		return &usageError{err: err}
 	}
-	var mh http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, &mcp.StreamableHTTPOptions{
-		Stateless: true,
-		// One JSON body per answer, not an event stream: nothing is sent
-		// before a stateless answer, the body needs no SSE framing or
-		// flush per event (13-55% more requests per second), and proxies
-		// handle it as any JSON API. The spec lets a server answer a POST
-		// either way, and a client must accept both.
-		JSONResponse: true,
-		// Our own Host check (httpserve) is the gate, and the one loopback
-		// test; the SDK's would refuse every host an operator allowed.
-		DisableLocalhostProtection: true,
-		Logger:                     sdkLog,
-	})
-	if srv != nil {
-		mh = srv.HTTPHandler(mh)
-	}
+	mh := server.StreamableHTTP(ms, srv, sdkLog)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
@@ -717,13 +687,4 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }
