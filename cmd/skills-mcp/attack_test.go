@@ -170,7 +170,7 @@ func percentile(lat []time.Duration, p float64) time.Duration {
 // half a second; with them, but with garbage left by every refused body
 // and a soft memory limit of 96 MiB above a 6 MiB catalog, to 2.2-2.6x,
 // as the heap grew to twice what the attackers made live. Pooled body
-// pieces and a limit sized from the catalog keep it near 1.6x.)
+// pieces and a limit sized from the catalog keep it at 1.5-1.9x.)
 func TestAttack(t *testing.T) {
 	spec := os.Getenv("SKILLS_ATTACK")
 	if spec == "" {

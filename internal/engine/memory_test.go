@@ -13,9 +13,9 @@ import (
 func TestMemoryLimit(t *testing.T) {
 	const mib = 1 << 20
 	for _, tc := range []struct{ live, want int64 }{
-		{0, 24 * mib},
-		{6 * mib, 36 * mib},
-		{30 * mib, 84 * mib},
+		{0, 32 * mib},
+		{6 * mib, 44 * mib},
+		{30 * mib, 92 * mib},
 		{72 * mib, 168 * mib},
 		{100 * mib, 196 * mib},
 		{240 * mib, 336 * mib},
