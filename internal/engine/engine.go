@@ -560,8 +560,8 @@ func limitMemory(env func(string) (string, bool), log *slog.Logger) {
 // (6 MiB live) held whatever a hostile client made live for twice its
 // size: the attack run took it to 2.0-2.3 times its idle resident size
 // (with pooled body pieces; 2.2-2.6 before them), where with this room it
-// stays under 1.8. With 24 MiB it stayed under 1.6, but collected three
-// times as often as unlimited and the well-behaved client's p50 doubled.
+// stays under 1.9. With 24 MiB it stayed under 1.6, but collected twice
+// as often as with 32 and the well-behaved client's p50 doubled.
 // maxHeadroom is the old floor, so that no catalog gets a looser limit
 // than before.
 const (
