@@ -164,12 +164,13 @@ func percentile(lat []time.Duration, p float64) time.Duration {
 // TestAttack replays hostile clients (batches, slow headers and bodies,
 // clients that never read, oversized bodies, malformed strings, floods of
 // connections) for SKILLS_ATTACK while a well-behaved client keeps asking.
-// It fails if the server's RSS goes over twice its idle RSS plus 24 MiB,
-// or if any well-behaved request goes unanswered. (The margin is the Go
-// heap's own: under any steady load the heap grows to about twice what is
-// live before it is collected, while the idle RSS is measured after the
-// runtime gave the rest back. Before the limits, the same run took the
-// server to 4x its idle RSS and its p99 past half a second.)
+// It fails if the server's RSS goes over twice its idle RSS (issue 16's
+// target), or if any well-behaved request goes unanswered. (Before the
+// limits, the same run took the server to 4x its idle RSS and its p99 past
+// half a second; with them, but with garbage left by every refused body
+// and a soft memory limit of 96 MiB above a 6 MiB catalog, to 2.2-2.6x,
+// as the heap grew to twice what the attackers made live. Pooled body
+// pieces and a limit sized from the catalog keep it at 1.5-1.9x.)
 func TestAttack(t *testing.T) {
 	spec := os.Getenv("SKILLS_ATTACK")
 	if spec == "" {
@@ -413,8 +414,12 @@ func TestAttack(t *testing.T) {
 		}
 		t.Errorf("well-behaved request failed: %s", f)
 	}
-	if bound := 2*idle + 24<<20; peak > bound {
-		t.Errorf("RSS peaked at %d bytes, over the bound of %d (twice idle plus 24 MiB)", peak, bound)
+	// Issue 16's target is twice idle; 4 MiB more absorbs the wobble of the
+	// idle figure itself (31-38 MiB over runs of the same binary), so that
+	// the bound catches a regression (2.2-2.6x before the pooled bodies)
+	// without failing on the sampling.
+	if bound := 2*idle + 4<<20; peak > bound {
+		t.Errorf("RSS peaked at %d bytes, over the bound of %d (twice idle, plus 4 MiB)", peak, bound)
 	}
 	if length >= 20*time.Second && stats.slowCut.Load() == 0 {
 		t.Error("no slow-header connection was cut off")

@@ -544,16 +544,37 @@ func limitMemory(env func(string) (string, bool), log *slog.Logger) {
 	log.Debug("soft memory limit set", "liveMiB", live>>20, "limitMiB", limit>>20)
 }
 
-// minHeadroom is the least room the soft memory limit leaves above the live
-// catalog: what requests in flight allocate. Under 32 concurrent HTTP
-// requests the SDK's per-request buffers need about 90 MiB; with 32 MiB of
-// room a 5,000-skill server spent half its CPU collecting and answered 40%
-// fewer requests per second.
-const minHeadroom = 96 << 20
+// Room the soft memory limit leaves above the live catalog, for the
+// collector's own cycle and for what requests in flight hold. A catalog
+// gets its own size again (the default pace, which collects at twice the
+// live heap) plus requestRoom, up to maxHeadroom, and never less than 40%
+// of itself.
+//
+// requestRoom covers what requests can hold at once: the HTTP body budget
+// (16 MiB) and as much again for the connections' buffers and stacks and
+// the answers in flight. Requests no longer need more: the go-sdk's
+// per-request buffers, once about 90 MiB under 32 concurrent HTTP
+// clients, are gone from the paths hosts use most (the front end answers
+// them), and 32 clients of a 5,000-skill catalog now add 1-4 MiB to its
+// 22 MiB live. With a floor of 96 MiB instead, a 1,000-skill server
+// (6 MiB live) held whatever a hostile client made live for twice its
+// size: the attack run took it to 2.0-2.3 times its idle resident size
+// (with pooled body pieces; 2.2-2.6 before them), where with this room it
+// stays under 1.9. With 24 MiB it stayed under 1.6, but collected twice
+// as often as with 32 and the well-behaved client's p50 doubled.
+// maxHeadroom is the old floor, so that no catalog gets a looser limit
+// than before.
+const (
+	requestRoom = 32 << 20
+	maxHeadroom = 96 << 20
+)
 
-// memoryLimit is the soft memory limit for a live heap: 40% above it, and
-// at least minHeadroom. A small catalog keeps the default goal (twice the
-// live heap) under the limit; a large one is kept well below twice its size.
+// memoryLimit is the soft memory limit for a live heap: live plus
+// min(live+requestRoom, maxHeadroom), and at least 40% above it. A small
+// catalog keeps the default goal (twice the live heap) under the limit
+// while requests are well-behaved, and what a flood makes live costs it
+// collections rather than twice its size; a large one is kept well below
+// twice its size.
 func memoryLimit(live int64) int64 {
-	return live + max(live*2/5, minHeadroom)
+	return live + max(live*2/5, min(live+requestRoom, maxHeadroom))
 }

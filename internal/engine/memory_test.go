@@ -7,13 +7,17 @@ import (
 	"testing"
 )
 
-// memoryLimit leaves requests in flight room above a small catalog and
-// keeps a large one well below twice its size.
+// memoryLimit leaves a small catalog its own size and room for requests
+// in flight above it, never more room than the old 96 MiB floor, and keeps
+// a large one well below twice its size.
 func TestMemoryLimit(t *testing.T) {
 	const mib = 1 << 20
 	for _, tc := range []struct{ live, want int64 }{
-		{0, 96 * mib},
-		{30 * mib, 126 * mib},
+		{0, 32 * mib},
+		{6 * mib, 44 * mib},
+		{30 * mib, 92 * mib},
+		{72 * mib, 168 * mib},
+		{100 * mib, 196 * mib},
 		{240 * mib, 336 * mib},
 		{600 * mib, 840 * mib},
 	} {
@@ -31,8 +35,8 @@ func TestLimitMemory(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	debug.SetMemoryLimit(math.MaxInt64)
 	limitMemory(func(string) (string, bool) { return "", false }, log)
-	if got := debug.SetMemoryLimit(-1); got == math.MaxInt64 || got < minHeadroom {
-		t.Errorf("limit = %d, want the live heap plus at least %d", got, minHeadroom)
+	if got := debug.SetMemoryLimit(-1); got == math.MaxInt64 || got < requestRoom {
+		t.Errorf("limit = %d, want the live heap plus at least %d", got, requestRoom)
 	}
 	for _, tuned := range []string{"GOGC", "GOMEMLIMIT"} {
 		debug.SetMemoryLimit(math.MaxInt64)
