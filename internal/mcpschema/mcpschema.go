@@ -9,22 +9,30 @@
 // result against the result of the method of the request it answers (a
 // Stream remembers which). Each Violation names that method and the JSON
 // pointer of the offending value in the message.
+//
+// The validator, github.com/google/jsonschema-go, stops at the first error
+// and says neither where in the message it is nor anything of formats. So
+// this package finds the place itself: it walks the schema alongside the
+// message from where the validator failed, down to the deepest value the
+// validator refuses. A message therefore gets the first structural error
+// the validator meets, not every one. The formats the schemas use (uri,
+// uri-template, byte) are checked in the same walk, on the values the
+// schema gives a format and only in the branches of an anyOf or oneOf the
+// value matches. Nothing is compiled before a revision is first used.
 package mcpschema
 
 import (
-	"bytes"
 	"embed"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 //go:embed schema/*.json skills.json
@@ -39,11 +47,13 @@ func Revisions() []string { return slices.Clone(revisions) }
 // ErrUnknownRevision is returned by For for a revision without a schema.
 var ErrUnknownRevision = errors.New("mcpschema: no schema for this protocol revision")
 
-// Schema URLs inside a revision's compiler. They name no network location:
+// Schema URLs given to the validator. They name no network location:
 // nothing is ever loaded from outside the embedded files.
 const (
 	coreURL   = "mcp://core/schema.json"
 	skillsURL = "mcp://sep-2640/schema.json"
+	rootURL   = "mcp://validate/root.json"
+	draft2020 = "https://json-schema.org/draft/2020-12/schema"
 )
 
 // Extension methods whose results the core schema does not define, and
@@ -76,78 +86,63 @@ type Schema struct {
 	byMethod map[string]string
 	results  map[string]string
 
-	mu       sync.Mutex
-	compiler *jsonschema.Compiler
-	compiled map[string]*jsonschema.Schema
+	core, ext *jsonschema.Schema // the documents at coreURL and skillsURL
+
+	mu sync.Mutex
+	// resolved holds, by schema location, a validator for the schema
+	// there, made when first needed.
+	resolved map[string]*jsonschema.Resolved
 }
 
-var (
-	schemasMu sync.Mutex
-	schemas   = map[string]*Schema{}
-)
+// loaders load each revision's schema once, when it is first asked for.
+var loaders = func() map[string]func() (*Schema, error) {
+	m := make(map[string]func() (*Schema, error), len(revisions))
+	for _, rev := range revisions {
+		m[rev] = sync.OnceValues(func() (*Schema, error) { return load(rev) })
+	}
+	return m
+}()
 
 // For returns the schema of protocol revision rev, loading it on first use.
 func For(rev string) (*Schema, error) {
-	schemasMu.Lock()
-	defer schemasMu.Unlock()
-	if s, ok := schemas[rev]; ok {
-		return s, nil
-	}
-	if !slices.Contains(revisions, rev) {
+	l, ok := loaders[rev]
+	if !ok {
 		return nil, fmt.Errorf("%w: %q (known: %s)", ErrUnknownRevision, rev, strings.Join(revisions, ", "))
 	}
-	s, err := load(rev)
-	if err != nil {
-		return nil, err
-	}
-	schemas[rev] = s
-	return s, nil
+	return l()
 }
 
 // Revision returns the protocol revision of s.
 func (s *Schema) Revision() string { return s.revision }
 
 func load(rev string) (*Schema, error) {
-	core, err := readDoc("schema/" + rev + ".json")
+	core, err := readDoc("schema/"+rev+".json", nil)
 	if err != nil {
 		return nil, err
 	}
-	data, err := files.ReadFile("skills.json")
-	if err != nil {
-		return nil, fmt.Errorf("mcpschema: %v", err)
-	}
-	top, _ := core.(map[string]any)
-	defsKey := "$defs"
-	if _, ok := top["definitions"]; ok {
+	defs, defsKey := core.Defs, "$defs"
+	var rewrite func([]byte) []byte
+	if core.Definitions != nil {
 		// A draft-07 core keeps its definitions under another name.
-		defsKey = "definitions"
-		data = bytes.ReplaceAll(data, []byte(coreURL+"#/$defs/"), []byte(coreURL+"#/definitions/"))
+		defs, defsKey = core.Definitions, "definitions"
+		rewrite = func(data []byte) []byte {
+			return []byte(strings.ReplaceAll(string(data), coreURL+"#/$defs/", coreURL+"#/definitions/"))
+		}
 	}
-	ext, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	ext, err := readDoc("skills.json", rewrite)
 	if err != nil {
-		return nil, fmt.Errorf("mcpschema: skills.json: %v", err)
+		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	c.RegisterFormat(&jsonschema.Format{Name: "uri", Validate: validateURI})
-	c.RegisterFormat(&jsonschema.Format{Name: "byte", Validate: validateBase64})
-	c.RegisterFormat(&jsonschema.Format{Name: "uri-template", Validate: validateURITemplate})
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(coreURL, core); err != nil {
-		return nil, fmt.Errorf("mcpschema: %s: %v", rev, err)
-	}
-	if err := c.AddResource(skillsURL, ext); err != nil {
-		return nil, fmt.Errorf("mcpschema: skills.json: %v", err)
-	}
-	s := &Schema{revision: rev, defsKey: defsKey, compiler: c, compiled: map[string]*jsonschema.Schema{},
-		defs: map[string]bool{}, byMethod: map[string]string{}, results: map[string]string{}}
-	defs, _ := top[defsKey].(map[string]any)
-	for name, d := range defs {
+	s := &Schema{revision: rev, defsKey: defsKey, core: core, ext: ext,
+		resolved: map[string]*jsonschema.Resolved{},
+		defs:     map[string]bool{}, byMethod: map[string]string{}, results: map[string]string{}}
+	for name, def := range defs {
 		s.defs[name] = true
-		def, _ := d.(map[string]any)
-		props, _ := def["properties"].(map[string]any)
-		method, _ := props["method"].(map[string]any)
-		m, ok := method["const"].(string)
+		method := def.Properties["method"]
+		if method == nil || method.Const == nil {
+			continue
+		}
+		m, ok := (*method.Const).(string)
 		if !ok {
 			continue
 		}
@@ -164,44 +159,120 @@ func load(rev string) (*Schema, error) {
 	return s, nil
 }
 
-func readDoc(name string) (any, error) {
+func readDoc(name string, rewrite func([]byte) []byte) (*jsonschema.Schema, error) {
 	data, err := files.ReadFile(name)
 	if err != nil {
 		return nil, fmt.Errorf("mcpschema: %v", err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
+	if rewrite != nil {
+		data = rewrite(data)
+	}
+	var doc jsonschema.Schema
+	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("mcpschema: %s: %v", name, err)
 	}
-	return doc, nil
+	return &doc, nil
 }
 
-// noLoader refuses every schema not added to the compiler: validation
-// never reaches the network or the file system.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("mcpschema: %s is not an embedded schema", url)
+// loadDoc gives the validator the embedded documents and refuses every
+// other: validation never reaches the network or the file system.
+func (s *Schema) loadDoc(u *url.URL) (*jsonschema.Schema, error) {
+	switch u.String() {
+	case coreURL:
+		return s.core, nil
+	case skillsURL:
+		return s.ext, nil
+	}
+	return nil, fmt.Errorf("mcpschema: %s is not an embedded schema", u)
 }
 
-// compile returns the compiled definition def of the core schema, or of
+// A node is a schema and where it is: its document and its JSON pointer
+// there.
+type node struct {
+	doc, ptr string
+	s        *jsonschema.Schema
+}
+
+func (n node) child(s *jsonschema.Schema, tokens ...string) node {
+	ptr := n.ptr
+	for _, t := range tokens {
+		ptr += "/" + escape(t)
+	}
+	return node{n.doc, ptr, s}
+}
+
+// definition returns the node of definition def of the core schema, or of
 // skills.json when ext is set.
-func (s *Schema) compile(def string, ext bool) (*jsonschema.Schema, error) {
-	loc := coreURL + "#/" + s.defsKey + "/" + def
+func (s *Schema) definition(def string, ext bool) (node, bool) {
 	if ext {
-		loc = skillsURL + "#/$defs/" + def
+		d, ok := s.ext.Defs[def]
+		return node{skillsURL, "/$defs/" + escape(def), d}, ok && d != nil
 	}
+	d, ok := s.core.Defs[def]
+	if s.defsKey == "definitions" {
+		d, ok = s.core.Definitions[def]
+	}
+	return node{coreURL, "/" + s.defsKey + "/" + escape(def), d}, ok && d != nil
+}
+
+// target returns the node a $ref in document doc names, if it names a
+// definition (the only references these schemas hold).
+func (s *Schema) target(ref, doc string) (node, bool) {
+	d, frag, _ := strings.Cut(ref, "#")
+	if d == "" {
+		d = doc
+	}
+	var defs map[string]*jsonschema.Schema
+	key, name := "", ""
+	if n, ok := strings.CutPrefix(frag, "/$defs/"); ok {
+		key, name = "$defs", n
+	} else if n, ok := strings.CutPrefix(frag, "/definitions/"); ok {
+		key, name = "definitions", n
+	} else {
+		return node{}, false
+	}
+	var root *jsonschema.Schema
+	switch d {
+	case coreURL:
+		root = s.core
+	case skillsURL:
+		root = s.ext
+	default:
+		return node{}, false
+	}
+	defs = root.Defs
+	if key == "definitions" {
+		defs = root.Definitions
+	}
+	name = strings.NewReplacer("~1", "/", "~0", "~").Replace(name)
+	t, ok := defs[name]
+	return node{d, "/" + key + "/" + escape(name), t}, ok && t != nil
+}
+
+// validate validates v against the schema at n with a validator made on
+// first use for that location: a root that refers to it, resolved with the
+// embedded documents. Definitions of skills.json are validated as 2020-12,
+// what that file is written in, whatever the core's draft.
+func (s *Schema) validate(n node, v any) error {
+	loc := n.doc + "#" + n.ptr
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sch, ok := s.compiled[loc]; ok {
-		return sch, nil
+	rs, ok := s.resolved[loc]
+	if !ok {
+		draft := draft2020
+		if n.doc == coreURL && s.core.Schema != "" {
+			draft = s.core.Schema
+		}
+		root := &jsonschema.Schema{Schema: draft, Ref: loc}
+		var err error
+		rs, err = root.Resolve(&jsonschema.ResolveOptions{BaseURI: rootURL, Loader: s.loadDoc})
+		if err != nil {
+			s.mu.Unlock()
+			return fmt.Errorf("mcpschema: %s: resolving %s: %v", s.revision, n.ptr, err)
+		}
+		s.resolved[loc] = rs
 	}
-	sch, err := s.compiler.Compile(loc)
-	if err != nil {
-		return nil, fmt.Errorf("mcpschema: %s: compiling %s: %v", s.revision, def, err)
-	}
-	s.compiled[loc] = sch
-	return sch, nil
+	s.mu.Unlock()
+	return rs.Validate(v)
 }
 
 // A Violation is one value of a message that its revision's schema
@@ -240,9 +311,11 @@ func (v Violation) String() string {
 // Validate validates one JSON-RPC message. For a response, method is the
 // method of the request it answers; "" validates only the envelope. A
 // batch (a JSON array) is refused: none of these revisions has batches.
+// Of the structural errors in one definition, the first the validator
+// meets is reported; every format error is.
 func (s *Schema) Validate(msg []byte, method string) []Violation {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(msg))
-	if err != nil {
+	var v any
+	if err := json.Unmarshal(msg, &v); err != nil {
 		return []Violation{{Method: method, Message: "not JSON: " + err.Error()}}
 	}
 	obj, ok := v.(map[string]any)
@@ -307,45 +380,30 @@ func (s *Schema) first(names ...string) string {
 	return names[len(names)-1]
 }
 
-var printer = message.NewPrinter(language.English)
+// A leaf is one thing wrong, at a pointer into the validated value.
+type leaf struct{ ptr, msg string }
 
-// check validates value against def and returns the leaf errors, one per
-// instance location, with prefix before each pointer.
+// check validates value against def and returns what is wrong, one
+// violation per place, with prefix before each pointer.
 func (s *Schema) check(def string, ext bool, value any, prefix, method string) []Violation {
-	sch, err := s.compile(def, ext)
-	if err != nil {
-		return []Violation{{Method: method, Pointer: prefix, Definition: def, Message: err.Error()}}
+	n, ok := s.definition(def, ext)
+	if !ok {
+		return []Violation{{Method: method, Pointer: prefix, Definition: def,
+			Message: fmt.Sprintf("mcpschema: %s: no definition %s", s.revision, def)}}
 	}
-	err = sch.Validate(value)
-	var ve *jsonschema.ValidationError
-	if err == nil {
-		return nil
-	}
-	if !errors.As(err, &ve) {
-		return []Violation{{Method: method, Pointer: prefix, Definition: def, Message: err.Error()}}
-	}
+	leaves := s.visit(n, value, prefix, s.validate(n, value), 0)
 	// Group the leaves by where they are: the branches of an anyOf (text or
 	// blob) fail at the same place, and together say what would do.
 	byPtr := map[string][]string{}
 	var order []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range bestBranches(e) {
-				walk(c)
-			}
-			return
+	for _, l := range leaves {
+		if _, ok := byPtr[l.ptr]; !ok {
+			order = append(order, l.ptr)
 		}
-		ptr := prefix + pointer(e.InstanceLocation)
-		msg := e.ErrorKind.LocalizedString(printer)
-		if _, ok := byPtr[ptr]; !ok {
-			order = append(order, ptr)
-		}
-		if !slices.Contains(byPtr[ptr], msg) {
-			byPtr[ptr] = append(byPtr[ptr], msg)
+		if !slices.Contains(byPtr[l.ptr], l.msg) {
+			byPtr[l.ptr] = append(byPtr[l.ptr], l.msg)
 		}
 	}
-	walk(ve)
 	out := make([]Violation, 0, len(order))
 	for _, ptr := range order {
 		out = append(out, Violation{Method: method, Pointer: ptr, Definition: def, Message: strings.Join(byPtr[ptr], "; or ")})
@@ -353,54 +411,173 @@ func (s *Schema) check(def string, ext bool, value any, prefix, method string) [
 	return out
 }
 
-// bestBranches returns the causes of e to report. Of the failed branches
-// of an anyOf or oneOf, those whose first failure is deepest say what is
-// wrong (a blob that is not base64, not a missing text); branches that
-// failed at the same depth are all reported, as alternatives.
-func bestBranches(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	switch k := e.ErrorKind.(type) {
-	case *kind.AnyOf:
-	case *kind.OneOf:
-		if k.Subschemas != nil {
-			return e.Causes // more than one matched: nothing to choose
-		}
-	default:
-		return e.Causes
+// maxDepth bounds the walk of a schema that refers to itself without
+// going deeper into the value.
+const maxDepth = 256
+
+// visit walks the schema at n alongside v, the value at ptr, and returns
+// what is wrong there. failed is the validator's verdict on v at n: if it
+// is nil, only formats can be wrong; otherwise the walk goes down to the
+// deepest value the validator refuses, and reports its error there.
+func (s *Schema) visit(n node, v any, ptr string, failed error, depth int) []leaf {
+	if n.s == nil || depth > maxDepth {
+		return nil
 	}
-	var best []*jsonschema.ValidationError
+	var out []leaf
+	located := false // failed is explained by a leaf below
+	// sub visits a schema that applies to v itself or to a member of it.
+	sub := func(c node, cv any, cptr string) {
+		var err error
+		if failed != nil {
+			err = s.validate(c, cv)
+		}
+		ls := s.visit(c, cv, cptr, err, depth+1)
+		if err != nil && len(ls) > 0 {
+			located = true
+		}
+		out = append(out, ls...)
+	}
+	if f, ok := formats[n.s.Format]; ok {
+		if str, isStr := v.(string); isStr {
+			if err := f(str); err != nil {
+				out = append(out, leaf{ptr, "format " + n.s.Format + ": " + err.Error()})
+			}
+		}
+	}
+	if n.s.Ref != "" {
+		if t, ok := s.target(n.s.Ref, n.doc); ok {
+			sub(t, v, ptr)
+		}
+	}
+	for i, c := range n.s.AllOf {
+		sub(n.child(c, "allOf", fmt.Sprint(i)), v, ptr)
+	}
+	if len(n.s.AnyOf) > 0 {
+		ls, ok := s.branches(n, "anyOf", n.s.AnyOf, v, ptr, depth)
+		located = located || ok
+		out = append(out, ls...)
+	}
+	if len(n.s.OneOf) > 0 {
+		ls, ok := s.branches(n, "oneOf", n.s.OneOf, v, ptr, depth)
+		located = located || ok
+		out = append(out, ls...)
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if c, ok := n.s.Properties[k]; ok {
+				sub(n.child(c, "properties", k), v[k], ptr+"/"+escape(k))
+			} else if a := n.s.AdditionalProperties; a != nil && !isFalse(a) && len(n.s.PatternProperties) == 0 {
+				sub(n.child(a, "additionalProperties"), v[k], ptr+"/"+escape(k))
+			}
+		}
+	case []any:
+		prefix := n.s.PrefixItems
+		key := "prefixItems"
+		if n.s.ItemsArray != nil {
+			prefix, key = n.s.ItemsArray, "items"
+		}
+		for i, item := range v {
+			iptr := ptr + "/" + fmt.Sprint(i)
+			switch {
+			case i < len(prefix):
+				sub(n.child(prefix[i], key, fmt.Sprint(i)), item, iptr)
+			case n.s.Items != nil:
+				sub(n.child(n.s.Items, "items"), item, iptr)
+			}
+		}
+	}
+	if failed != nil && !located {
+		out = append(out, leaf{ptr, message(failed)})
+	}
+	return out
+}
+
+// branches visits the branches of an anyOf or oneOf. If v matches some,
+// only their formats can be wrong, and are if they are wrong in every
+// branch v matches (those of the first are reported). If v matches none,
+// the branches whose first failure is deepest say what is wrong (a blob
+// that is not base64, not a missing text); branches that fail equally
+// deep are all reported, as alternatives. located reports leaves that
+// explain a failure.
+func (s *Schema) branches(n node, key string, bs []*jsonschema.Schema, v any, ptr string, depth int) (out []leaf, located bool) {
+	var matched [][]leaf
+	var failed []node
+	var errs []error
+	for i, b := range bs {
+		c := n.child(b, key, fmt.Sprint(i))
+		if err := s.validate(c, v); err != nil {
+			failed, errs = append(failed, c), append(errs, err)
+			continue
+		}
+		ls := s.visit(c, v, ptr, nil, depth+1)
+		if len(ls) == 0 {
+			return nil, false
+		}
+		matched = append(matched, ls)
+	}
+	if len(matched) > 0 {
+		return matched[0], false // a oneOf matched twice is its parent's to report
+	}
 	most := -1
-	for _, c := range e.Causes {
-		switch d := depth(c); {
+	for i, c := range failed {
+		ls := s.visit(c, v, ptr, errs[i], depth+1)
+		d := maxDepth
+		for _, l := range ls {
+			d = min(d, strings.Count(l.ptr, "/"))
+		}
+		switch {
 		case d > most:
-			best, most = []*jsonschema.ValidationError{c}, d
+			out, most = ls, d
 		case d == most:
-			best = append(best, c)
+			out = append(out, ls...)
 		}
 	}
-	return best
+	return out, len(out) > 0
 }
 
-// depth is the shortest instance location of e's leaves: how far into the
-// value a branch got before anything failed.
-func depth(e *jsonschema.ValidationError) int {
-	if len(e.Causes) == 0 {
-		return len(e.InstanceLocation)
-	}
-	d := depth(e.Causes[0])
-	for _, c := range e.Causes[1:] {
-		d = min(d, depth(c))
-	}
-	return d
+// formats are the formats the schemas use, which the validator ignores.
+var formats = map[string]func(string) error{
+	"uri":          validateURI,
+	"uri-template": validateURITemplate,
+	"byte":         validateBase64,
 }
 
-// pointer encodes an instance location as a JSON pointer.
-func pointer(loc []string) string {
-	var b strings.Builder
-	for _, tok := range loc {
-		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
+// isFalse reports whether a is the schema false, which the validator
+// reports at the object that has the member it refuses.
+func isFalse(a *jsonschema.Schema) bool {
+	return a.Not != nil && a.Not.Type == "" && a.Not.Types == nil && a.Not.Ref == "" && len(a.Not.Properties) == 0
+}
+
+// message is what the validator says is wrong, without the schemas it
+// went through on the way and cut to a line.
+func message(err error) string {
+	m, _, _ := strings.Cut(err.Error(), "\n")
+	for strings.HasPrefix(m, "validating ") {
+		i := strings.Index(m, ": ")
+		if i < 0 {
+			break
+		}
+		m = m[i+2:]
 	}
-	return b.String()
+	if len(m) > 300 {
+		m = m[:300] + "..."
+	}
+	return m
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// escape encodes one JSON pointer token.
+func escape(tok string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(tok)
 }
 
 // dedupe drops repeated violations (the envelope and the method's result
@@ -426,11 +603,7 @@ func dedupe(vs []Violation) []Violation {
 // reserved characters and well-formed percent escapes (no spaces, no
 // non-ASCII, no backslashes). The validator's own check accepts whatever
 // Go's url.Parse does, which is far more.
-func validateURI(v any) error {
-	s, ok := v.(string)
-	if !ok {
-		return nil
-	}
+func validateURI(s string) error {
 	colon := strings.IndexByte(s, ':')
 	if colon < 1 || !isAlpha(s[0]) {
 		return errors.New("not an absolute URI: no scheme")
@@ -462,11 +635,7 @@ func validateURI(v any) error {
 // each with an optional prefix length or explode modifier. The validator's
 // own check parses the template as a URL, which refuses an expression in
 // the host ("skill://{+path}", a valid template).
-func validateURITemplate(v any) error {
-	s, ok := v.(string)
-	if !ok {
-		return nil
-	}
+func validateURITemplate(s string) error {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -526,11 +695,7 @@ func validateExpression(e string) error {
 
 // validateBase64 is the OpenAPI "byte" format the schemas give blobs:
 // standard base64 with padding.
-func validateBase64(v any) error {
-	s, ok := v.(string)
-	if !ok {
-		return nil
-	}
+func validateBase64(s string) error {
 	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
 		return errors.New("not standard base64")
 	}
