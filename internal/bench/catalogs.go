@@ -128,12 +128,23 @@ func Catalogs(ctx context.Context, opts CatalogsOptions) (*CatalogsReport, error
 	if err != nil {
 		return nil, fmt.Errorf("starting the server: %w", err)
 	}
+	stopped := false
 	defer func() {
+		if stopped {
+			return
+		}
 		if err := p.stop(stdin); err != nil {
 			progress("server: %v", err)
 		}
 	}()
-	ready, err := readReady(ctx, p, stdout, 10*time.Minute)
+	ready, err := readReady(ctx, stdout, 10*time.Minute)
+	if errors.Is(err, errExitedEarly) {
+		// Its stdout closed: wait for the exit, so that its status and
+		// all it wrote to stderr are in.
+		stopped = true
+		_ = p.stop(stdin)
+		return nil, fmt.Errorf("the server exited before it was ready (%s): %s", p.exitState(), p.stderr.String())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -242,9 +253,13 @@ func Catalogs(ctx context.Context, opts CatalogsOptions) (*CatalogsReport, error
 	return rep, ctx.Err()
 }
 
+// errExitedEarly is readReady's error when the server's stdout closed
+// before its ready line.
+var errExitedEarly = errors.New("the server's stdout closed before its ready line")
+
 // readReady reads the server's ready line, or fails once it exits, ctx
 // ends or limit passes.
-func readReady(ctx context.Context, p *serverProcess, stdout io.Reader, limit time.Duration) (catalogsReady, error) {
+func readReady(ctx context.Context, stdout io.Reader, limit time.Duration) (catalogsReady, error) {
 	type result struct {
 		r   catalogsReady
 		err error
@@ -255,7 +270,7 @@ func readReady(ctx context.Context, p *serverProcess, stdout io.Reader, limit ti
 		line, err := bufio.NewReader(stdout).ReadBytes('\n')
 		switch {
 		case err != nil:
-			res.err = fmt.Errorf("the server exited before it was ready (%s): %s", p.exitState(), p.stderr.String())
+			res.err = errExitedEarly
 		case json.Unmarshal(line, &res.r) != nil || res.r.URL == "":
 			res.err = fmt.Errorf("the server's first line is not its ready line: %s", abbreviate(string(line), 200))
 		}
