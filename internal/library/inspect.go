@@ -503,7 +503,7 @@ func checkNames(p *plan) error {
 	}
 	byFold := make(map[string]*seen, len(p.entries))
 	add := func(owner, name string, dir, explicit bool) error {
-		key := foldName(name)
+		key := FoldName(name)
 		s, ok := byFold[key]
 		if !ok {
 			byFold[key] = &seen{exact: name, dir: dir, explicit: explicit}
@@ -543,9 +543,10 @@ func checkNames(p *plan) error {
 	return nil
 }
 
-// foldName maps a name to a key shared by every name equal to it under
-// Unicode simple case folding.
-func foldName(s string) string {
+// FoldName maps a name to a key shared by every name equal to it under
+// Unicode simple case folding: two names of one archive or package with the
+// same key would be one file on a case-insensitive file system.
+func FoldName(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {

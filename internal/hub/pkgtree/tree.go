@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/skills-mcp/skills-mcp/internal/library"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
 
@@ -260,7 +261,7 @@ func checkCollisions(files []File) error {
 	}
 	byFold := make(map[string]seen, len(files))
 	add := func(name string, dir bool) error {
-		key := foldName(name)
+		key := library.FoldName(name)
 		s, ok := byFold[key]
 		switch {
 		case !ok:
@@ -289,28 +290,6 @@ func checkCollisions(files []File) error {
 		}
 	}
 	return nil
-}
-
-// foldName maps a name to a key shared by every name equal to it under
-// Unicode simple case folding.
-func foldName(s string) string {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
-		return strings.ToUpper(s)
-	}
-	return strings.Map(func(r rune) rune {
-		m := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			m = min(m, f)
-		}
-		return m
-	}, s)
 }
 
 // Meta is what a package's SKILL.md declares.
