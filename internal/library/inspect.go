@@ -46,7 +46,7 @@ const (
 const (
 	maxNameBytes    = 1024
 	maxSegmentBytes = 255
-	maxDepth        = 64 // as deep as the catalog walks
+	maxDepth        = MaxDepth
 )
 
 // entry is one central-directory record that passed inspection.
@@ -327,7 +327,7 @@ func findExtra(extra []byte, tag uint16) ([]byte, bool) {
 // the problems: the name, the kind of entry, encryption and method, the
 // declared sizes, then the local header against the central directory.
 func checkEntry(r io.ReaderAt, e *entry, cdOff int64, lim Limits) error {
-	if reason := nameProblem(e.name); reason != "" {
+	if reason := NameProblem(e.name); reason != "" {
 		return entryErr(e.name, ErrInsecurePath, "%s", reason)
 	}
 	// The high 16 bits hold a Unix mode when the archiver wrote one. They
@@ -442,8 +442,14 @@ func checkOverlap(entries []entry) error {
 	return nil
 }
 
-// nameProblem says why an entry name is refused, or returns "".
-func nameProblem(name string) string {
+// MaxDepth is the most path segments a name of an archive or package may
+// have: as deep as the catalog walks.
+const MaxDepth = 64
+
+// NameProblem says why a slash-separated entry name (of an archive, or of a
+// package read another way) is refused, or returns "". A trailing slash
+// marks a folder entry.
+func NameProblem(name string) string {
 	switch {
 	case name == "":
 		return "empty name"

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/skills-mcp/skills-mcp/internal/library"
 	"github.com/skills-mcp/skills-mcp/internal/skill"
@@ -197,58 +195,26 @@ func build(files []File, lim Limits) (*Tree, error) {
 	return t, nil
 }
 
-// Path bounds, as the library's archive rules have them.
-const (
-	maxPathBytes    = 1024
-	maxSegmentBytes = 255
-	maxDepth        = 64
-)
+// maxDepth bounds a package's folders, as the library's archive rules do.
+const maxDepth = library.MaxDepth
 
-// pathProblem says why p is not a valid package path, or returns "".
+// pathProblem says why p, the path of a file, is not a valid package path,
+// or returns "": the library's rule for archive entry names, and no ".git"
+// segment (a .git folder in a materialised package would make git read its
+// config and hooks there).
 func pathProblem(p string) string {
-	switch {
-	case p == "":
-		return "empty path"
-	case len(p) > maxPathBytes:
-		return "path longer than 1024 bytes"
-	case !utf8.ValidString(p):
-		return "path is not valid UTF-8"
-	case strings.IndexByte(p, '\\') >= 0:
-		return "backslash in path (a separator on Windows)"
-	case strings.IndexFunc(p, isControl) >= 0:
-		return "control character in path"
-	case p[0] == '/':
-		return "absolute path"
-	case len(p) >= 2 && p[1] == ':':
-		return "drive letter in path"
+	if strings.HasSuffix(p, "/") {
+		return "empty path segment"
 	}
-	depth := 0
+	if reason := library.NameProblem(p); reason != "" {
+		return reason
+	}
 	for seg := range strings.SplitSeq(p, "/") {
-		depth++
-		switch {
-		case depth > maxDepth:
-			return "more than 64 path segments"
-		case seg == "..":
-			return `".." segment (path traversal)`
-		case seg == ".":
-			return `"." segment`
-		case seg == "":
-			return "empty path segment"
-		case len(seg) > maxSegmentBytes:
-			return "path segment longer than 255 bytes"
-		case strings.EqualFold(seg, ".git"):
-			// A .git folder in a materialised package would make git
-			// read its config and hooks in that directory.
+		if strings.EqualFold(seg, ".git") {
 			return `".git" segment (a repository's control folder)`
 		}
 	}
 	return ""
-}
-
-// isControl reports whether r is a control character or a bidirectional
-// formatting character, which can make a name display as another.
-func isControl(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // checkCollisions refuses, in sorted files, duplicate paths, paths equal
