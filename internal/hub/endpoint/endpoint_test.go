@@ -36,7 +36,7 @@ func backends(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	})
 }
 
-func openStore(t *testing.T, o store.Options) *store.DB {
+func openStore(t testing.TB, o store.Options) *store.DB {
 	t.Helper()
 	db, err := store.Open(context.Background(), o)
 	if err != nil {
@@ -78,7 +78,7 @@ type hub struct {
 	srv *httptest.Server
 }
 
-func startHub(t *testing.T, db *store.DB, opts endpoint.Options) *hub {
+func startHub(t testing.TB, db *store.DB, opts endpoint.Options) *hub {
 	t.Helper()
 	opts.Store = db
 	opts.CacheDir = t.TempDir()
