@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -31,9 +32,9 @@ import (
 
 // Grammars of names given on the command line.
 var (
-	namespacePattern  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
-	serverNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-	prefixPattern     = regexp.MustCompile(`^[a-zA-Z0-9_]{1,48}$`)
+	namespacePattern  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`) })
+	serverNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
+	prefixPattern     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_]{1,48}$`) })
 )
 
 // serveConfig is everything serve needs, after flags and environment.
@@ -345,14 +346,14 @@ func (cfg *serveConfig) validate() error {
 			cfg.name = strings.ReplaceAll(cfg.libs[0].ns, ".", "-")
 		}
 	}
-	if !serverNamePattern.MatchString(cfg.name) {
-		return usagef("", "--name %q must match %s", cfg.name, serverNamePattern)
+	if !serverNamePattern().MatchString(cfg.name) {
+		return usagef("", "--name %q must match %s", cfg.name, serverNamePattern())
 	}
 	if cfg.prefix == "" {
 		cfg.prefix = strings.ReplaceAll(cfg.name, "-", "_")
 	}
-	if !prefixPattern.MatchString(cfg.prefix) {
-		return usagef("", "--prefix %q must match %s", cfg.prefix, prefixPattern)
+	if !prefixPattern().MatchString(cfg.prefix) {
+		return usagef("", "--prefix %q must match %s", cfg.prefix, prefixPattern())
 	}
 	return nil
 }
@@ -362,8 +363,8 @@ func parseLib(v string) (libSpec, error) {
 	if !ok || dir == "" {
 		return libSpec{}, fmt.Errorf("%q is not NS=DIR", v)
 	}
-	if !namespacePattern.MatchString(ns) {
-		return libSpec{}, fmt.Errorf("namespace %q must match %s", ns, namespacePattern)
+	if !namespacePattern().MatchString(ns) {
+		return libSpec{}, fmt.Errorf("namespace %q must match %s", ns, namespacePattern())
 	}
 	return libSpec{ns: ns, dir: dir}, nil
 }
