@@ -7,6 +7,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -109,6 +110,44 @@ func run(ctx context.Context, args []string, st streams) int {
 
 // errHelp is returned by a command that printed its help on request.
 var errHelp = errors.New("help requested")
+
+// parseInterleaved parses fs's flags, which may come before, between and
+// after the arguments it returns ("--" ends the flags); hint follows a
+// bad flag.
+func parseInterleaved(fs *flag.FlagSet, args []string, hint string) ([]string, error) {
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
+			return nil, &usageError{err: err, hint: hint}
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			return pos, nil
+		}
+		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
+			return append(pos, left...), nil
+		}
+		pos = append(pos, left[0])
+		rest = left[1:]
+	}
+}
+
+// splitCommand splits off "--command CMD ARGS…" (or --command=CMD), which
+// takes the rest of the command line as a server to run over stdio.
+func splitCommand(args []string) (rest, command []string, found bool) {
+	for i, a := range args {
+		if a == "--command" || a == "-command" {
+			return args[:i], args[i+1:], true
+		}
+		if v, ok := strings.CutPrefix(a, "--command="); ok {
+			return args[:i], append([]string{v}, args[i+1:]...), true
+		}
+	}
+	return args, nil, false
+}
 
 // hubCommand is `skills-mcp hub …`: its command line lives in hubcmd; this
 // maps hubcmd's help and usage errors to the CLI's.
