@@ -50,6 +50,7 @@ type Store interface {
 	LockJob(ctx context.Context, id, replica, reason string) (store.Job, error)
 	StopJob(ctx context.Context, id, reason string) (store.Job, error)
 	ReadJobFile(ctx context.Context, id string, kind store.FileKind, path string, offset, limit int64) ([]byte, store.JobFile, error)
+	ReadRunInput(ctx context.Context, id, replica, path string) ([]byte, store.JobFile, error)
 	DeleteJob(ctx context.Context, id string) error
 }
 

@@ -133,6 +133,14 @@ func failed(reason string) store.JobResult {
 // with its outputs, or a reason to lock the job when its sandbox could not
 // be confirmed gone.
 func (s *Service) runJob(ctx context.Context, j store.Job) (store.JobResult, []store.NewJobFile, string) {
+	// A failure while the run is being set up is a stop when the run was
+	// cancelled (a stop, the service closing).
+	failed := func(reason string) store.JobResult {
+		if ctx.Err() != nil {
+			return store.JobResult{State: store.JobStopped, Reason: context.Cause(ctx).Error()}
+		}
+		return store.JobResult{State: store.JobFailed, Reason: reason}
+	}
 	p, err := s.st.GetProfile(ctx, j.VersionID)
 	switch {
 	case err != nil:
@@ -295,7 +303,7 @@ func (s *Service) layOutInputs(ctx context.Context, jobID, work string) (map[str
 		if f.Kind != store.JobInput {
 			continue
 		}
-		data, _, err := s.st.ReadJobFile(ctx, jobID, store.JobInput, f.Path, 0, f.Size)
+		data, _, err := s.st.ReadRunInput(ctx, jobID, s.opts.Replica, f.Path)
 		if err != nil {
 			return nil, err
 		}

@@ -612,6 +612,15 @@ func (s *DB) ClaimJob(ctx context.Context, replica string) (j Job, ok bool, err 
 	if err := checkReplica(replica); err != nil {
 		return Job{}, false, err
 	}
+	// Idle workers poll: a read finds nothing queued without taking a
+	// write lock.
+	var one int
+	switch err := s.db.QueryRowContext(ctx, `SELECT 1 FROM jobs WHERE state = 'queued' LIMIT 1`).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return Job{}, false, nil
+	case err != nil:
+		return Job{}, false, fmt.Errorf("looking for queued jobs: %w", s.d.wrap(err))
+	}
 	err = s.write(ctx, "claiming a queued job", func(tx *sql.Tx) ([]string, error) {
 		var id string
 		err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT id FROM jobs WHERE state = 'queued' ORDER BY queued_at, id LIMIT 1`+s.d.skipLocked())).Scan(&id)
@@ -813,6 +822,21 @@ func (s *DB) StopJob(ctx context.Context, id, reason string) (Job, error) {
 // job's files are not served while it runs or is locked. The file's entry
 // is returned with the bytes; reading at or past its end returns none.
 func (s *DB) ReadJobFile(ctx context.Context, id string, kind FileKind, path string, offset, limit int64) ([]byte, JobFile, error) {
+	return s.readJobFile(ctx, id, "", kind, path, offset, limit)
+}
+
+// ReadRunInput reads a whole input of a job running under replica, which
+// lays it out for the run, verified chunk by chunk.
+func (s *DB) ReadRunInput(ctx context.Context, id, replica, path string) ([]byte, JobFile, error) {
+	if err := checkReplica(replica); err != nil {
+		return nil, JobFile{}, err
+	}
+	return s.readJobFile(ctx, id, replica, JobInput, path, 0, MaxJobFileSize)
+}
+
+// readJobFile reads a range of a job file; replica, when set, is the one
+// whose running job may be read.
+func (s *DB) readJobFile(ctx context.Context, id, replica string, kind FileKind, path string, offset, limit int64) ([]byte, JobFile, error) {
 	if offset < 0 || limit < 0 {
 		return nil, JobFile{}, invalidf("offset %d, limit %d: neither may be negative", offset, limit)
 	}
@@ -831,8 +855,9 @@ func (s *DB) ReadJobFile(ctx context.Context, id string, kind FileKind, path str
 	}
 	defer tx.Rollback()
 	var state string
-	err = tx.QueryRowContext(ctx, q(`SELECT state FROM jobs WHERE id = ?`), id).Scan(&state)
-	if errors.Is(err, sql.ErrNoRows) {
+	var claimed sql.NullString
+	err = tx.QueryRowContext(ctx, q(`SELECT state, claimed_by FROM jobs WHERE id = ?`), id).Scan(&state, &claimed)
+	if errors.Is(err, sql.ErrNoRows) && replica == "" {
 		err = tx.QueryRowContext(ctx, q(`SELECT state FROM job_remnants WHERE job_id = ?`), id).Scan(&state)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
@@ -841,7 +866,11 @@ func (s *DB) ReadJobFile(ctx context.Context, id string, kind FileKind, path str
 	if err != nil {
 		return nil, JobFile{}, fmt.Errorf("reading %s of job %s: %w", path, id, s.d.wrap(err))
 	}
-	if JobState(state).Active() {
+	if replica != "" && (JobState(state) != JobRunning || claimed.String != replica) {
+		return nil, JobFile{}, &JobStateError{JobID: id, State: JobState(state), Doing: "laying out " + path + " for replica " + replica,
+			Hint: "only the replica running a job reads its inputs for the run"}
+	}
+	if replica == "" && JobState(state).Active() {
 		return nil, JobFile{}, &JobStateError{JobID: id, State: JobState(state), Doing: "reading " + path,
 			Hint: "a job's files are served once it has ended (a locked job needs its sandbox confirmed gone)"}
 	}

@@ -159,6 +159,8 @@ type Store interface {
 	StopJob(ctx context.Context, id, reason string) (Job, error)
 	// ReadJobFile reads a range of a job's file, verified chunk by chunk.
 	ReadJobFile(ctx context.Context, id string, kind FileKind, path string, offset, limit int64) ([]byte, JobFile, error)
+	// ReadRunInput reads a whole input of a job running under a replica.
+	ReadRunInput(ctx context.Context, id, replica, path string) ([]byte, JobFile, error)
 	// DeleteJob removes a job with its files; not while it runs.
 	DeleteJob(ctx context.Context, id string) error
 	// JobRemnants lists the kept files' records of deleted projects' jobs.
