@@ -12,6 +12,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/skills-mcp/skills-mcp/internal/catalogbuild"
 )
 
 // Exit statuses.
@@ -76,6 +78,8 @@ func run(ctx context.Context, args []string, st streams) int {
 		cmd = &packCommand{streams: st}
 	case "hub":
 		cmd = &hubCommand{streams: st}
+	case "catalog":
+		return catalogbuild.Main(ctx, args, st.stdout, st.stderr, st.env)
 	case "version":
 		fmt.Fprintln(st.stdout, "skills-mcp", version())
 		return exitOK

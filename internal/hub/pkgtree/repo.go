@@ -685,3 +685,14 @@ func listRemote(ctx context.Context, rawURL, ref string) (string, error) {
 	}
 	return "", fmt.Errorf("%w: no branch or tag %q in the repository", ErrNotFound, ref)
 }
+
+// Requirements returns what the package's frontmatter declares it needs,
+// as [Inspect] reports it.
+func (m *Meta) Requirements() Requirements { return requirements(m.fm) }
+
+// Field returns the frontmatter's value of key when it is a string.
+func (m *Meta) Field(key string) (string, bool) { return m.fm.String(key) }
+
+// StringMap returns the frontmatter's value of key when it is a map of
+// strings (as metadata is).
+func (m *Meta) StringMap(key string) (map[string]string, bool) { return m.fm.StringMap(key) }
