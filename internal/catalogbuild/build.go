@@ -457,5 +457,3 @@ func repoLicense(tree *pkgtree.Tree, dir string) string {
 	}
 	return ""
 }
-
-
