@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"path"
 	"slices"
@@ -177,12 +178,12 @@ type repoResult struct {
 // into its report.
 func readRepository(ctx context.Context, r Repository, opts Options) (res repoResult) {
 	res.report = RepoReport{Repository: r.URL, Ref: r.Ref, Local: r.Local != ""}
-	repo, resolved, err := open(ctx, r, opts)
+	repo, resolved, release, err := open(ctx, r, opts)
 	if err != nil {
 		res.report.Error = err.Error()
 		return res
 	}
-	defer repo.Close()
+	defer release()
 	res.report.Commit = repo.Commit
 	res.report.Resolved = resolved
 	res.when = repo.Time
@@ -201,77 +202,94 @@ func readRepository(ctx context.Context, r Repository, opts Options) (res repoRe
 }
 
 // open resolves the repository to a commit (unless pinned) and opens it
-// there. resolved says how the commit was found.
-func open(ctx context.Context, r Repository, opts Options) (repo *pkgtree.Repo, resolved string, err error) {
+// there. resolved says how the commit was found; release closes what was
+// opened.
+func open(ctx context.Context, r Repository, opts Options) (repo *pkgtree.Repo, resolved string, release func(), err error) {
+	repo, resolved, closer, err := openRepo(ctx, r, opts)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return repo, resolved, func() {
+		repo.Close()
+		if closer != nil {
+			closer.Close()
+		}
+	}, nil
+}
+
+func openRepo(ctx context.Context, r Repository, opts Options) (repo *pkgtree.Repo, resolved string, closer io.Closer, err error) {
 	lim := opts.Limits
 	switch {
 	case r.Local != "" && strings.EqualFold(path.Ext(r.Local), ".zip"):
 		f, err := regfile.Open(r.Local)
 		if err != nil {
-			return nil, "", fmt.Errorf("opening the zip archive: %w", err)
+			return nil, "", nil, fmt.Errorf("opening the zip archive: %w", err)
 		}
-		defer f.Close()
 		fi, err := f.Stat()
 		if err != nil {
-			return nil, "", err
+			f.Close()
+			return nil, "", nil, err
 		}
 		repo, err := pkgtree.OpenZip(f, fi.Size(), lim)
 		if err != nil {
-			return nil, "", fmt.Errorf("reading the zip archive: %w", err)
+			f.Close()
+			return nil, "", nil, fmt.Errorf("reading the zip archive: %w", err)
 		}
 		switch {
 		case r.Commit != "" && repo.Commit != "" && r.Commit != repo.Commit:
 			repo.Close()
-			return nil, "", fmt.Errorf("the zip archive says commit %s, not the %s given", repo.Commit, r.Commit)
+			f.Close()
+			return nil, "", nil, fmt.Errorf("the zip archive says commit %s, not the %s given", repo.Commit, r.Commit)
 		case r.Commit != "":
 			repo.Commit = r.Commit
 		case repo.Commit == "":
 			repo.Close()
-			return nil, "", errors.New("the zip archive does not say its commit (GitHub's archives do, in their comment); give it as PATH=URL@COMMIT, so that the catalog pins what it lists")
+			f.Close()
+			return nil, "", nil, errors.New("the zip archive does not say its commit (GitHub's archives do, in their comment); give it as PATH=URL@COMMIT, so that the catalog pins what it lists")
 		}
-		return repo, "zip archive", nil
+		return repo, "zip archive", f, nil
 	case r.Local != "":
 		commit, how := r.Commit, "pinned"
 		if commit == "" {
 			if commit, err = pkgtree.ResolveGit(ctx, r.Local, r.Ref); err != nil {
-				return nil, "", fmt.Errorf("resolving %s in the local copy: %w", refName(r.Ref), err)
+				return nil, "", nil, fmt.Errorf("resolving %s in the local copy: %w", refName(r.Ref), err)
 			}
 			how = "local git"
 		}
 		repo, err := pkgtree.OpenGit(ctx, pkgtree.GitSource{URL: r.Local, Commit: commit, Limits: lim})
 		if err != nil {
-			return nil, "", vanished(commit, how, err)
+			return nil, "", nil, vanished(commit, how, err)
 		}
-		return repo, how, nil
+		return repo, how, nil, nil
 	case opts.ResolveWith == ResolveAPI:
 		if _, _, ok := githubRepo(r.URL); !ok {
-			return nil, "", fmt.Errorf("--resolve-with api reads GitHub repositories only; %s is not one (use --resolve-with git)", redact(r.URL))
+			return nil, "", nil, fmt.Errorf("--resolve-with api reads GitHub repositories only; %s is not one (use --resolve-with git)", redact(r.URL))
 		}
 		commit, how := r.Commit, "pinned"
 		if commit == "" {
 			if commit, err = opts.GitHub.ResolveGitHub(ctx, r.URL, r.Ref); err != nil {
-				return nil, "", fmt.Errorf("resolving %s with the GitHub API: %w", refName(r.Ref), err)
+				return nil, "", nil, fmt.Errorf("resolving %s with the GitHub API: %w", refName(r.Ref), err)
 			}
 			how = "GitHub API"
 		}
 		repo, err := opts.GitHub.OpenGitHub(ctx, r.URL, commit, lim)
 		if err != nil {
-			return nil, "", vanished(commit, how, err)
+			return nil, "", nil, vanished(commit, how, err)
 		}
-		return repo, how, nil
+		return repo, how, nil, nil
 	default:
 		commit, how := r.Commit, "pinned"
 		if commit == "" {
 			if commit, err = pkgtree.ResolveGit(ctx, r.URL, r.Ref); err != nil {
-				return nil, "", fmt.Errorf("resolving %s with git: %w", refName(r.Ref), err)
+				return nil, "", nil, fmt.Errorf("resolving %s with git: %w", refName(r.Ref), err)
 			}
 			how = "git"
 		}
 		repo, err := pkgtree.OpenGit(ctx, pkgtree.GitSource{URL: r.URL, Commit: commit, Limits: lim})
 		if err != nil {
-			return nil, "", vanished(commit, how, err)
+			return nil, "", nil, vanished(commit, how, err)
 		}
-		return repo, how, nil
+		return repo, how, nil, nil
 	}
 }
 
