@@ -12,8 +12,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-
-	"github.com/skills-mcp/skills-mcp/internal/catalogbuild"
 )
 
 // Exit statuses.
@@ -72,14 +70,14 @@ func run(ctx context.Context, args []string, st streams) int {
 		cmd = &pullCommand{streams: st}
 	case "lint":
 		cmd = &lintCommand{streams: st}
+	case "catalog":
+		return runCatalog(ctx, args, st)
 	case "check":
 		cmd = &checkCommand{streams: st}
 	case "pack":
 		cmd = &packCommand{streams: st}
 	case "hub":
 		cmd = &hubCommand{streams: st}
-	case "catalog":
-		return catalogbuild.Main(ctx, args, st.stdout, st.stderr, st.env)
 	case "version":
 		fmt.Fprintln(st.stdout, "skills-mcp", version())
 		return exitOK
