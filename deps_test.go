@@ -72,6 +72,9 @@ var allowed = map[string][]string{
 	"internal/hub/jobs": {"internal/hub/store", "internal/sandbox"},
 	// What the hub commands do and print once the CLI has parsed their flags.
 	"internal/hub/hubcmd": {"internal/atomicfile", "internal/hub", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
+	// The catalog builder, a publisher's tool: the hub's catalog format and
+	// package reader, the server's discovery rule.
+	"internal/catalogbuild": {"internal/atomicfile", "internal/catalog", "internal/hub/index", "internal/hub/pkgtree", "internal/regfile", "internal/skill", "internal/skillsext"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},

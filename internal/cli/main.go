@@ -73,6 +73,8 @@ func run(ctx context.Context, args []string, st streams) int {
 		cmd = &pullCommand{streams: st}
 	case "lint":
 		cmd = &lintCommand{streams: st}
+	case "catalog":
+		return runCatalog(ctx, args, st)
 	case "check":
 		cmd = &checkCommand{streams: st}
 	case "pack":
