@@ -184,6 +184,7 @@ Usage:
   skills-mcp check --url URL    check any SEP-2640 server from the client side (or --command CMD ARGS...)
   skills-mcp pack --vault DIR   build a vault's release zip, pinned by its digest
   skills-mcp hub COMMAND        install, inspect and keep skill packages as immutable versions
+  skills-mcp catalog build      index public skill repositories into a catalog file for the hub
   skills-mcp version            print the version
   skills-mcp help               print this help
 
