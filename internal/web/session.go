@@ -137,12 +137,14 @@ func cookieName(r *http.Request) string {
 	return "skills-session"
 }
 
-func setCookie(w http.ResponseWriter, r *http.Request, value string, expires time.Time) {
+// setCookie sets the session cookie. It has no expiry of its own (the
+// browser drops it when it closes): the server ends the session, on its
+// own clock, which a client cannot stretch.
+func setCookie(w http.ResponseWriter, r *http.Request, value string) {
 	http.SetCookie(w, &http.Cookie{
 		Name:     cookieName(r),
 		Value:    value,
 		Path:     "/",
-		Expires:  expires,
 		HttpOnly: true,
 		Secure:   r.TLS != nil,
 		SameSite: http.SameSiteStrictMode,

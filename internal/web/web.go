@@ -445,8 +445,8 @@ func (s *Site) signIn(w http.ResponseWriter, r *http.Request) {
 			Data: signInData{Next: next, Failed: true}})
 		return
 	}
-	sess, id2 := s.sessions.create(id)
-	setCookie(w, r, id2, sess.Expires)
+	_, key := s.sessions.create(id)
+	setCookie(w, r, key)
 	s.log.Info("web: signed in", "who", id.Name, "remote", r.RemoteAddr)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }

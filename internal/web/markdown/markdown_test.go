@@ -4,40 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/net/html"
+	"github.com/skills-mcp/skills-mcp/internal/web/browsertest"
 )
 
-// activeParts returns what in doc could run or load something: script,
-// style, iframe, object and embed elements, event-handler attributes, and
-// link or source targets that are not http(s), mailto or relative. Text
-// that merely spells them (escaped raw HTML) is not among them.
-func activeParts(doc string) []string {
-	var bad []string
-	z := html.NewTokenizer(strings.NewReader(doc))
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return bad
-		case html.StartTagToken, html.SelfClosingTagToken:
-			tok := z.Token()
-			switch tok.Data {
-			case "script", "style", "iframe", "object", "embed", "base", "form", "meta", "link":
-				bad = append(bad, "<"+tok.Data+">")
-			}
-			for _, a := range tok.Attr {
-				k := strings.ToLower(a.Key)
-				v := strings.ToLower(strings.TrimSpace(a.Val))
-				if strings.HasPrefix(k, "on") || k == "style" || k == "srcdoc" {
-					bad = append(bad, k+"=")
-				}
-				if (k == "href" || k == "src" || k == "action" || k == "formaction") &&
-					strings.Contains(v, ":") && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") && !strings.HasPrefix(v, "mailto:") {
-					bad = append(bad, k+"="+v)
-				}
-			}
-		}
-	}
-}
+// activeParts is what in doc could run or load something.
+func activeParts(doc string) []string { return browsertest.ActiveParts(doc) }
 
 func TestRenderHostile(t *testing.T) {
 	src := "# Title\n\n" +
