@@ -21,7 +21,7 @@ import (
 // ownAssets matches the tags a page may hold: its stylesheet and script.
 var ownAssets = []*regexp.Regexp{
 	regexp.MustCompile(`^<link rel="stylesheet" href="/assets/app\.[0-9a-f]{12}\.css">$`),
-	regexp.MustCompile(`^<script src="/assets/app\.[0-9a-f]{12}\.js" defer>$`),
+	regexp.MustCompile(`^<script src="/assets/app\.[0-9a-f]{12}\.js" defer(="")?>$`),
 }
 
 // activeParts is what in a page could run or load something, besides its

@@ -92,9 +92,12 @@ func New(t testing.TB) *Browser {
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	// Start the browser now, so that a failure to start is this call's.
-	start, cancelStart := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelStart()
-	if err := chromedp.Do(start, chromedp.Navigate("about:blank")); err != nil {
+	// The first run must be on the tab's own context, whose end closes
+	// the browser (a deadline on it would close it): a watchdog bounds it.
+	watchdog := time.AfterFunc(60*time.Second, cancelTab)
+	err := chromedp.Do(ctx, chromedp.Navigate("about:blank"))
+	watchdog.Stop()
+	if err != nil {
 		cancelTab()
 		cancelAlloc()
 		t.Fatalf("browsertest: starting %s: %v", path, err)
@@ -148,6 +151,28 @@ func (b *Browser) Do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		b.saveFailure(what)
 		b.t.Fatalf("browser: %s: %v (page and console saved in %s)", what, err, b.out)
+	}
+}
+
+// WaitFor waits until the JavaScript expression cond is true in the
+// current page (after a navigation, in the page it led to), at most 30
+// seconds. A navigation that replaces the page while cond is evaluated is
+// waited out.
+func (b *Browser) WaitFor(what, cond string) {
+	b.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithDeadline(b.ctx, deadline)
+		err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](cond))
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) || b.ctx.Err() != nil {
+			b.saveFailure(what)
+			b.t.Fatalf("browser: waiting for %s (%s): %v (page and console saved in %s)", what, cond, err, b.out)
+		}
+		time.Sleep(50 * time.Millisecond) // the poll failed at once (the page was being replaced): try again
 	}
 }
 
