@@ -68,6 +68,11 @@ var allowed = map[string][]string{
 	"internal/hub": {"internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/regfile"},
 	// What the hub commands do and print once the CLI has parsed their flags.
 	"internal/hub/hubcmd": {"internal/atomicfile", "internal/hub", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
+	// The web interface: its foundation, Markdown, and serve's skill browser.
+	"internal/web":             {"internal/httpserve"},
+	"internal/web/markdown":    nil,
+	"internal/web/browse":      {"internal/catalog", "internal/httpserve", "internal/skillsext", "internal/web", "internal/web/markdown"},
+	"internal/web/browsertest": nil, // test support: headless Chromium
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},
