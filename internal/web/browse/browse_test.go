@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
 )
 
 func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
@@ -278,5 +280,18 @@ func TestRemotePeerWithoutTokensRefused(t *testing.T) {
 	b.ServeHTTP(w, req)
 	if w.Code != 403 || !strings.Contains(w.Body.String(), "--token-file") {
 		t.Errorf("remote peer: %d\n%s", w.Code, w.Body)
+	}
+}
+
+// TestLoadingPageRefreshes: while the first scan runs, every page says so
+// and reloads itself (no script), rather than showing an empty catalog.
+func TestLoadingPageRefreshes(t *testing.T) {
+	ts, _ := testServer(t, catalog.NewPendingStore(), nil)
+	for _, p := range []string{"/", "/status", "/skills/x/y"} {
+		resp, body := get(t, nil, ts.URL+p)
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, `<meta http-equiv="refresh" content="1">`) ||
+			!strings.Contains(body, "scanning its libraries") {
+			t.Errorf("%s while scanning: %d\n%s", p, resp.StatusCode, body)
+		}
 	}
 }
