@@ -27,6 +27,32 @@ func TestBrowserFlow(t *testing.T) {
 	if got := b.Text("#summary"); !strings.Contains(got, "5 skills") {
 		t.Errorf("start page summary %q, want 5 skills", got)
 	}
+	// Every control has a label, and the keyboard reaches the search
+	// first: Tab gives the skip link, "/" the search field.
+	if n := browsertest.Eval[int](b, "count unlabelled controls",
+		`[...document.querySelectorAll("input:not([type=hidden]),select,textarea")].filter(e => e.labels.length === 0).length`); n != 0 {
+		t.Errorf("%d controls without a label", n)
+	}
+	b.Do("press Tab", chromedp.KeyEvent("\t"))
+	if got := browsertest.Eval[string](b, "read the focus", "document.activeElement.textContent"); got != "Skip to content" {
+		t.Errorf("first Tab stop %q, want the skip link", got)
+	}
+	b.Do("press /", chromedp.KeyEvent("/"))
+	if got := browsertest.Eval[string](b, "read the focus", "document.activeElement.id"); got != "q" {
+		t.Errorf("after /, focus on %q, want the search field", got)
+	}
+	// chromedp's key event types the "/" as well, which a real key press
+	// whose keydown is cancelled does not.
+	browsertest.Eval[string](b, "clear the field", `document.getElementById("q").value = ""`)
+	// Light and dark follow the system.
+	b.ColorScheme("dark")
+	dark := browsertest.Eval[string](b, "read the dark background", "getComputedStyle(document.body).backgroundColor")
+	shots = append(shots, b.Screenshots("0-start-dark")...)
+	b.ColorScheme("light")
+	light := browsertest.Eval[string](b, "read the light background", "getComputedStyle(document.body).backgroundColor")
+	if dark == light {
+		t.Errorf("the background is %s in both schemes", dark)
+	}
 	b.Do("search", chromedp.SendKeys(chromedp.CSS("#q"), "release notes"), chromedp.Submit(chromedp.CSS("#q")))
 	b.WaitFor("the results", `location.search.includes("q=release") && document.readyState === "complete"`)
 	if got := b.Text("#summary"); !strings.Contains(got, "Best matches") {

@@ -20,6 +20,7 @@ import (
 
 // ownAssets matches the tags a page may hold: its stylesheet and script.
 var ownAssets = []*regexp.Regexp{
+	regexp.MustCompile(`^<link rel="icon" href="data:,">$`), // no favicon request
 	regexp.MustCompile(`^<link rel="stylesheet" href="/assets/app\.[0-9a-f]{12}\.css">$`),
 	regexp.MustCompile(`^<script src="/assets/app\.[0-9a-f]{12}\.js" defer(="")?>$`),
 }

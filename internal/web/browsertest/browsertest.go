@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"golang.org/x/net/html"
 )
@@ -233,6 +234,20 @@ func (b *Browser) Screenshots(name string) []string {
 		paths = append(paths, p)
 	}
 	return paths
+}
+
+// ColorScheme makes the page see prefers-color-scheme as scheme ("light"
+// or "dark"), as a system set so would.
+func (b *Browser) ColorScheme(scheme string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+	})
+	if err != nil {
+		b.t.Fatalf("browser: emulating prefers-color-scheme: %s: %v", scheme, err)
+	}
 }
 
 // Console returns the console messages so far.
