@@ -247,7 +247,9 @@ type View struct {
 	Path string
 }
 
-// CSRFField is the form field every unsafe request of a session carries.
+// CSRFField is the form field every unsafe request of a session carries
+// (or, for a multipart form, the query parameter of its action URL; or the
+// X-CSRF-Token header).
 const CSRFField = "csrf"
 
 // Render writes page with status. The page is executed into a buffer
@@ -391,8 +393,7 @@ func (s *Site) checkCSRF(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-		if !sess.checkCSRF(r.PostFormValue(CSRFField)) {
+		if !sess.checkCSRF(csrfToken(w, r)) {
 			s.log.Info("web: form without its session's CSRF token refused", "method", r.Method, "path", r.URL.Path)
 			s.Error(w, r, http.StatusForbidden, "Form refused",
 				"This form did not carry this session's token (it was forged, or comes from an older page). Nothing was changed. Reload the page and submit it again.")
@@ -400,6 +401,24 @@ func (s *Site) checkCSRF(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// csrfToken returns the form token a request carries: in the X-CSRF-Token
+// header (script), in the query (the action URL of a multipart form, whose
+// body is an upload the check must not read), or in a urlencoded body of
+// at most maxFormBytes.
+func csrfToken(w http.ResponseWriter, r *http.Request) string {
+	if tok := r.Header.Get("X-CSRF-Token"); tok != "" {
+		return tok
+	}
+	if tok := r.URL.Query().Get(CSRFField); tok != "" {
+		return tok
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		return ""
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	return r.PostFormValue(CSRFField)
 }
 
 // maxFormBytes bounds a urlencoded form body (the token check parses it).
