@@ -75,6 +75,11 @@ var allowed = map[string][]string{
 	// The catalog builder, a publisher's tool: the hub's catalog format and
 	// package reader, the server's discovery rule.
 	"internal/catalogbuild": {"internal/atomicfile", "internal/catalog", "internal/hub/index", "internal/hub/pkgtree", "internal/regfile", "internal/skill", "internal/skillsext"},
+	// The web interface: its foundation, Markdown, and serve's skill browser.
+	"internal/web":             {"internal/httpserve"},
+	"internal/web/markdown":    nil,
+	"internal/web/browse":      {"internal/catalog", "internal/httpserve", "internal/skillsext", "internal/web", "internal/web/markdown"},
+	"internal/web/browsertest": nil, // test support: headless Chromium
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},
@@ -87,7 +92,6 @@ var allowed = map[string][]string{
 	"internal/pull/pulltest":    {"internal/skillsext"},
 	"examples":                  nil,
 	"examples/embed":            {"skills"},
-
 	// Test support: content fixtures for several packages' tests.
 	"internal/skill/skilltest": nil,
 	// Test support for the hub: a real PostgreSQL, and the store backends' suite.

@@ -28,6 +28,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/metrics"
 	"github.com/skills-mcp/skills-mcp/internal/server"
+	"github.com/skills-mcp/skills-mcp/internal/web/browse"
 )
 
 // Grammars of names given on the command line.
@@ -69,6 +70,7 @@ type serveConfig struct {
 	vaults          []libSpec // --vault NS=DIR
 	noPlaybooks     bool
 	noValueChains   bool
+	noUI            bool                   // no skill browser at / over HTTP
 	rate            httpserve.RateSettings // HTTP rate limits
 
 	// HTTP resource limits.
@@ -83,6 +85,9 @@ type serveCommand struct {
 	streams
 	// metrics counts what an HTTP server does; nil over stdio.
 	metrics *metrics.Metrics
+	// browser makes the skill browser served at / over HTTP, given the
+	// tokens; nil without one (stdio, --no-ui, the adversarial profile).
+	browser func(tokens []string) (*browse.Browser, error)
 }
 
 // envTwins maps each flag to its environment variable. The flag beats the
@@ -117,6 +122,7 @@ var envTwins = map[string]string{
 	"vault":            "SKILLS_VAULTS",
 	"no-playbooks":     "SKILLS_NO_PLAYBOOKS",
 	"no-value-chains":  "SKILLS_NO_VALUE_CHAINS",
+	"no-ui":            "SKILLS_NO_UI",
 
 	// The HTTP rate limits (ratelimit.go).
 	"rate-limit-address": "SKILLS_RATE_LIMIT_ADDRESS",
@@ -186,6 +192,7 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	})
 	fs.BoolVar(&cfg.noPlaybooks, "no-playbooks", false, "serve no vault playbooks (and no playbook tools, prompt or resources)")
 	fs.BoolVar(&cfg.noValueChains, "no-value-chains", false, "serve no vault value chains (and no value-chain tools or resources)")
+	fs.BoolVar(&cfg.noUI, "no-ui", false, "serve no skill browser at / over HTTP (the MCP endpoint is unaffected)")
 	fs.BoolVar(&cfg.noLint, "no-lint", false, "turn the risk linter off (it labels skills; it never withholds them)")
 	cfg.rate.Register(fs)
 	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
@@ -216,7 +223,7 @@ Environment (a flag beats its variable):
   SKILLS_MCP_ROOT        --root (SKILLS_ROOT is never read: skills use it for their scripts)
   SKILLS_DEPTH, SKILLS_EXCLUDE, SKILLS_STRICT, SKILLS_ALLOW_OVERSIZE, SKILLS_MAX_FILE_BYTES,
   SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_TOOL_PREFIX (--prefix),
-  SKILLS_HTTP, SKILLS_TOKEN_FILE, SKILLS_NO_PLAYBOOKS, SKILLS_NO_VALUE_CHAINS,
+  SKILLS_HTTP, SKILLS_TOKEN_FILE, SKILLS_NO_PLAYBOOKS, SKILLS_NO_VALUE_CHAINS, SKILLS_NO_UI,
   SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL, SKILLS_RATE_LIMIT_ADDRESS, SKILLS_RATE_LIMIT_TOKEN,
   SKILLS_RATE_LIMIT_BURST, SKILLS_MAX_REQUESTS, SKILLS_MAX_CONNS, SKILLS_MAX_RESPONSE_BYTES
                          the flag of the same name (the rate limits also come from the config
@@ -470,6 +477,11 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 	store := catalog.NewPendingStore()
 	if cfg.http != "" {
 		c.metrics = newMetrics(store, libs)
+		if !cfg.noUI {
+			c.browser = func(tokens []string) (*browse.Browser, error) {
+				return browse.New(store, &browse.Options{Name: cfg.name, Tokens: tokens, Logger: log})
+			}
+		}
 	}
 	notifier := &server.Notifier{}
 	instrFile := engine.InstructionsFile(libs.Cache().Dir, *cfg)
@@ -582,6 +594,11 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		MaxConcurrent:    cfg.maxRequests,
 		MaxResponseBytes: maxResponse,
 	}
+	if c.browser != nil {
+		if opts.UI, err = c.browser(tokens); err != nil {
+			return err
+		}
+	}
 	cfg.rate.Apply(opts)
 	c.observe(opts)
 	if err := httpserve.CheckBind(addr, opts); err != nil {
@@ -592,7 +609,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0,
+	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0, "browser", opts.UI != nil,
 		"metrics", "http://"+ln.Addr().String()+"/metrics", "rateLimitAddress", cfg.rate.Address, "rateLimitToken", cfg.rate.Token)
 	return httpserve.Serve(ctx, httpserve.LimitListener(ln, cfg.maxConns, opts.Observer), httpserve.Handler(mh, opts), log)
 }

@@ -21,10 +21,8 @@ import (
 
 // guard holds what the request checks need, copied from Options once.
 type guard struct {
-	hosts []hostEntry
-	// tokens holds SHA-256 digests of the accepted tokens, so that every
-	// comparison is over 32 bytes and its timing reveals no token length.
-	tokens  [][sha256.Size]byte
+	hosts   []hostEntry
+	tokens  *Tokens
 	auth    bool
 	maxBody int64
 	health  func() any
@@ -85,11 +83,7 @@ func newGuard(opts *Options, now func() time.Time) *guard {
 	for _, err := range bad {
 		g.log.Warn("httpserve: ignoring allowed host", "error", err)
 	}
-	for _, tok := range opts.Tokens {
-		if tok != "" {
-			g.tokens = append(g.tokens, sha256.Sum256([]byte(tok)))
-		}
-	}
+	g.tokens = NewTokens(opts.Tokens)
 	return g
 }
 
@@ -233,18 +227,48 @@ func (g *guard) tokenProblem(header string) string {
 	if token == "" {
 		return `missing bearer token; send "Authorization: Bearer <token>" with a token the server was started with`
 	}
-	got := sha256.Sum256([]byte(token))
-	// Compare against every token without stopping at a match, so the time
-	// taken says nothing about which token matched or how many there are
-	// before it.
-	match := 0
-	for i := range g.tokens {
-		match |= subtle.ConstantTimeCompare(got[:], g.tokens[i][:])
-	}
-	if match != 1 {
+	if !g.tokens.Match(token) {
 		return "bearer token is not valid; use a token the server was started with"
 	}
 	return ""
+}
+
+// Tokens is a set of accepted bearer tokens: the one token check of
+// skills-mcp, which the MCP endpoint and the web interface's sign-in both
+// use. It is safe for concurrent use; the zero value accepts nothing.
+type Tokens struct {
+	// digests holds SHA-256 digests of the accepted tokens, so that every
+	// comparison is over 32 bytes and its timing reveals no token length.
+	digests [][sha256.Size]byte
+}
+
+// NewTokens returns the set of tokens in list; empty strings never match.
+func NewTokens(list []string) *Tokens {
+	t := &Tokens{}
+	for _, tok := range list {
+		if tok != "" {
+			t.digests = append(t.digests, sha256.Sum256([]byte(tok)))
+		}
+	}
+	return t
+}
+
+// Len returns how many tokens the set accepts.
+func (t *Tokens) Len() int { return len(t.digests) }
+
+// Match reports whether token is one of the set's, in time that says
+// nothing about which one matched or how many there are.
+func (t *Tokens) Match(token string) bool {
+	if token == "" {
+		return false
+	}
+	got := sha256.Sum256([]byte(token))
+	// Compare against every token without stopping at a match.
+	match := 0
+	for i := range t.digests {
+		match |= subtle.ConstantTimeCompare(got[:], t.digests[i][:])
+	}
+	return match == 1
 }
 
 // limitBody reads the request body whole, then admits the request (see

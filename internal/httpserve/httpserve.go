@@ -120,6 +120,13 @@ type Options struct {
 	// guards as /mcp (Host, Origin, bearer token, rate limits).
 	Metrics http.Handler
 
+	// UI, if non-nil, is served at every path the routes above do not take
+	// (/, /assets/..., the browser's pages), behind the Host check and the
+	// address rate limit only: it answers HTML, and authenticates and
+	// checks the origin of requests itself (package web). If nil, those
+	// paths get 404.
+	UI http.Handler
+
 	// Observer, if non-nil, hears of every request to /mcp and every
 	// refusal by a rate or size limit.
 	Observer Observer
@@ -141,7 +148,8 @@ type Options struct {
 //	GET /metrics  opts.Metrics, if set, behind the same guards but the body
 //	              size
 //	GET /healthz  JSON health; Host check only, never rate limited
-//	anything else 404
+//	anything else opts.UI behind the Host check and the address rate
+//	              limit, if set; else 404
 //
 // /healthz needs no token so that liveness probes, which cannot be given
 // secrets easily, keep working; it reveals nothing beyond what Health
@@ -185,7 +193,11 @@ func handler(mcpHandler http.Handler, opts *Options, now func() time.Time) http.
 	}
 	mux.HandleFunc("GET /healthz", g.serveHealth)
 	mux.HandleFunc("/healthz", g.serveMethodNotAllowed)
-	mux.HandleFunc("/", g.serveNotFound)
+	if opts != nil && opts.UI != nil {
+		mux.Handle("/", g.limitAddress(opts.UI))
+	} else {
+		mux.HandleFunc("/", g.serveNotFound)
+	}
 	return g.checkHost(mux)
 }
 
