@@ -1,0 +1,60 @@
+package bwrap_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/bwrap"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/sandboxtest"
+)
+
+func needBwrap(t testing.TB) {
+	_, err := exec.LookPath("bwrap")
+	sandboxtest.Need(t, "bubblewrap (bwrap)", err)
+}
+
+// testCgroup names the tests' cgroup folder, removed when they end.
+const testCgroup = "skills-mcp-test"
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, ctl := range []string{"memory", "pids", "cpu"} {
+		os.Remove(filepath.Join("/sys/fs/cgroup", ctl, testCgroup))
+	}
+	os.Remove(filepath.Join("/sys/fs/cgroup", testCgroup))
+	os.Exit(code)
+}
+
+func TestIsolation(t *testing.T) {
+	needBwrap(t)
+	sandboxtest.Run(t, bwrap.New(&bwrap.Options{CgroupName: testCgroup}), sandboxtest.Options{Prefix: "bwt-"})
+}
+
+func TestIsolationWithoutCgroups(t *testing.T) {
+	needBwrap(t)
+	// The rlimit-only path, as on a host without usable cgroups.
+	sandboxtest.Run(t, bwrap.New(&bwrap.Options{NoCgroups: true}), sandboxtest.Options{Prefix: "bwn-"})
+}
+
+func TestCheckSaysWhatIsEnforced(t *testing.T) {
+	needBwrap(t)
+	enf, err := bwrap.New(&bwrap.Options{CgroupName: testCgroup}).Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enf.Backend != "bwrap" || len(enf.Limits) == 0 {
+		t.Fatalf("Check: %+v", enf)
+	}
+	_ = sandbox.ErrUnavailable
+}
+
+func TestMissingBinaryIsRefused(t *testing.T) {
+	x := bwrap.New(&bwrap.Options{Path: "/nonexistent/bwrap"})
+	if _, err := x.Check(context.Background()); err == nil {
+		t.Fatal("Check passed without a bwrap binary")
+	}
+}
