@@ -205,8 +205,9 @@ func (e *Executor) enforced() sandbox.Enforced {
 }
 
 // Running lists the runs of this process in progress and the runs' cgroups
-// that still hold processes (runs of an earlier process). Empty cgroups an
-// earlier process left are removed.
+// that still hold processes (runs of an earlier process). It changes
+// nothing; after a restart, Kill each unfinished run: it also removes the
+// empty cgroups a run left.
 func (e *Executor) Running(context.Context) ([]string, error) {
 	e.mu.Lock()
 	names := make([]string, 0, len(e.runs))
@@ -217,13 +218,8 @@ func (e *Executor) Running(context.Context) ([]string, error) {
 	e.mu.Unlock()
 	cg := e.cgroups()
 	for n, busy := range cg.leftovers() {
-		if live[n] {
-			continue
-		}
-		if busy {
+		if busy && !live[n] {
 			names = append(names, n)
-		} else {
-			removeDirs(cg.v2, cg.dirsOf(n), 0)
 		}
 	}
 	slices.Sort(names)
@@ -458,6 +454,11 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *ru
 			unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
 		}
 		<-waitErr
+		if ctx.Err() != nil {
+			// Cancelled before the command started: killed, and confirmed
+			// gone by the wait above.
+			return sandbox.Result{Reason: sandbox.ReasonKilled, ExitCode: -1, Signal: "SIGKILL"}, nil
+		}
 		msg := firstLine(stderrOf(stderr))
 		if msg != "" {
 			cause = fmt.Errorf("%w (bwrap said: %s)", cause, msg)

@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 
 func TestIsolation(t *testing.T) {
 	needBwrap(t)
-	sandboxtest.Run(t, bwrap.New(&bwrap.Options{CgroupName: testCgroup}), sandboxtest.Options{Prefix: "bwt-"})
+	opts := &bwrap.Options{CgroupName: testCgroup}
+	sandboxtest.Run(t, bwrap.New(opts), sandboxtest.Options{Prefix: "bwt-", Restarted: func() sandbox.Executor { return bwrap.New(opts) }})
 }
 
 func TestIsolationWithoutCgroups(t *testing.T) {
@@ -49,7 +50,6 @@ func TestCheckSaysWhatIsEnforced(t *testing.T) {
 	if enf.Backend != "bwrap" || len(enf.Limits) == 0 {
 		t.Fatalf("Check: %+v", enf)
 	}
-	_ = sandbox.ErrUnavailable
 }
 
 func TestMissingBinaryIsRefused(t *testing.T) {

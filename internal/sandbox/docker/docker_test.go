@@ -1,0 +1,65 @@
+package docker_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/docker"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/dockertest"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/sandboxtest"
+)
+
+var engine dockertest.Shared
+
+func TestMain(m *testing.M) { os.Exit(engine.Main(m)) }
+
+func newExecutor(t testing.TB) (*docker.Executor, *dockertest.Engine) {
+	e := engine.Engine(t)
+	x, err := docker.New(&docker.Options{Host: e.Host, BindUsr: "/usr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x, e
+}
+
+func TestIsolation(t *testing.T) {
+	x, e := newExecutor(t)
+	sandboxtest.Run(t, x, sandboxtest.Options{Image: e.Image, Prefix: "dkt-", Restarted: func() sandbox.Executor {
+		y, _ := newExecutor(t)
+		return y
+	}})
+}
+
+func TestCheckNamesTheEngine(t *testing.T) {
+	x, _ := newExecutor(t)
+	enf, err := x.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enf.Backend != "docker" || !strings.Contains(strings.Join(enf.Limits, "\n"), "engine: API 1.") {
+		t.Errorf("Check: %+v", enf)
+	}
+}
+
+func TestUnreachableEngineIsRefused(t *testing.T) {
+	x, err := docker.New(&docker.Options{Host: "unix:///nonexistent/docker.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	_, _, err = sandbox.Select(context.Background(), "auto", x)
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "docker:") {
+		t.Errorf("Select with an unreachable engine: %v", err)
+	}
+}
+
+func TestRootUserIsRefused(t *testing.T) {
+	if _, err := docker.New(&docker.Options{User: "0:0"}); err == nil {
+		t.Error("a root container user was accepted")
+	}
+}
