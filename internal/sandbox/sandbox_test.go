@@ -70,8 +70,10 @@ func TestCheckSpec(t *testing.T) {
 		"unclean target":  func(s *sandbox.Spec) { s.Mounts = []sandbox.Mount{{Host: "/x", Target: "/work/../etc"}} },
 		"mount over /usr": func(s *sandbox.Spec) { s.Mounts = []sandbox.Mount{{Host: "/x", Target: "/usr/lib"}} },
 		"mount over root": func(s *sandbox.Spec) { s.Mounts = []sandbox.Mount{{Host: "/x", Target: "/"}} },
-		"two on one":      func(s *sandbox.Spec) { s.Mounts = []sandbox.Mount{{Host: "/x", Target: "/a"}, {Host: "/y", Target: "/a"}} },
-		"negative limit":  func(s *sandbox.Spec) { s.Limits.Memory = -1 },
+		"two on one": func(s *sandbox.Spec) {
+			s.Mounts = []sandbox.Mount{{Host: "/x", Target: "/a"}, {Host: "/y", Target: "/a"}}
+		},
+		"negative limit": func(s *sandbox.Spec) { s.Limits.Memory = -1 },
 	} {
 		s := good
 		mod(&s)
