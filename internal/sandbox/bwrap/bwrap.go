@@ -246,10 +246,14 @@ func (e *Executor) Kill(ctx context.Context, name string) error {
 		r.once.Do(func() { close(r.kill) })
 		select {
 		case <-r.done:
-			if errors.Is(r.err, sandbox.ErrUnconfirmed) {
+			if !errors.Is(r.err, sandbox.ErrUnconfirmed) {
+				return nil
+			}
+			// A run whose end was not confirmed: try again through its
+			// cgroups, the only handle left on it.
+			if len(e.cgroups().dirsOf(name)) == 0 {
 				return r.err
 			}
-			return nil
 		case <-ctx.Done():
 			return fmt.Errorf("bwrap: kill %s: %w (%v)", name, sandbox.ErrUnconfirmed, ctx.Err())
 		}
@@ -265,6 +269,13 @@ func (e *Executor) Kill(ctx context.Context, name string) error {
 	}
 	if err := removeDirs(cg.v2, dirs, wait); err != nil {
 		return fmt.Errorf("bwrap: kill %s: %w: %v", name, sandbox.ErrUnconfirmed, err)
+	}
+	if r != nil {
+		e.mu.Lock()
+		if e.runs[name] == r {
+			delete(e.runs, name)
+		}
+		e.mu.Unlock()
 	}
 	return nil
 }

@@ -2,10 +2,13 @@ package bwrap_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"go.uber.org/goleak"
 
 	"github.com/skills-mcp/skills-mcp/internal/sandbox"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox/bwrap"
@@ -22,6 +25,10 @@ const testCgroup = "skills-mcp-test"
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if err := goleak.Find(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
+		code = 1
+	}
 	for _, ctl := range []string{"memory", "pids", "cpu"} {
 		os.Remove(filepath.Join("/sys/fs/cgroup", ctl, testCgroup))
 	}
@@ -57,4 +64,9 @@ func TestMissingBinaryIsRefused(t *testing.T) {
 	if _, err := x.Check(context.Background()); err == nil {
 		t.Fatal("Check passed without a bwrap binary")
 	}
+}
+
+func BenchmarkRunPython(b *testing.B) {
+	needBwrap(b)
+	sandboxtest.Bench(b, bwrap.New(&bwrap.Options{CgroupName: testCgroup}), sandboxtest.Options{})
 }

@@ -3,9 +3,12 @@ package docker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 
 	"github.com/skills-mcp/skills-mcp/internal/sandbox"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox/docker"
@@ -15,7 +18,14 @@ import (
 
 var engine dockertest.Shared
 
-func TestMain(m *testing.M) { os.Exit(engine.Main(m)) }
+func TestMain(m *testing.M) {
+	code := engine.Main(m)
+	if err := goleak.Find(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
 
 func newExecutor(t testing.TB) (*docker.Executor, *dockertest.Engine) {
 	e := engine.Engine(t)
@@ -62,4 +72,9 @@ func TestRootUserIsRefused(t *testing.T) {
 	if _, err := docker.New(&docker.Options{User: "0:0"}); err == nil {
 		t.Error("a root container user was accepted")
 	}
+}
+
+func BenchmarkRunPython(b *testing.B) {
+	x, e := newExecutor(b)
+	sandboxtest.Bench(b, x, sandboxtest.Options{Image: e.Image})
 }

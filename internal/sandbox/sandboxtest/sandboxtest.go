@@ -486,11 +486,19 @@ print("DONE")
 // being faked.
 func restart(t *testing.T, x sandbox.Executor, o Options) {
 	t.Parallel()
-	j := newJob(t, map[string]string{"s.sh": "sleep 100\n"})
+	j := newJob(t, map[string]string{"s.sh": ": > /work/started; sleep 100\n"})
 	spec := j.spec(o, "restart", Bash, "/package/scripts/s.sh")
 	done := make(chan error, 1)
 	go func() { _, err := x.Run(context.Background(), spec); done <- err }()
-	waitRunning(t, x, spec.Name, true)
+	// The command runs (its setup is over) once it has made its marker.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(j.work, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never started its command")
+		}
+	}
 	y := o.Restarted()
 	// The second backend sees it once it is really running.
 	waitRunning(t, y, spec.Name, true)
@@ -612,4 +620,30 @@ func Need(t testing.TB, what string, err error) {
 		t.Fatalf("%s is required under CI=true: %v", what, err)
 	}
 	t.Skipf("SKIPPED LOUDLY: %s is not available here: %v", what, err)
+}
+
+// Bench runs a trivial Python script b.N times in x and reports the
+// median run, from the Run call to its return, as "ms-median/run".
+func Bench(b *testing.B, x sandbox.Executor, o Options) {
+	dir := b.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		b.Fatal(err)
+	}
+	j := job{pkg: filepath.Join(dir, "package"), work: filepath.Join(dir, "work")}
+	os.MkdirAll(filepath.Join(j.pkg, "scripts"), 0o755)
+	os.MkdirAll(j.work, 0o755)
+	os.WriteFile(filepath.Join(j.pkg, "scripts", "t.py"), []byte("print('ok')\n"), 0o644)
+	var times []time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		spec := j.spec(o, fmt.Sprintf("bench-%d", i), Python, "/package/scripts/t.py")
+		start := time.Now()
+		res, err := x.Run(context.Background(), spec)
+		if err != nil || res.ExitCode != 0 || string(res.Stdout) != "ok\n" {
+			b.Fatalf("run: %v %+v", err, res)
+		}
+		times = append(times, time.Since(start))
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median/run")
 }
