@@ -375,7 +375,7 @@ except OSError as e:
 sleep 100
 `},
 			argv:   []string{Bash, "/package/scripts/d.sh"},
-			limits: sandbox.Limits{Wall: 1500 * time.Millisecond},
+			limits: sandbox.Limits{Wall: 3 * time.Second},
 			check: func(t *testing.T, j job, res sandbox.Result) {
 				if res.Reason != sandbox.ReasonTimeout || res.ExitCode != -1 {
 					t.Errorf("want a timeout, got %s exit %d", res.Reason, res.ExitCode)
