@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -77,4 +78,34 @@ func TestRootUserIsRefused(t *testing.T) {
 func BenchmarkRunPython(b *testing.B) {
 	x, e := newExecutor(b)
 	sandboxtest.Bench(b, x, sandboxtest.Options{Image: e.Image})
+}
+
+func TestImportImageRuns(t *testing.T) {
+	x, _ := newExecutor(t)
+	ctx := context.Background()
+	id, err := x.ImportImage(ctx, bytes.NewReader(dockertest.Skeleton()), "skills-mcp-import-test:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(id, "sha256:") {
+		t.Fatalf("image id %q", id)
+	}
+	res, err := x.Run(ctx, sandbox.Spec{Name: "import-test", Image: id, Argv: []string{"/usr/bin/bash", "-c", "echo ran"}})
+	if err != nil || string(res.Stdout) != "ran\n" {
+		t.Fatalf("run on the imported image: %+v %v", res, err)
+	}
+	if _, err := x.ImportImage(ctx, strings.NewReader("not a tar"), "skills-mcp-import-test:bad"); err == nil {
+		t.Error("a broken tar was imported")
+	}
+}
+
+func TestNoImageIsRefused(t *testing.T) {
+	x, err := docker.New(&docker.Options{Host: "unix:///nonexistent/docker.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if _, err := x.Run(context.Background(), sandbox.Spec{Name: "x", Argv: []string{"/usr/bin/true"}}); err == nil || !strings.Contains(err.Error(), "no image") {
+		t.Errorf("a spec without an image: %v", err)
+	}
 }
