@@ -134,3 +134,12 @@ func TestRootFS(t *testing.T) {
 		t.Fatalf("run on a root tree: %+v %v", res, err)
 	}
 }
+
+func TestCrashServer(t *testing.T) {
+	sandboxtest.CrashServer(t, bwrap.New(&bwrap.Options{CgroupName: testCgroup}), sandboxtest.Options{Prefix: "bwc-"})
+}
+
+func TestCrashRecovery(t *testing.T) {
+	needBwrap(t)
+	sandboxtest.Crash(t, bwrap.New(&bwrap.Options{CgroupName: testCgroup}), sandboxtest.Options{Prefix: "bwc-"}, "TestCrashServer")
+}

@@ -109,3 +109,22 @@ func TestNoImageIsRefused(t *testing.T) {
 		t.Errorf("a spec without an image: %v", err)
 	}
 }
+
+func TestCrashServer(t *testing.T) {
+	if os.Getenv("SANDBOXTEST_CRASH_DIR") == "" {
+		return
+	}
+	x, err := docker.New(&docker.Options{Host: os.Getenv("SANDBOXTEST_DOCKER_HOST"), BindUsr: "/usr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.CrashServer(t, x, sandboxtest.Options{Prefix: "dkc-", Image: os.Getenv("SANDBOXTEST_DOCKER_IMAGE")})
+}
+
+func TestCrashRecovery(t *testing.T) {
+	x, e := newExecutor(t)
+	// The child server uses this package's engine.
+	t.Setenv("SANDBOXTEST_DOCKER_HOST", e.Host)
+	t.Setenv("SANDBOXTEST_DOCKER_IMAGE", e.Image)
+	sandboxtest.Crash(t, x, sandboxtest.Options{Prefix: "dkc-", Image: e.Image}, "TestCrashServer")
+}
