@@ -317,6 +317,9 @@ func (e *Executor) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, 
 
 func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *run) (res sandbox.Result, err error) {
 	lim := spec.Limits.WithDefaults()
+	if ctx.Err() != nil {
+		return sandbox.Result{Reason: sandbox.ReasonKilled, ExitCode: -1}, nil
+	}
 	cg, err := e.cgroups().create(spec.Name, lim)
 	if err != nil {
 		return res, err

@@ -476,6 +476,7 @@ print("DONE")
 	})
 	t.Run("interpreters", func(t *testing.T) { interpreters(t, x, o) })
 	t.Run("kill", func(t *testing.T) { kills(t, x, o) })
+	t.Run("parallel", func(t *testing.T) { parallel(t, x, o) })
 	if o.Restarted != nil {
 		t.Run("restart", func(t *testing.T) { restart(t, x, o) })
 	}
@@ -646,4 +647,32 @@ func Bench(b *testing.B, x sandbox.Executor, o Options) {
 	}
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median/run")
+}
+
+// parallel: 20 runs at once, each waiting until all 20 have started, so a
+// backend that ran them one after another would never finish them.
+func parallel(t *testing.T, x sandbox.Executor, o Options) {
+	t.Parallel()
+	const n = 20
+	shared := newJob(t, map[string]string{"p.sh": fmt.Sprintf(`: > /work/started-$1
+while [ "$(ls /work | wc -l)" -lt %d ]; do sleep 0.02; done
+echo all
+`, n)})
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			spec := shared.spec(o, fmt.Sprintf("parallel-%d", i), Bash, "/package/scripts/p.sh", fmt.Sprint(i))
+			spec.Limits.Wall = 90 * time.Second
+			res, err := x.Run(context.Background(), spec)
+			if err == nil && string(res.Stdout) != "all\n" {
+				err = fmt.Errorf("run %d: %s, exit %d, %q", i, res.Reason, res.ExitCode, res.Stderr)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }
