@@ -153,8 +153,8 @@ func (e *Executor) Check(ctx context.Context) (sandbox.Enforced, error) {
 		return sandbox.Enforced{}, fmt.Errorf("bwrap check: no /usr/bin/true to probe with: %w", err)
 	}
 	var b [6]byte
-	if _, err := unixRead(b[:]); err != nil {
-		return sandbox.Enforced{}, err
+	if _, err := unix.Getrandom(b[:], 0); err != nil {
+		return sandbox.Enforced{}, fmt.Errorf("bwrap check: %w", err)
 	}
 	name := fmt.Sprintf("check-%x", b)
 	res, err := e.Run(ctx, sandbox.Spec{Name: name, Argv: []string{"/usr/bin/true"}, Limits: sandbox.Limits{Wall: 10 * time.Second}})
@@ -166,14 +166,6 @@ func (e *Executor) Check(ctx context.Context) (sandbox.Enforced, error) {
 			res.Reason, res.ExitCode, firstLine(res.Stderr))
 	}
 	return e.enforced(), nil
-}
-
-func unixRead(b []byte) (int, error) {
-	n, err := unix.Getrandom(b, 0)
-	if err != nil {
-		return 0, fmt.Errorf("bwrap check: %w", err)
-	}
-	return n, nil
 }
 
 func (e *Executor) enforced() sandbox.Enforced {
@@ -501,12 +493,11 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *ru
 	tick := time.NewTicker(e.opts.Poll)
 	defer tick.Stop()
 	var reason sandbox.Reason
-	var werr error
 	waited := false
 loop:
 	for {
 		select {
-		case werr = <-waitErr:
+		case <-waitErr:
 			waited = true
 			break loop
 		case <-timer.C:
@@ -535,7 +526,7 @@ loop:
 	}
 	if !waited {
 		select {
-		case werr = <-waitErr:
+		case <-waitErr:
 		case <-time.After(confirmWait + time.Second):
 			return sandbox.Result{}, fmt.Errorf("%w: bwrap did not exit within %v of SIGKILL", sandbox.ErrUnconfirmed, confirmWait)
 		}
@@ -554,7 +545,7 @@ loop:
 
 	res.Stdout, res.StdoutCut = stdout.Result()
 	res.Stderr, res.StderrCut = stderr.Result()
-	res.ExitCode, res.Signal = exitOf(cmd.ProcessState, werr)
+	res.ExitCode, res.Signal = exitOf(cmd.ProcessState)
 	switch {
 	case reason != "":
 		res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
@@ -568,7 +559,7 @@ loop:
 
 // exitOf reads the command's status from bwrap's: bwrap exits with the
 // command's code, or 128+N when the command died of signal N.
-func exitOf(ps *os.ProcessState, werr error) (int, string) {
+func exitOf(ps *os.ProcessState) (int, string) {
 	if ps == nil {
 		return -1, ""
 	}
@@ -581,7 +572,6 @@ func exitOf(ps *os.ProcessState, werr error) (int, string) {
 			return -1, name
 		}
 	}
-	_ = werr
 	return code, ""
 }
 

@@ -380,9 +380,8 @@ loop:
 		case w := <-wait.Result:
 			status, exited = w.StatusCode, true
 			break loop
-		case err := <-wait.Error:
+		case <-wait.Error:
 			// The engine's answer was lost: the state is read back below.
-			_ = err
 			break loop
 		case <-timer.C:
 			reason = sandbox.ReasonTimeout
