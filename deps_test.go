@@ -25,8 +25,8 @@ var allowed = map[string][]string{
 	"internal/skillsext":  nil,
 	"internal/search":     {"internal/binrec"},
 	"internal/config":     nil,
-	"internal/httpserve":  nil,
-	"internal/regfile":    nil, // opening files that must be regular, never blocking
+	"internal/httpserve":  {"internal/config"}, // the config file's rate limits
+	"internal/regfile":    nil,                 // opening files that must be regular, never blocking
 	"internal/bench":      {"internal/atomicfile", "internal/httpserve"},
 	"internal/atomicfile": nil,
 	"internal/binrec":     nil, // the cache's binary records
@@ -69,8 +69,15 @@ var allowed = map[string][]string{
 	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
 	// The hub's operations: the three hub packages wired together.
 	"internal/hub": {"internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/regfile"},
+	// The per-project MCP endpoints (issue 19): the engine over the store.
+	"internal/hub/endpoint": {"internal/hub", "internal/hub/store", "internal/regfile", "skills"},
+	// The hub's job service: profiles, preparations and runs in sandboxes.
+	"internal/hub/jobs": {"internal/hub/store", "internal/sandbox"},
 	// What the hub commands do and print once the CLI has parsed their flags.
 	"internal/hub/hubcmd": {"internal/atomicfile", "internal/hub", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
+	// The catalog builder, a publisher's tool: the hub's catalog format and
+	// package reader, the server's discovery rule.
+	"internal/catalogbuild": {"internal/atomicfile", "internal/catalog", "internal/hub/index", "internal/hub/pkgtree", "internal/regfile", "internal/skill", "internal/skillsext"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},

@@ -117,6 +117,12 @@ type HandlerOptions struct {
 	// NoFastPath turns the front end off: every request goes through the
 	// SDK's handler. The answers are the same; it is for comparisons.
 	NoFastPath bool
+	// Implementation is what the servers NewServer makes say they are.
+	// Setting it (with HTTP nil) says that they add no receiving middleware
+	// that must see skills/list, skills/get or resources/read, so the
+	// front end answers those ahead of them as it does for the handler's
+	// own servers; the caller's tools and middleware see everything else.
+	Implementation *mcp.Implementation
 }
 
 // Handler serves many catalogs over one Streamable HTTP endpoint, each
@@ -264,10 +270,16 @@ func (h *Handler) serverOf(c *Catalog) (*served, error) {
 	}
 	if h.opts.NewServer != nil {
 		ms := h.opts.NewServer(c)
-		if _, err := attach(ms, c, h.opts.Attach, nil, true); err != nil {
+		impl := h.opts.Implementation
+		fast := impl != nil && h.ours && !h.opts.NoFastPath
+		srv, err := attach(ms, c, h.opts.Attach, impl, !fast)
+		if err != nil {
 			return nil, err
 		}
 		sv := &served{ms: ms, h: h.sdk(ms)}
+		if fast {
+			sv.h = srv.HTTPHandler(sv.h)
+		}
 		h.servers[key] = sv
 		return sv, nil
 	}
@@ -291,6 +303,11 @@ func (h *Handler) sdk(ms *mcp.Server) http.Handler {
 		h.mh.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), selectedKey{}, ms)))
 	})
 }
+
+// Forget drops the server the handler made for c, so that a catalog the
+// caller closed and will not select again costs nothing; a later selection
+// of c makes a new one.
+func (h *Handler) Forget(c *Catalog) { h.forget(c) }
 
 // forget drops the server of a closed catalog.
 func (h *Handler) forget(c *Catalog) {

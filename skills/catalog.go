@@ -76,6 +76,12 @@ type Options struct {
 	// Logger receives warnings and scan lines; nil discards them. Library
 	// paths appear here only, never in MCP output.
 	Logger *slog.Logger
+	// Settable makes a catalog whose libraries SetLibraries replaces
+	// while it is served. It may be opened with no library (an empty
+	// catalog), has a skill set of its own (FS values may still be shared
+	// by several catalogs; the scanned catalog is not), and is not
+	// watched: Watch is ignored.
+	Settable bool
 }
 
 // ErrClosed is returned by a closed catalog, and by a server request that
@@ -96,6 +102,9 @@ type Catalog struct {
 	mu       sync.Mutex
 	closed   bool
 	notifier []*server.Notifier // of the servers it is attached to
+
+	// setMu serialises SetLibraries and Close on a settable catalog.
+	setMu sync.Mutex
 }
 
 // Changes is what a reload changed, by SKILL.md URI.
@@ -112,28 +121,23 @@ func Open(ctx context.Context, libs []Library, opts *Options) (*Catalog, error) 
 	if opts != nil {
 		c.opts = *opts
 	}
-	if len(libs) == 0 {
+	if len(libs) == 0 && !c.opts.Settable {
 		return nil, errors.New("skills: Open needs at least one library")
 	}
-	seen := map[string]bool{}
-	for i, l := range libs {
-		n := 0
-		for _, set := range []bool{l.Dir != "", l.Zip != "", l.URL != "", l.FS != nil} {
-			if set {
-				n++
-			}
-		}
-		if n != 1 {
-			return nil, fmt.Errorf("skills: library %d (%q): set exactly one of Dir, Zip, URL and FS", i, l.Namespace)
-		}
-		if seen[l.Namespace] {
-			return nil, fmt.Errorf("skills: namespace %q is used twice", l.Namespace)
-		}
-		seen[l.Namespace] = true
+	if err := checkLibraries(libs); err != nil {
+		return nil, err
 	}
 	log := c.opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if c.opts.Settable {
+		c.opts.Watch = false
+		if _, err := c.setLibraries(ctx, libs, log); err != nil {
+			c.release()
+			return nil, err
+		}
+		return c, nil
 	}
 	key, fixed := shareKey(libs, &c.opts)
 	if fixed && !c.opts.Watch {
@@ -200,6 +204,108 @@ func Open(ctx context.Context, libs []Library, opts *Options) (*Catalog, error) 
 		return nil, err
 	}
 	return c, nil
+}
+
+// checkLibraries refuses a library with not exactly one source, and a
+// namespace used twice.
+func checkLibraries(libs []Library) error {
+	seen := map[string]bool{}
+	for i, l := range libs {
+		n := 0
+		for _, set := range []bool{l.Dir != "", l.Zip != "", l.URL != "", l.FS != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("skills: library %d (%q): set exactly one of Dir, Zip, URL and FS", i, l.Namespace)
+		}
+		if seen[l.Namespace] {
+			return fmt.Errorf("skills: namespace %q is used twice", l.Namespace)
+		}
+		seen[l.Namespace] = true
+	}
+	return nil
+}
+
+// SetLibraries replaces the libraries of a catalog opened with
+// Options.Settable: it opens and scans libs, and when what is served
+// changed, swaps the new catalog in atomically (a request reads the old one
+// or the new one, never a mix) and notifies the sessions of every server
+// the catalog is attached to (notifications/resources/list_changed); the
+// sessions of other catalogs hear nothing. Setting libraries that serve the
+// same skills, files and digests reports no change and notifies nobody. On
+// an error nothing changes. Calls are serialised; the libraries replaced
+// are closed once the new ones serve, so a read of a replaced folder or
+// zip still in flight may fail (FS values are never closed).
+func (c *Catalog) SetLibraries(ctx context.Context, libs []Library) (Changes, error) {
+	if !c.opts.Settable {
+		return Changes{}, errors.New("skills: SetLibraries needs a catalog opened with Options.Settable")
+	}
+	if err := checkLibraries(libs); err != nil {
+		return Changes{}, err
+	}
+	log := c.opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	if c.isClosed() {
+		return Changes{}, ErrClosed
+	}
+	return c.setLibraries(ctx, libs, log)
+}
+
+// setLibraries is SetLibraries, under setMu (or in Open, before anyone
+// else sees c).
+func (c *Catalog) setLibraries(ctx context.Context, libs []Library, log *slog.Logger) (Changes, error) {
+	var opened []*library.Opened
+	for _, l := range libs {
+		if (l.Zip != "" || l.URL != "") && c.cache == nil {
+			c.cache = newCache(c.opts.CacheDir, log)
+		}
+		o, err := library.Open(ctx, c.cache, specOf(l, &c.opts), log)
+		if err != nil {
+			closeAll(opened, nil)
+			return Changes{}, err
+		}
+		opened = append(opened, o)
+	}
+	list := make([]*catalog.Library, len(opened))
+	for i, o := range opened {
+		list[i] = o.Lib
+	}
+	_, scanOpts := c.source(log)()
+	var prev *catalog.Snapshot
+	var gen uint64 = 1
+	if c.store != nil {
+		prev = c.store.Snapshot()
+		gen = prev.Generation + 1
+	}
+	snap, err := catalog.Scan(ctx, list, gen, scanOpts)
+	if err != nil {
+		closeAll(opened, nil)
+		return Changes{}, err
+	}
+	c.mu.Lock()
+	old := c.opened
+	c.opened = opened
+	c.mu.Unlock()
+	if prev == nil {
+		c.store = catalog.NewStore(snap)
+		return Changes{}, nil
+	}
+	changed := catalog.Changed(prev, snap)
+	// Swapped even when unchanged: the old snapshot reads from the
+	// libraries about to be closed.
+	c.store.Swap(snap)
+	closeAll(old, nil)
+	if !changed {
+		return Changes{}, nil
+	}
+	c.notify(true)
+	return Changes(engine.Diff(prev, snap)), nil
 }
 
 // specOf is the library spec of l.
@@ -304,6 +410,8 @@ func (c *Catalog) Reload(ctx context.Context) (Changes, error) {
 // returns once they have stopped; requests that select it afterwards get
 // an error. Closing again returns nil.
 func (c *Catalog) Close() error {
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -378,4 +486,41 @@ func shareKey(libs []Library, opts *Options) (key any, fixed bool) {
 		k = link{p: p, next: k}
 	}
 	return k, true
+}
+
+// Hit is one skill a catalog lists or finds.
+type Hit struct {
+	// URI is the skill's SKILL.md URI.
+	URI string
+	// Library is the namespace of the library serving the skill.
+	Library     string
+	Name        string
+	Description string
+	// Score ranks a search result (0 in a listing).
+	Score float64
+}
+
+// Search returns the catalog's skills that match query (words of the
+// need, matched against names, descriptions, tags and bodies), best first,
+// at most limit of them (0: 20). An empty query lists every skill, by URI,
+// up to limit.
+func (c *Catalog) Search(query string, limit int) []Hit {
+	if limit <= 0 {
+		limit = 20
+	}
+	snap := c.store.Snapshot()
+	var out []Hit
+	if strings.TrimSpace(query) == "" {
+		for _, sk := range snap.Skills() {
+			if len(out) == limit {
+				break
+			}
+			out = append(out, Hit{URI: sk.URI, Library: sk.Library, Name: sk.Name, Description: sk.Description})
+		}
+		return out
+	}
+	for _, h := range snap.Search(query, "", "", limit) {
+		out = append(out, Hit{URI: h.Skill.URI, Library: h.Skill.Library, Name: h.Skill.Name, Description: h.Skill.Description, Score: h.Score})
+	}
+	return out
 }

@@ -12,9 +12,10 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"io"
+	"sync"
 )
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+var crcTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // Writer encodes a record: what is appended to Buf goes to the underlying
 // writer at each Flush.
@@ -48,7 +49,7 @@ func (e *Writer) Str(s string) {
 // Flush hands Buf to the underlying writer.
 func (e *Writer) Flush() {
 	if e.err == nil && len(e.Buf) > 0 {
-		e.crc = crc32.Update(e.crc, crcTable, e.Buf)
+		e.crc = crc32.Update(e.crc, crcTable(), e.Buf)
 		_, e.err = e.w.Write(e.Buf)
 	}
 	e.Buf = e.Buf[:0]
@@ -91,7 +92,7 @@ func Open(data []byte, damaged error) (*Reader, error) {
 		return nil, damaged
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, crcTable) != sum {
+	if crc32.Checksum(body, crcTable()) != sum {
 		return nil, damaged
 	}
 	return &Reader{data: body, damaged: damaged}, nil
@@ -171,5 +172,5 @@ func (d *Reader) Str() string { return string(d.Bytes()) }
 // Seal returns a copy of body followed by its CRC-32C, as a Writer ends a
 // record: tests craft records that pass the checksum with it.
 func Seal(body []byte) []byte {
-	return binary.LittleEndian.AppendUint32(append([]byte(nil), body...), crc32.Checksum(body, crcTable))
+	return binary.LittleEndian.AppendUint32(append([]byte(nil), body...), crc32.Checksum(body, crcTable()))
 }

@@ -91,11 +91,11 @@ func (c *checker) legacy(ctx context.Context, s *session, l *listing) {
 		if ie.URL != nil && strings.HasPrefix(strings.ToLower(*ie.URL), "file:") {
 			problems = append(problems, "url names the host's file system (file:)")
 		}
-		if ie.Digest != nil && !digestRE.MatchString(*ie.Digest) {
+		if ie.Digest != nil && !digestRE().MatchString(*ie.Digest) {
 			problems = append(problems, "digest is not sha256:<64 lowercase hex>")
 		}
 		for _, a := range ie.Archives {
-			if a.URL == "" || !digestRE.MatchString(a.Digest) || a.MIMEType == "" {
+			if a.URL == "" || !digestRE().MatchString(a.Digest) || a.MIMEType == "" {
 				problems = append(problems, "an archive lacks a url, a mimeType or a sha256 digest")
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/skills-mcp/skills-mcp/internal/adversarial/oracle"
@@ -304,7 +305,7 @@ func (c *checker) parseEntry(raw json.RawMessage, v string, report bool) *entry 
 				}
 			}
 		}
-		if res.uri == "" || !digestRE.MatchString(res.digest) || !res.ok {
+		if res.uri == "" || !digestRE().MatchString(res.digest) || !res.ok {
 			res.ok = false
 			if report {
 				c.rec.add(Fail, "resources-digest-format", v, e.uri, "resources[%d] (%s) needs a uri, a digest sha256:<64 lowercase hex> and an integer size ≥ 0; got %s",
@@ -319,10 +320,10 @@ func (c *checker) parseEntry(raw json.RawMessage, v string, report bool) *entry 
 }
 
 var (
-	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
 	// regName is an RFC 3986 reg-name: unreserved characters,
 	// sub-delimiters and percent-escapes.
-	regName = regexp.MustCompile(`^(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})+$`)
+	regName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})+$`) })
 )
 
 // entryChecks runs the checks that need only the listing.
@@ -370,7 +371,7 @@ func (c *checker) uriChecks(e *entry, v string) {
 			problems = append(problems, err.Error())
 		} else if u.SkillPath() == "" {
 			problems = append(problems, "it has no skill path before /SKILL.md")
-		} else if auth, _, _ := strings.Cut(u.Path, "/"); !regName.MatchString(auth) {
+		} else if auth, _, _ := strings.Cut(u.Path, "/"); !regName().MatchString(auth) {
 			c.rec.add(Warn, "authority-reg-name", v, e.uri, "the authority %q is not an RFC 3986 reg-name (S10 SHOULD)", auth)
 		} else {
 			c.rec.ok("authority-reg-name", v)

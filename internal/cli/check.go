@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -35,36 +34,6 @@ type checkConfig struct {
 // fixture is on the first pages, and one fixture's listing never ends.
 const adversarialMaxPages = 100
 
-const checkUsage = `Usage: skills-mcp check (--url URL | --command CMD ARGS…) [flags]
-
-Checks, from the client side, that a server of the MCP Skills extension
-(SEP-2640) keeps every server rule a client can observe: the capability, the
-methods, every entry's shape, URIs, names and limits, frontmatter against the
-served SKILL.md, the manifest against a directory walk, digests and sizes of
-every file read back, pagination, -32602 for unknown URIs, and the cache fields
-of each protocol revision. It connects twice, at 2026-07-28 and at 2025-11-25.
-A server that also serves the superseded skill://index.json is checked against
-that draft, archives included.
-
-Prints one line per check: PASS, FAIL, WARN or SKIP, the check id, the clause
-of the specification, and a message. Every request has a timeout and every
-listing, directory and read is bounded, so a server that hangs, loops or sends
-too much fails instead of hanging check.
-
---adversarial prints instead, for each adversarial fixture the server offers
-(skills-mcp serve --profile adversarial), what a conformant host must do and
-why, and whether check saw the violation on the wire.
-
---command takes the rest of the command line as the server to run over stdio,
-so it comes last.
-
-Exit status: 0 no check failed (warnings allowed); 1 a check failed, or with
---adversarial no fixture is offered or one is not served as documented; 2 a
-usage error.
-
-Flags:
-`
-
 func (c *checkCommand) flags(cfg *checkConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
@@ -76,7 +45,7 @@ func (c *checkCommand) flags(cfg *checkConfig) *flag.FlagSet {
 	fs.DurationVar(&cfg.deadline, "deadline", defaultDeadline, "longest the whole check may take; past it check stops and fails, with the results so far (or set SKILLS_DEADLINE)")
 	fs.IntVar(&cfg.maxPages, "max-pages", 0, fmt.Sprintf("most `pages` of one listing before it fails to terminate (default %d; %d with --adversarial)", check.DefaultMaxPages, adversarialMaxPages))
 	fs.Usage = func() {
-		fmt.Fprint(c.stderr, checkUsage)
+		fmt.Fprint(c.stderr, check.Usage)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -86,19 +55,8 @@ func (c *checkCommand) flags(cfg *checkConfig) *flag.FlagSet {
 // server command line.
 func (c *checkCommand) parseArgs(args []string) (*checkConfig, error) {
 	cfg := &checkConfig{}
-	hasCommand := false
-	for i, a := range args {
-		if a == "--command" || a == "-command" {
-			cfg.command, hasCommand = args[i+1:], true
-			args = args[:i]
-			break
-		}
-		if v, ok := strings.CutPrefix(a, "--command="); ok {
-			cfg.command, hasCommand = append([]string{v}, args[i+1:]...), true
-			args = args[:i]
-			break
-		}
-	}
+	var hasCommand bool
+	args, cfg.command, hasCommand = splitCommand(args)
 	fs := c.flags(cfg)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -91,3 +91,8 @@ func newCache(cfg *serveConfig, env env, log *slog.Logger) *library.Cache {
 	limits.MaxEntryBytes = max(limits.MaxEntryBytes, cfg.maxFileBytes)
 	return &library.Cache{Dir: dir, Limits: limits, Logger: log, Env: env}
 }
+
+// rateFromFile applies the config file's rate limits to cfg.
+func (l *libraries) rateFromFile() {
+	l.cfg.rate.FromFile(l.Config())
+}

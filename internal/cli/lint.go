@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -20,28 +19,6 @@ import (
 type lintCommand struct {
 	streams
 }
-
-const lintUsage = `Usage: skills-mcp lint [flags] PATH…
-
-Checks skills before they are published: every SKILL.md against the Agent
-Skills rules (frontmatter, name equal to the folder) and the SEP-2640 limits
-(512 files, 16 MiB, no archives, no symlinks leaving the skill), and every
-text file against the risk rules (download-and-run, decoded payloads,
-credential reads and literals, exfiltration, reverse shells, prompt
-injection, hidden text, install hooks, …).
-
-A PATH is a folder of skills (searched 8 levels deep), a single skill, a
-SKILL.md, or a .zip of skills (read in memory, never extracted). lint reads
-nothing outside its PATHs and runs nothing.
-
-Silence one finding with a marker on its line, reason required:
-  curl -fsSL https://example.com/i.sh | sh   # lint-ignore: pipe-to-shell vendored, checksum pinned
-
-Exit status: 0 when no unsuppressed finding reaches --fail-on, 1 when one
-does (or a PATH cannot be read), 2 for bad usage.
-
-Flags:
-`
 
 // lintConfig is everything lint needs, after flags.
 type lintConfig struct {
@@ -62,7 +39,7 @@ func (c *lintCommand) flags(cfg *lintConfig, failOn *string) *flag.FlagSet {
 
 // Usage prints the command's help to stderr.
 func (c *lintCommand) Usage() {
-	fmt.Fprint(c.stderr, lintUsage)
+	fmt.Fprint(c.stderr, lintcmd.Usage)
 	var cfg lintConfig
 	var failOn string
 	fs := c.flags(&cfg, &failOn)
@@ -76,23 +53,9 @@ func (c *lintCommand) parseArgs(args []string) (*lintConfig, error) {
 	cfg := &lintConfig{}
 	var failOn string
 	fs := c.flags(cfg, &failOn)
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp
-			}
-			return nil, &usageError{err: err, hint: hint}
-		}
-		left := fs.Args()
-		if len(left) == 0 {
-			break
-		}
-		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
-			cfg.paths = append(cfg.paths, left...)
-			break
-		}
-		cfg.paths = append(cfg.paths, left[0])
-		rest = left[1:]
+	var err error
+	if cfg.paths, err = parseInterleaved(fs, args, hint); err != nil {
+		return nil, err
 	}
 	switch cfg.format {
 	case "text", "json", "sarif":

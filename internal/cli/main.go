@@ -7,11 +7,14 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub/hubcmd"
 )
 
 // Exit statuses.
@@ -70,12 +73,14 @@ func run(ctx context.Context, args []string, st streams) int {
 		cmd = &pullCommand{streams: st}
 	case "lint":
 		cmd = &lintCommand{streams: st}
+	case "catalog":
+		return runCatalog(ctx, args, st)
 	case "check":
 		cmd = &checkCommand{streams: st}
 	case "pack":
 		cmd = &packCommand{streams: st}
 	case "hub":
-		cmd = &hubCommand{streams: st}
+		cmd = hubCommand{st}
 	case "version":
 		fmt.Fprintln(st.stdout, "skills-mcp", version())
 		return exitOK
@@ -108,6 +113,60 @@ func run(ctx context.Context, args []string, st streams) int {
 // errHelp is returned by a command that printed its help on request.
 var errHelp = errors.New("help requested")
 
+// parseInterleaved parses fs's flags, which may come before, between and
+// after the arguments it returns ("--" ends the flags); hint follows a
+// bad flag.
+func parseInterleaved(fs *flag.FlagSet, args []string, hint string) ([]string, error) {
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
+			return nil, &usageError{err: err, hint: hint}
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			return pos, nil
+		}
+		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
+			return append(pos, left...), nil
+		}
+		pos = append(pos, left[0])
+		rest = left[1:]
+	}
+}
+
+// splitCommand splits off "--command CMD ARGS…" (or --command=CMD), which
+// takes the rest of the command line as a server to run over stdio.
+func splitCommand(args []string) (rest, command []string, found bool) {
+	for i, a := range args {
+		if a == "--command" || a == "-command" {
+			return args[:i], args[i+1:], true
+		}
+		if v, ok := strings.CutPrefix(a, "--command="); ok {
+			return args[:i], append([]string{v}, args[i+1:]...), true
+		}
+	}
+	return args, nil, false
+}
+
+// hubCommand is `skills-mcp hub …`: its command line lives in hubcmd; this
+// maps hubcmd's help and usage errors to the CLI's.
+type hubCommand struct{ streams }
+
+func (c hubCommand) Run(ctx context.Context, args []string) error {
+	err := hubcmd.Run(ctx, args, hubcmd.Streams{Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr, Env: c.env})
+	var ue *hubcmd.UsageError
+	switch {
+	case errors.Is(err, hubcmd.ErrHelp):
+		return errHelp
+	case errors.As(err, &ue):
+		return &usageError{err: ue.Err, hint: ue.Hint}
+	}
+	return err
+}
+
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
@@ -125,6 +184,7 @@ Usage:
   skills-mcp check --url URL    check any SEP-2640 server from the client side (or --command CMD ARGS...)
   skills-mcp pack --vault DIR   build a vault's release zip, pinned by its digest
   skills-mcp hub COMMAND        install, inspect and keep skill packages as immutable versions
+  skills-mcp catalog build      index public skill repositories into a catalog file for the hub
   skills-mcp version            print the version
   skills-mcp help               print this help
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/skills-mcp/skills-mcp/internal/pack"
 )
@@ -31,7 +32,7 @@ It prints the --lib line that serves the pack, pinned by its digest.
 Flags:
 `
 
-var nonNamespace = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+var nonNamespace = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_.-]+`) })
 
 // Run implements command.
 func (c *packCommand) Run(ctx context.Context, args []string) error {
@@ -71,10 +72,10 @@ func (c *packCommand) Run(ctx context.Context, args []string) error {
 		return usagef("", "--out %q must end in .zip: the server recognises archive libraries by it", *out)
 	}
 	if *ns == "" {
-		*ns = strings.Trim(nonNamespace.ReplaceAllString(base, "-"), "-.")
+		*ns = strings.Trim(nonNamespace().ReplaceAllString(base, "-"), "-.")
 	}
-	if !namespacePattern.MatchString(*ns) {
-		return usagef("", "--namespace %q must match %s", *ns, namespacePattern)
+	if !namespacePattern().MatchString(*ns) {
+		return usagef("", "--namespace %q must match %s", *ns, namespacePattern())
 	}
 
 	p, err := pack.Plan(ctx, abs, pack.Options{Wrapper: *wrapper, AllStatuses: *allStatuses})

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -45,23 +44,6 @@ type pullConfig struct {
 	deadline      time.Duration
 }
 
-const pullUsage = `Usage: skills-mcp pull [SKILL…] (--url URL | --command CMD ARGS…) [flags]
-
-Copies skills from any server that implements the MCP Skills extension
-(SEP-2640) into a folder, verified: every file is checked against the size
-and sha256 digest the server listed before it is written, and SKILL.md's
-frontmatter against the listed one. Nothing is written unless every selected
-skill verifies; a failure leaves the destination as it was.
-
-A SKILL is a skill path (acme/billing/refunds), a skill:// URI, a frontmatter
-name (refunds) or ns/name (acme/refunds). --command takes the rest of the
-command line as the server to run over stdio, so it comes last.
-
-Exit status: 0 ok, 1 a verification or transfer failure, 2 a usage error.
-
-Flags:
-`
-
 func (c *pullCommand) flags(cfg *pullConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("pull", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
@@ -79,7 +61,7 @@ func (c *pullCommand) flags(cfg *pullConfig) *flag.FlagSet {
 	fs.BoolVar(&cfg.allowOversize, "allow-oversize", false, "pull skills over the SEP-2640 limits of 512 files or 16 MiB")
 	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "write no executable (scripts by extension or shebang line, compiled programs), as serve --no-scripts withholds them")
 	fs.Func("header", "send `'Name: value'` with every HTTP request to the server (repeatable)", func(v string) error {
-		name, value, err := parseHeader(v)
+		name, value, err := pull.ParseHeader(v)
 		if err != nil {
 			return err
 		}
@@ -93,35 +75,11 @@ func (c *pullCommand) flags(cfg *pullConfig) *flag.FlagSet {
 	fs.DurationVar(&cfg.timeout, "timeout", pull.DefaultRequestTimeout, "longest wait for one answer from the server")
 	fs.DurationVar(&cfg.deadline, "deadline", defaultDeadline, "longest the whole pull may take, connecting, listing and reading included; past it pull stops and writes nothing (or set SKILLS_DEADLINE)")
 	fs.Usage = func() {
-		fmt.Fprint(c.stderr, pullUsage)
+		fmt.Fprint(c.stderr, pull.Usage)
 		fs.PrintDefaults()
 		fmt.Fprint(c.stderr, "  -command CMD ARGS…\n    \trun CMD ARGS… as the server, over stdio; takes the rest of the command line\n")
 	}
 	return fs
-}
-
-// headerName is an HTTP token.
-var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-
-// transportHeaders are set by the MCP transport itself.
-var transportHeaders = map[string]bool{
-	"Accept": true, "Content-Type": true, "Content-Length": true, "Host": true, "Connection": true,
-	"Transfer-Encoding": true, "Mcp-Session-Id": true, "Mcp-Protocol-Version": true, "Mcp-Method": true,
-	"Mcp-Name": true, "Last-Event-Id": true,
-}
-
-func parseHeader(v string) (string, string, error) {
-	name, value, ok := strings.Cut(v, ":")
-	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-	switch {
-	case !ok || !headerName.MatchString(name):
-		return "", "", fmt.Errorf("%q is not 'Name: value'", v)
-	case strings.ContainsAny(value, "\r\n\x00"):
-		return "", "", fmt.Errorf("header %s: the value contains a line break or NUL", name)
-	case transportHeaders[http.CanonicalHeaderKey(name)]:
-		return "", "", fmt.Errorf("header %s is set by the MCP transport and cannot be overridden", name)
-	}
-	return name, value, nil
 }
 
 // parseArgs reads the command line. Everything after --command is the
@@ -129,36 +87,11 @@ func parseHeader(v string) (string, string, error) {
 func (c *pullCommand) parseArgs(args []string) (*pullConfig, error) {
 	cfg := &pullConfig{}
 	var hasCommand bool
-	for i, a := range args {
-		if a == "--command" || a == "-command" {
-			cfg.command, hasCommand = args[i+1:], true
-			args = args[:i]
-			break
-		}
-		if v, ok := strings.CutPrefix(a, "--command="); ok {
-			cfg.command, hasCommand = append([]string{v}, args[i+1:]...), true
-			args = args[:i]
-			break
-		}
-	}
+	args, cfg.command, hasCommand = splitCommand(args)
 	fs := c.flags(cfg)
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp
-			}
-			return nil, &usageError{err: err, hint: "skills-mcp pull -h"}
-		}
-		left := fs.Args()
-		if len(left) == 0 {
-			break
-		}
-		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
-			cfg.refs = append(cfg.refs, left...)
-			break
-		}
-		cfg.refs = append(cfg.refs, left[0])
-		rest = left[1:]
+	var err error
+	if cfg.refs, err = parseInterleaved(fs, args, "skills-mcp pull -h"); err != nil {
+		return nil, err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -199,7 +132,7 @@ func (c *pullCommand) parseArgs(args []string) (*pullConfig, error) {
 		}
 	}
 	if cfg.url != "" {
-		if err := checkURL(cfg.url); err != nil {
+		if err := pull.CheckURL(cfg.url); err != nil {
 			return nil, usagef(hint, "--url: %v", err)
 		}
 	}
@@ -222,17 +155,6 @@ func (c *pullCommand) parseArgs(args []string) (*pullConfig, error) {
 	return cfg, nil
 }
 
-func checkURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil {
-		return err
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http:// or https:// URL", s)
-	}
-	return nil
-}
-
 // Run implements command.
 func (c *pullCommand) Run(ctx context.Context, args []string) error {
 	cfg, err := c.parseArgs(args)
@@ -243,120 +165,38 @@ func (c *pullCommand) Run(ctx context.Context, args []string) error {
 	defer stop()
 	ctx, cancel := withDeadline(ctx, cfg.deadline)
 	defer cancel()
-	err = c.run(ctx, cfg)
-	if pastDeadline(ctx) && err != nil {
-		return deadlineError("pull", cfg.deadline, err, "nothing was written")
-	}
-	return err
-}
-
-// run connects, lists and pulls, within ctx.
-func (c *pullCommand) run(ctx context.Context, cfg *pullConfig) error {
-	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ep := pull.Endpoint{URL: cfg.url, Header: cfg.header, Command: cfg.command}
 	if cfg.url != "" && cfg.header.Get("Authorization") != "" {
 		if u, _ := url.Parse(cfg.url); u.Scheme == "http" && !httpserve.IsLoopback(u.Host) {
+			log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			log.Warn("sending credentials over plain http to a non-loopback host", "host", u.Host)
 		}
 	}
-	// A spawned server's own log is noise while it works; keep its last
-	// lines to show when something fails.
-	tail := &pull.Tail{Max: 4 << 10}
-	if len(cfg.command) > 0 {
-		ep.Stderr = tail
+	err = pull.Run(ctx, pull.Job{
+		Endpoint: pull.Endpoint{URL: cfg.url, Header: cfg.header, Command: cfg.command},
+		List:     cfg.list, All: cfg.all, Refs: cfg.refs, WithDeps: cfg.withDeps, JSON: cfg.json,
+		Timeout: cfg.timeout,
+		Pull: pull.PullOptions{
+			Dest:          cfg.to,
+			KeepPath:      cfg.keepPath,
+			Sync:          cfg.sync,
+			Force:         cfg.force,
+			DryRun:        cfg.dryRun,
+			AllowDynamic:  cfg.allowDynamic,
+			AllowOversize: cfg.allowOversize,
+			NoScripts:     cfg.noScripts,
+		},
+	}, c.stdout, c.stderr)
+	if pastDeadline(ctx) && err != nil {
+		return deadlineError("pull", cfg.deadline, err, "nothing was written")
 	}
-	cl, err := pull.Dial(ctx, ep, &pull.Options{RequestTimeout: cfg.timeout, Logger: log})
-	if err != nil {
-		return c.withServerLog(err, tail)
+	// What the user must fix: a skill name, or a folder in the way.
+	_, unknown := errors.AsType[*pull.UnknownSkillError](err)
+	_, conflict := errors.AsType[*pull.ConflictError](err)
+	if _, ok := errors.AsType[*pull.SelectError](err); ok && !unknown {
+		return &usageError{err: err, hint: "run pull with --list instead of skill names to see every listed skill"}
 	}
-	defer cl.Close()
-
-	entries, err := cl.List(ctx)
-	if err != nil {
-		return c.withServerLog(err, tail)
-	}
-	if cfg.list {
-		return pull.WriteList(c.stdout, c.stderr, cl.Server(), entries, cfg.json)
-	}
-
-	selected := entries
-	if !cfg.all {
-		if selected, err = resolve(ctx, cl, entries, cfg.refs); err != nil {
-			return err
-		}
-	}
-	var deps []pull.Dep
-	if cfg.withDeps {
-		var derr error
-		selected, deps, derr = pull.Closure(entries, selected)
-		for _, d := range deps {
-			fmt.Fprintf(c.stderr, "deps  %s → %s (%s)\n", d.From, d.Name, d.Path)
-		}
-		if derr != nil {
-			return derr
-		}
-	}
-
-	opts := &pull.PullOptions{
-		Dest:          cfg.to,
-		KeepPath:      cfg.keepPath,
-		Sync:          cfg.sync,
-		Force:         cfg.force,
-		DryRun:        cfg.dryRun,
-		AllowDynamic:  cfg.allowDynamic,
-		AllowOversize: cfg.allowOversize,
-		NoScripts:     cfg.noScripts,
-	}
-	var bar *pull.ProgressBar
-	if !cfg.json {
-		if bar = pull.NewProgressBar(c.stderr); bar != nil {
-			opts.OnProgress = bar.Update
-		}
-	}
-	rep, err := cl.Pull(ctx, selected, opts)
-	bar.Clear()
-	if rep != nil {
-		rep.Deps = deps
-	}
-	if cfg.json {
-		if jerr := rep.WriteJSON(c.stdout); jerr != nil && err == nil {
-			err = jerr
-		}
-	} else if err == nil {
-		rep.WriteText(c.stdout)
-	}
-	if err != nil {
-		var ce *pull.ConflictError
-		if errors.As(err, &ce) {
-			return &usageError{err: err}
-		}
-		return c.withServerLog(err, tail)
-	}
-	return nil
-}
-
-// resolve resolves the skills named on the command line; naming no
-// single skill is a usage error.
-func resolve(ctx context.Context, cl *pull.Client, entries []*pull.Entry, refs []string) ([]*pull.Entry, error) {
-	sel, err := cl.Resolve(ctx, entries, refs)
-	var ue *pull.UnknownSkillError
-	var se *pull.SelectError
-	switch {
-	case errors.As(err, &ue):
-		return nil, &usageError{err: err}
-	case errors.As(err, &se):
-		return nil, &usageError{err: err, hint: "run pull with --list instead of skill names to see every listed skill"}
-	}
-	return sel, err
-}
-
-func (c *pullCommand) withServerLog(err error, tail *pull.Tail) error {
-	if s := strings.TrimSpace(tail.String()); s != "" {
-		fmt.Fprintf(c.stderr, "server stderr (last lines):\n%s\n", indent(s))
+	if unknown || conflict {
+		return &usageError{err: err}
 	}
 	return err
-}
-
-func indent(s string) string {
-	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }

@@ -57,12 +57,12 @@ func TestRateLimitSettings(t *testing.T) {
 			}
 			defer libs.Close()
 			libs.rateFromFile()
-			got := want{cfg.rate.address, cfg.rate.token, cfg.rate.burst}
+			got := want{cfg.rate.Address, cfg.rate.Token, cfg.rate.Burst}
 			if got != tc.want {
 				t.Errorf("rate limits = %+v, want %+v", got, tc.want)
 			}
 			var opts httpserve.Options
-			cfg.rate.apply(&opts)
+			cfg.rate.Apply(&opts)
 			if (tc.want.token == 0) != (opts.TokenRate < 0) {
 				t.Errorf("token rate %v became option %v; 0 must turn the limit off", tc.want.token, opts.TokenRate)
 			}

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -25,14 +26,15 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/engine"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
+	"github.com/skills-mcp/skills-mcp/internal/metrics"
 	"github.com/skills-mcp/skills-mcp/internal/server"
 )
 
 // Grammars of names given on the command line.
 var (
-	namespacePattern  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
-	serverNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-	prefixPattern     = regexp.MustCompile(`^[a-zA-Z0-9_]{1,48}$`)
+	namespacePattern  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`) })
+	serverNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
+	prefixPattern     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_]{1,48}$`) })
 )
 
 // serveConfig is everything serve needs, after flags and environment.
@@ -67,7 +69,7 @@ type serveConfig struct {
 	vaults          []libSpec // --vault NS=DIR
 	noPlaybooks     bool
 	noValueChains   bool
-	rate            rateSettings // HTTP rate limits
+	rate            httpserve.RateSettings // HTTP rate limits
 
 	// HTTP resource limits.
 	maxRequests int
@@ -80,7 +82,7 @@ type libSpec struct{ ns, dir string }
 type serveCommand struct {
 	streams
 	// metrics counts what an HTTP server does; nil over stdio.
-	metrics *serverMetrics
+	metrics *metrics.Metrics
 }
 
 // envTwins maps each flag to its environment variable. The flag beats the
@@ -185,7 +187,7 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	fs.BoolVar(&cfg.noPlaybooks, "no-playbooks", false, "serve no vault playbooks (and no playbook tools, prompt or resources)")
 	fs.BoolVar(&cfg.noValueChains, "no-value-chains", false, "serve no vault value chains (and no value-chain tools or resources)")
 	fs.BoolVar(&cfg.noLint, "no-lint", false, "turn the risk linter off (it labels skills; it never withholds them)")
-	cfg.rate.register(fs)
+	cfg.rate.Register(fs)
 	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	fs.Func("log-level", "log `level`: debug, info, warn or error (default info)", func(v string) error {
 		return cfg.logLevel.UnmarshalText([]byte(v))
@@ -226,7 +228,7 @@ Environment (a flag beats its variable):
 // parseArgs reads flags, then fills what they left unset from the
 // environment.
 func (c *serveCommand) parseArgs(args []string) (*serveConfig, error) {
-	cfg := &serveConfig{rate: defaultRateSettings()}
+	cfg := &serveConfig{rate: httpserve.DefaultRateSettings()}
 	fs := c.flags(cfg)
 	if err := fs.Parse(expandBareHTTP(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -344,14 +346,14 @@ func (cfg *serveConfig) validate() error {
 			cfg.name = strings.ReplaceAll(cfg.libs[0].ns, ".", "-")
 		}
 	}
-	if !serverNamePattern.MatchString(cfg.name) {
-		return usagef("", "--name %q must match %s", cfg.name, serverNamePattern)
+	if !serverNamePattern().MatchString(cfg.name) {
+		return usagef("", "--name %q must match %s", cfg.name, serverNamePattern())
 	}
 	if cfg.prefix == "" {
 		cfg.prefix = strings.ReplaceAll(cfg.name, "-", "_")
 	}
-	if !prefixPattern.MatchString(cfg.prefix) {
-		return usagef("", "--prefix %q must match %s", cfg.prefix, prefixPattern)
+	if !prefixPattern().MatchString(cfg.prefix) {
+		return usagef("", "--prefix %q must match %s", cfg.prefix, prefixPattern())
 	}
 	return nil
 }
@@ -361,8 +363,8 @@ func parseLib(v string) (libSpec, error) {
 	if !ok || dir == "" {
 		return libSpec{}, fmt.Errorf("%q is not NS=DIR", v)
 	}
-	if !namespacePattern.MatchString(ns) {
-		return libSpec{}, fmt.Errorf("namespace %q must match %s", ns, namespacePattern)
+	if !namespacePattern().MatchString(ns) {
+		return libSpec{}, fmt.Errorf("namespace %q must match %s", ns, namespacePattern())
 	}
 	return libSpec{ns: ns, dir: dir}, nil
 }
@@ -488,6 +490,8 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 	// ctx until the front end has drained: a request waiting for the first
 	// scan when SIGTERM comes is answered if the scan ends in time. Close
 	// (deferred) stops all of it.
+	hooks := engine.NotifyHooks(notifier, instrFile, log)
+	hooks.Listed, hooks.WaitQuiet = srv.Listed(), srv.WaitQuiet
 	live, err := engine.New(engine.Options{
 		Store:         store,
 		Source:        libs.Source,
@@ -497,23 +501,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		LowerPriority: true,
 		Env:           c.env,
 		Logger:        log,
-		Hooks: engine.Hooks{
-			Installed: func(*catalog.Snapshot) {
-				// Kept before the first request is let through, so that a
-				// host that got an answer may count on the next start
-				// sending these.
-				engine.WriteInstructions(instrFile, notifier.Instructions(), log)
-				notifier.CatalogReady()
-			},
-			Swapped: func(_, _ *catalog.Snapshot, changed bool) {
-				if changed {
-					notifier.CatalogChanged()
-					engine.WriteInstructions(instrFile, notifier.Instructions(), log)
-				}
-			},
-			Listed:    srv.Listed(),
-			WaitQuiet: srv.WaitQuiet,
-		},
+		Hooks:         hooks,
 	})
 	if err != nil {
 		return err
@@ -528,7 +516,13 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		first = server.AfterHandshake(ms)
 	}
 	live.Start(first)
-	c.watchReloads(live, cfg, libs, hup, log)
+	// The config file and the zip libraries reload when they change, and
+	// everything on SIGHUP (hup holds one sent while the server started).
+	_ = live.WatchReloads(engine.Reloads{
+		ConfigFile: cfg.configPath, ReloadConfig: libs.ReloadConfig,
+		Archives: libs.ZipFiles, RefreshArchives: libs.RefreshArchives,
+		Signal: hup, Logger: log,
+	})
 
 	if cfg.http == "" {
 		err := srv.RunStdio(ctx, c.stdin, c.stdout)
@@ -546,66 +540,11 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 	}, func() bool { return !store.Snapshot().Pending() }, log, sdkLog)
 }
 
-// watchReloads reloads the config file and the zip libraries when they
-// change, and everything on SIGHUP (from hup, which holds one sent while
-// the server started), once the catalog serves. The goroutine belongs to
-// live.
-func (c *serveCommand) watchReloads(live *engine.Catalog, cfg *serveConfig, libs *libraries, hup <-chan os.Signal, log *slog.Logger) {
-	_ = live.Go(func(ctx context.Context) {
-		select {
-		case <-live.Ready():
-		case <-ctx.Done():
-			return
-		}
-		if live.Err() != nil {
-			return
-		}
-		reload := func() {}
-		if cfg.configPath != "" {
-			reload = func() {
-				if err := libs.ReloadConfig(ctx); err != nil {
-					log.Error("config reload failed; the previous libraries keep serving", "err", err)
-					return
-				}
-				log.Info("config reloaded", "file", cfg.configPath)
-			}
-			if err := live.WatchFile(cfg.configPath, reload); err != nil {
-				log.Warn("config file cannot be watched; SIGHUP reloads it", "err", err)
-			}
-		}
-		for _, zip := range libs.ZipFiles() {
-			if err := live.WatchFile(zip, func() { libs.RefreshArchives(ctx) }); err != nil {
-				log.Warn("archive cannot be watched; SIGHUP re-reads it", "archive", zip, "err", err)
-			}
-		}
-		onSignal(ctx, hup, func() {
-			log.Info("SIGHUP: reloading")
-			libs.RefreshArchives(ctx)
-			if cfg.configPath != "" {
-				reload()
-			}
-			live.Kick()
-		})
-	})
-}
-
 // nopWriteCloser is a writer the transport may close: the streams belong
 // to the caller of Main.
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// onSignal calls fn for every signal on ch until ctx ends.
-func onSignal(ctx context.Context, ch <-chan os.Signal, fn func()) {
-	for {
-		select {
-		case <-ch:
-			fn()
-		case <-ctx.Done():
-			return
-		}
-	}
-}
 
 // ttlOption maps the --ttl flag to server.Options.TTL, where zero means the
 // default and a negative value means 0.
@@ -643,7 +582,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		MaxConcurrent:    cfg.maxRequests,
 		MaxResponseBytes: maxResponse,
 	}
-	cfg.rate.apply(opts)
+	cfg.rate.Apply(opts)
 	c.observe(opts)
 	if err := httpserve.CheckBind(addr, opts); err != nil {
 		return &usageError{err: err}
@@ -654,29 +593,18 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0,
-		"metrics", "http://"+ln.Addr().String()+"/metrics", "rateLimitAddress", cfg.rate.address, "rateLimitToken", cfg.rate.token)
+		"metrics", "http://"+ln.Addr().String()+"/metrics", "rateLimitAddress", cfg.rate.Address, "rateLimitToken", cfg.rate.Token)
 	return httpserve.Serve(ctx, httpserve.LimitListener(ln, cfg.maxConns, opts.Observer), httpserve.Handler(mh, opts), log)
 }
 
 // loadTokens reads the bearer tokens from --token-file and SKILLS_TOKEN.
 func (c *serveCommand) loadTokens(file string) ([]string, error) {
-	var tokens []string
-	if file != "" {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, usagef("give --token-file a readable file with one token per line", "reading token file: %v", err)
-		}
-		for line := range strings.SplitSeq(string(data), "\n") {
-			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-				tokens = append(tokens, t)
-			}
-		}
-		if len(tokens) == 0 {
-			return nil, usagef("put one token per line in the file", "token file %s holds no token", file)
-		}
-	}
-	if t, ok := c.env("SKILLS_TOKEN"); ok && strings.TrimSpace(t) != "" {
-		tokens = append(tokens, strings.TrimSpace(t))
+	extra, _ := c.env("SKILLS_TOKEN")
+	tokens, err := httpserve.LoadTokens(file, extra)
+	if _, ok := errors.AsType[*httpserve.EmptyTokenFileError](err); ok {
+		return nil, usagef("put one token per line in the file", "%v", err)
+	} else if err != nil {
+		return nil, usagef("give --token-file a readable file with one token per line", "%v", err)
 	}
 	return tokens, nil
 }

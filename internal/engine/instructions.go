@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/regfile"
 )
 
@@ -68,5 +69,36 @@ func WriteInstructions(file, text string, log *slog.Logger) {
 	}
 	if err != nil && log != nil {
 		log.Debug("instructions not kept for the next start", "err", err)
+	}
+}
+
+// Notifier is what a server tells its sessions about the catalog
+// (server.Notifier is one).
+type Notifier interface {
+	// Instructions are the instructions initialize answers now.
+	Instructions() string
+	// CatalogReady lets the requests held for the first scan through.
+	CatalogReady()
+	// CatalogChanged tells the sessions that what they see changed.
+	CatalogChanged()
+}
+
+// NotifyHooks returns the Installed and Swapped hooks that tell n of the
+// first scan and of every change, and keep n's instructions in file
+// (InstructionsFile) for the next start: before the first request is let
+// through, so that a host that got an answer may count on the next start
+// sending these.
+func NotifyHooks(n Notifier, file string, log *slog.Logger) Hooks {
+	return Hooks{
+		Installed: func(*catalog.Snapshot) {
+			WriteInstructions(file, n.Instructions(), log)
+			n.CatalogReady()
+		},
+		Swapped: func(_, _ *catalog.Snapshot, changed bool) {
+			if changed {
+				n.CatalogChanged()
+				WriteInstructions(file, n.Instructions(), log)
+			}
+		},
 	}
 }

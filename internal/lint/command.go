@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Command-shaped rules: something a shell, PowerShell or an interpreter
@@ -478,10 +479,12 @@ func isDangerousTarget(arg string) bool {
 // Permissions.
 
 var (
-	reChmodAPI = regexp.MustCompile(`\b(?:os|fs|Files|File|FileUtils|Deno)\.(?:chmod|chmodSync|lchmod|fchmod|setPosixFilePermissions)\s*\([^\n,]*,\s*(?:0o|0)?([0-7]{3,4})\b`)
+	reChmodAPI = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:os|fs|Files|File|FileUtils|Deno)\.(?:chmod|chmodSync|lchmod|fchmod|setPosixFilePermissions)\s*\([^\n,]*,\s*(?:0o|0)?([0-7]{3,4})\b`)
+	})
 	reChmodBit = cs(`chmod[^\n]*\bS_I(?:WOTH|RWXO)\b`)
 	reIcacls   = ci(`\bicacls\b[^\n]*/grant(?::r)?\s+["']?(?:everyone|\*s-1-1-0|users|authenticated users)["']?:(?:\([a-z]+\))*\(?(?:f|m|w)\b`)
-	reUmask    = regexp.MustCompile(`\bumask\s*\(?\s*(?:0o)?([0-7]{1,4})\b`)
+	reUmask    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bumask\s*\(?\s*(?:0o)?([0-7]{1,4})\b`) })
 )
 
 var chmodOthers = []gated{
@@ -510,7 +513,7 @@ func (s *fileScan) worldWritable(u *unit, m family) {
 			}
 		}
 		if g := (gated{lit: []string{".chmod", "chmodSync", ".lchmod", ".fchmod", "setPosixFilePermissions"}}); g.ok(s, u, 0) {
-			for _, loc := range reChmodAPI.FindAllSubmatchIndex(t, -1) {
+			for _, loc := range reChmodAPI().FindAllSubmatchIndex(t, -1) {
 				if othersWrite(t[loc[3]-1]) {
 					s.emitCommand(u, RuleWorldWritable, loc[0], loc[1], "")
 				}
@@ -524,7 +527,7 @@ func (s *fileScan) worldWritable(u *unit, m family) {
 		return
 	}
 	t = u.t
-	for _, loc := range reUmask.FindAllSubmatchIndex(t, -1) {
+	for _, loc := range reUmask().FindAllSubmatchIndex(t, -1) {
 		// The others digit of a umask without the write bit grants write.
 		if d := t[loc[3]-1]; d == '0' || d == '1' || d == '4' || d == '5' {
 			s.emitCommand(u, RuleWorldWritable, loc[0], loc[1], "umask lets every user write new files")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
@@ -46,7 +47,9 @@ var npmHooks = map[string]bool{
 	"postprepare": true, "prepublish": true, "preuninstall": true, "uninstall": true, "postuninstall": true,
 }
 
-var reNpmHook = regexp.MustCompile(`"(preinstall|install|postinstall|prepare|preprepare|postprepare|prepublish|preuninstall|uninstall|postuninstall)"\s*:`)
+var reNpmHook = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"(preinstall|install|postinstall|prepare|preprepare|postprepare|prepublish|preuninstall|uninstall|postuninstall)"\s*:`)
+})
 
 // wholeFile applies the rules that read a file as a whole.
 func (s *fileScan) wholeFile() {
@@ -71,7 +74,7 @@ func (s *fileScan) wholeFile() {
 }
 
 func (s *fileScan) packageJSON() {
-	hooks := reNpmHook.FindAllSubmatchIndex(s.data, -1)
+	hooks := reNpmHook().FindAllSubmatchIndex(s.data, -1)
 	if len(hooks) == 0 {
 		return
 	}
@@ -125,7 +128,7 @@ func hookKey(k string) bool {
 	return false
 }
 
-var reTopKey = regexp.MustCompile(`^["']?([^\s:"'#{}\[\],]+)["']?\s*:`)
+var reTopKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^["']?([^\s:"'#{}\[\],]+)["']?\s*:`) })
 
 // frontmatterHooks reports top-level frontmatter keys that ask the host to
 // run a command. Keys are read from the lines (so broken YAML that a laxer
@@ -154,7 +157,7 @@ func (s *fileScan) frontmatterHooks() {
 		if len(trimmed) == 0 || trimmed[0] == '#' || string(trimmed) == "---" || line[0] == ' ' || line[0] == '\t' || line[0] == '-' {
 			continue
 		}
-		m := reTopKey.FindSubmatchIndex(line)
+		m := reTopKey().FindSubmatchIndex(line)
 		if m == nil || bytes.Contains(line, []byte("<<")) {
 			unread = true
 			continue
@@ -178,9 +181,11 @@ func (s *fileScan) frontmatterHooks() {
 }
 
 var (
-	rePytestPlugins = regexp.MustCompile(`^\s*pytest_plugins\s*(?::[^=]*)?=`)
-	reAddopts       = regexp.MustCompile(`\baddopts\b[^\n]*?(?:^|[\s"'\[,])-p\s*["']?([^\s"',\]]+)`)
-	rePytest11      = regexp.MustCompile(`["'\[]?pytest11["'\]]?`)
+	rePytestPlugins = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*pytest_plugins\s*(?::[^=]*)?=`) })
+	reAddopts       = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\baddopts\b[^\n]*?(?:^|[\s"'\[,])-p\s*["']?([^\s"',\]]+)`)
+	})
+	rePytest11 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`["'\[]?pytest11["'\]]?`) })
 )
 
 var pytestConfigs = map[string]bool{"pytest.ini": true, ".pytest.ini": true, "tox.ini": true, "setup.cfg": true, "pyproject.toml": true}
@@ -188,31 +193,31 @@ var pytestConfigs = map[string]bool{"pytest.ini": true, ".pytest.ini": true, "to
 func (s *fileScan) autoload(u *unit) {
 	t := u.t
 	if s.ext == ".py" {
-		if loc := rePytestPlugins.FindIndex(t); loc != nil {
+		if loc := rePytestPlugins().FindIndex(t); loc != nil {
 			s.emit(u, RuleTestAutoload, Warning, loc[0], loc[1], "pytest_plugins loads plugins whenever pytest runs here")
 		}
 	}
 	if pytestConfigs[s.base] {
-		for _, loc := range reAddopts.FindAllSubmatchIndex(t, -1) {
+		for _, loc := range reAddopts().FindAllSubmatchIndex(t, -1) {
 			if !bytes.HasPrefix(t[loc[2]:loc[3]], []byte("no:")) {
 				s.emit(u, RuleTestAutoload, Warning, loc[0], loc[1], "addopts -p loads a pytest plugin on every run")
 			}
 		}
 	}
 	if s.base == "setup.py" || s.base == "setup.cfg" || s.base == "pyproject.toml" {
-		for _, loc := range rePytest11.FindAllIndex(t, -1) {
+		for _, loc := range rePytest11().FindAllIndex(t, -1) {
 			s.emit(u, RuleTestAutoload, Warning, loc[0], loc[1], "a pytest11 entry point registers a plugin that loads on every pytest run")
 		}
 	}
 }
 
-var reCmdclass = regexp.MustCompile(`\bcmdclass\b`)
+var reCmdclass = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bcmdclass\b`) })
 
 func (s *fileScan) cmdclass(u *unit) {
 	if s.base != "setup.py" && s.base != "setup.cfg" && s.base != "pyproject.toml" {
 		return
 	}
-	for _, loc := range reCmdclass.FindAllIndex(u.t, -1) {
+	for _, loc := range reCmdclass().FindAllIndex(u.t, -1) {
 		s.emit(u, RuleInstallHook, Warning, loc[0], loc[1], "cmdclass overrides setup commands, which run on pip install")
 	}
 }

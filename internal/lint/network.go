@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"sync"
 )
 
 // Environment exfiltration and reverse shells.
@@ -29,7 +30,7 @@ var (
 		{re: cs(`\bos\.environ\b(?:\s*[),}\]]|\.(?:copy|items|keys|values)\(\))|\bdict\(\s*os\.environ\b|\*\*os\.environ\b`), all: bEnviron},
 		{re: cs(`\bObject\.(?:entries|keys|values|assign)\(\s*(?:\{\s*\})?\s*,?\s*process\.env\b|\.\.\.process\.env\b|\bprocess\.env\s*[),}\]]`), all: bProcEnv},
 	}
-	reEnvArg = regexp.MustCompile(`\benv\s*[=:]\s*\{?\s*(?:\.\.\.)?\s*(?:dict\(\s*)?$`)
+	reEnvArg = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\benv\s*[=:]\s*\{?\s*(?:\.\.\.)?\s*(?:dict\(\s*)?$`) })
 )
 
 func (s *fileScan) envExfil(u *unit, m family) {
@@ -61,7 +62,7 @@ func (s *fileScan) envExfil(u *unit, m family) {
 		s.findAll(RuleEnvExfil, envDumps, u, m, func(loc []int) { dumps = append(dumps, loc) })
 		serial = len(dumps)
 		s.findAll(RuleEnvExfil, envBulks, u, m, func(loc []int) {
-			if !reEnvArg.Match(t[max(0, loc[0]-24):loc[0]]) {
+			if !reEnvArg().Match(t[max(0, loc[0]-24):loc[0]]) {
 				dumps = append(dumps, loc)
 			}
 		})

@@ -8,8 +8,8 @@ import (
 // credPattern is one credential format. prefix is the length of the fixed
 // part, so that the rest can be checked for placeholders.
 type credPattern struct {
-	lits   []string // one of these must occur (case-sensitive) for re to run
-	re     *regexp.Regexp
+	lits   []string              // one of these must occur (case-sensitive) for re to run
+	re     func() *regexp.Regexp // compiled on first use (lazy)
 	name   string
 	prefix int
 	// strong requires upper case, lower case and digits in the variable
@@ -18,15 +18,15 @@ type credPattern struct {
 }
 
 var credPatterns = []credPattern{
-	{[]string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`), "AWS access key ID", 4, false},
-	{[]string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`), "GitHub token", 4, false},
-	{[]string{"github_pat_"}, regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,255}\b`), "GitHub fine-grained token", 11, false},
-	{[]string{"sk-"}, regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin|sid)\d\d-)?[A-Za-z0-9_-]{32,}`), "OpenAI-style secret key", 3, true},
-	{[]string{"_live_"}, regexp.MustCompile(`\b(?:sk|rk)_live_[A-Za-z0-9]{20,}`), "Stripe live key", 8, false},
-	{[]string{"xox"}, regexp.MustCompile(`\bxox[abprs]-[0-9]{6,}-[A-Za-z0-9-]{6,}`), "Slack token", 5, false},
-	{[]string{"hooks.slack.com"}, regexp.MustCompile(`hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}`), "Slack webhook URL", 28, false},
-	{[]string{"AIza"}, regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), "Google API key", 4, false},
-	{[]string{"-----BEGIN"}, regexp.MustCompile(`-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----`), "private key block", 0, false},
+	{[]string{"AKIA", "ASIA", "ABIA", "ACCA"}, lazy(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`), "AWS access key ID", 4, false},
+	{[]string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, lazy(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`), "GitHub token", 4, false},
+	{[]string{"github_pat_"}, lazy(`\bgithub_pat_[A-Za-z0-9_]{22,255}\b`), "GitHub fine-grained token", 11, false},
+	{[]string{"sk-"}, lazy(`\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin|sid)\d\d-)?[A-Za-z0-9_-]{32,}`), "OpenAI-style secret key", 3, true},
+	{[]string{"_live_"}, lazy(`\b(?:sk|rk)_live_[A-Za-z0-9]{20,}`), "Stripe live key", 8, false},
+	{[]string{"xox"}, lazy(`\bxox[abprs]-[0-9]{6,}-[A-Za-z0-9-]{6,}`), "Slack token", 5, false},
+	{[]string{"hooks.slack.com"}, lazy(`hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}`), "Slack webhook URL", 28, false},
+	{[]string{"AIza"}, lazy(`\bAIza[0-9A-Za-z_-]{35}`), "Google API key", 4, false},
+	{[]string{"-----BEGIN"}, lazy(`-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----`), "private key block", 0, false},
 }
 
 func (s *fileScan) credentials(u *unit) {
@@ -34,7 +34,7 @@ func (s *fileScan) credentials(u *unit) {
 		if g := (gated{lit: p.lits}); !g.ok(s, u, 0) {
 			continue
 		}
-		for _, loc := range p.re.FindAllIndex(u.t, -1) {
+		for _, loc := range p.re().FindAllIndex(u.t, -1) {
 			m := u.t[loc[0]:loc[1]]
 			body := m[min(p.prefix, len(m)):]
 			if p.strong && !(bytes.ContainsAny(body, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") &&

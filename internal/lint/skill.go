@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/skills-mcp/skills-mcp/internal/skill"
 )
@@ -75,7 +76,7 @@ func SkillMD(folder string, data []byte) []Finding {
 	return c.result()
 }
 
-var reFieldKey = regexp.MustCompile(`^["']?([^\s:"'#]+)["']?\s*:`)
+var reFieldKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^["']?([^\s:"'#]+)["']?\s*:`) })
 
 // fieldLines places a frontmatter's problems on their lines. It reads the
 // frontmatter's lines once: a frontmatter is untrusted, and one of 6,000
@@ -96,7 +97,7 @@ func newFieldLines(data []byte, fmEnd int) *fieldLines {
 		if n < 0 {
 			n = len(data) - off
 		}
-		if m := reFieldKey.FindSubmatch(data[off : off+n]); m != nil {
+		if m := reFieldKey().FindSubmatch(data[off : off+n]); m != nil {
 			if _, ok := l.keys[string(m[1])]; !ok {
 				l.keys[string(m[1])] = len(l.starts)
 			}

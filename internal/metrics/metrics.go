@@ -151,6 +151,12 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
 }
 
+// Serve has an HTTP server report to m and serve the metrics at
+// /metrics: it sets opts.Observer and opts.Metrics.
+func (m *Metrics) Serve(opts *httpserve.Options) {
+	opts.Observer, opts.Metrics = m, m.Handler()
+}
+
 // Registry returns the registry, for tests and for callers adding
 // collectors of their own.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

@@ -3,6 +3,7 @@ package skill
 import (
 	"bytes"
 	"regexp"
+	"sync"
 )
 
 // Dependencies are the runtime dependencies a SKILL.md body declares with
@@ -23,7 +24,9 @@ type Dependencies struct {
 // dependencyMarker matches one marker: the wiki link to <name>/SKILL.md
 // (with an optional alias), a dash (em dash, en dash or hyphen), then the
 // bold marker text.
-var dependencyMarker = regexp.MustCompile(`\[\[([a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)/SKILL\.md(?:\|[^\]\n]*)?\]\]\s*(?:—|–|-{1,2})\s*\*\*(optional )?runtime dependency\.?\*\*`)
+var dependencyMarker = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\[\[([a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)/SKILL\.md(?:\|[^\]\n]*)?\]\]\s*(?:—|–|-{1,2})\s*\*\*(optional )?runtime dependency\.?\*\*`)
+})
 
 // ParseDependencies returns the runtime dependencies declared in body.
 // References to self are ignored.
@@ -44,7 +47,7 @@ func parseDependencies(self string, body []byte, work *int) Dependencies {
 	// required says, for each name seen, whether some marker requires it.
 	required := map[string]bool{}
 	var optional []string // in order of first optional mention
-	for _, m := range dependencyMarker.FindAllSubmatch(body, -1) {
+	for _, m := range dependencyMarker().FindAllSubmatch(body, -1) {
 		if work != nil {
 			*work += 2 // the match and the lookup
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -52,16 +53,18 @@ type scalar struct {
 
 // The YAML 1.2 core schema, as the JavaScript "yaml" library spells it.
 var (
-	nullRE   = regexp.MustCompile(`^(?:~|[Nn]ull|NULL)?$`)
-	boolRE   = regexp.MustCompile(`^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$`)
-	intDecRE = regexp.MustCompile(`^[-+]?[0-9]+$`)
-	intOctRE = regexp.MustCompile(`^0o[0-7]+$`)
-	intHexRE = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
+	nullRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:~|[Nn]ull|NULL)?$`) })
+	boolRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$`) })
+	intDecRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-+]?[0-9]+$`) })
+	intOctRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0o[0-7]+$`) })
+	intHexRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0x[0-9a-fA-F]+$`) })
 	// floatRE needs a dot or an exponent: a bare integer is an int, and
 	// !!float 1 is a string, as in the JavaScript library.
-	floatRE    = regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*|(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+)$`)
-	floatInfRE = regexp.MustCompile(`^[-+]?\.(?:inf|Inf|INF)$`)
-	floatNaNRE = regexp.MustCompile(`^\.(?:nan|NaN|NAN)$`)
+	floatRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*|(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+)$`)
+	})
+	floatInfRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-+]?\.(?:inf|Inf|INF)$`) })
+	floatNaNRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.(?:nan|NaN|NAN)$`) })
 )
 
 // resolveScalar resolves a scalar node. An explicit tag wins; otherwise a
@@ -144,31 +147,31 @@ var unsupportedTags = map[string]bool{
 func resolveAs(tag, v string) (scalar, bool) {
 	switch tag {
 	case "!!null":
-		if nullRE.MatchString(v) {
+		if nullRE().MatchString(v) {
 			return scalar{kind: kindNull}, true
 		}
 	case "!!bool":
-		if boolRE.MatchString(v) {
+		if boolRE().MatchString(v) {
 			return scalar{kind: kindBool, b: v[0] == 't' || v[0] == 'T'}, true
 		}
 	case "!!int":
 		switch {
-		case intDecRE.MatchString(v):
+		case intDecRE().MatchString(v):
 			// Leading zeros are decimal in YAML 1.2 (010 is ten). Integers
 			// beyond 2^53 round as they do in JavaScript numbers.
 			return scalar{kind: kindNumber, num: parseDecimal(v)}, true
-		case intOctRE.MatchString(v):
+		case intOctRE().MatchString(v):
 			return scalar{kind: kindNumber, num: parseRadix(v[2:], 8)}, true
-		case intHexRE.MatchString(v):
+		case intHexRE().MatchString(v):
 			return scalar{kind: kindNumber, num: parseRadix(v[2:], 16)}, true
 		}
 	case "!!float":
 		switch {
-		case floatRE.MatchString(v):
+		case floatRE().MatchString(v):
 			return scalar{kind: kindNumber, num: parseDecimal(v)}, true
-		case floatInfRE.MatchString(v):
+		case floatInfRE().MatchString(v):
 			return scalar{kind: kindNumber, num: math.Inf(signOf(v))}, true
-		case floatNaNRE.MatchString(v):
+		case floatNaNRE().MatchString(v):
 			return scalar{kind: kindNumber, num: math.NaN()}, true
 		}
 	case "!!str":

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -159,7 +160,7 @@ func isDelimiter(line []byte) bool {
 }
 
 // yamlLineRE matches the line prefix of the YAML library's error messages.
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // decodeYAML parses src as a single YAML document whose root is a mapping.
 func decodeYAML(src []byte) (root *yaml.Node, err error) {
@@ -220,7 +221,7 @@ var parserProblems = map[string]bool{
 func yamlError(err error) *ParseError {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	pe := &ParseError{Msg: msg, Err: err}
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(err.Error()); m != nil {
 		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
 			pe.Msg = m[2]
 			if parserProblems[pe.Msg] {

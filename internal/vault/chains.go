@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // ChainDef is one chain as a definition or index file declares it.
@@ -95,7 +96,7 @@ func ParseChainFile(text string) (defs []ChainDef, source string) {
 				continue
 			}
 			if level == 2 || level == 3 {
-				if m := bucketRe.FindStringSubmatch(strings.Trim(htext, "*_` \t")); m != nil {
+				if m := bucketRe().FindStringSubmatch(strings.Trim(htext, "*_` \t")); m != nil {
 					label := strings.TrimSpace(strings.Trim(m[1], "*_` \t"))
 					if id := slug(label); validChainID(id) {
 						open(ChainDef{ID: id, Label: label, Bucket: true}, level)
@@ -115,7 +116,7 @@ func ParseChainFile(text string) (defs []ChainDef, source string) {
 			continue
 		}
 		if inValid {
-			for _, m := range tickRe.FindAllStringSubmatch(line, -1) {
+			for _, m := range tickRe().FindAllStringSubmatch(line, -1) {
 				if id := strings.TrimSpace(m[1]); validChainID(id) {
 					validIDs = append(validIDs, id)
 				}
@@ -129,7 +130,7 @@ func ParseChainFile(text string) (defs []ChainDef, source string) {
 		if listItem(t) {
 			item = stripListMarker(t)
 		}
-		if m := matchIfBold(fieldRe, item); m != nil {
+		if m := matchIfBold(fieldRe(), item); m != nil {
 			value := strings.Join(strings.Fields(m[2]), " ")
 			pending = false
 			switch strings.ToLower(m[1]) {
@@ -157,7 +158,7 @@ func ParseChainFile(text string) (defs []ChainDef, source string) {
 		if !index || t == "" {
 			continue
 		}
-		if m := matchIfBold(boldOnlyRe, t); m != nil {
+		if m := matchIfBold(boldOnlyRe(), t); m != nil {
 			if cur.Label == "" {
 				cur.Label = strings.Join(strings.Fields(m[1]), " ")
 			}
@@ -184,13 +185,15 @@ func ParseChainFile(text string) (defs []ChainDef, source string) {
 var (
 	// bucketRe matches a Cross-Chain or Meta-Chain heading; group 1 is the
 	// group's name.
-	bucketRe = regexp.MustCompile(`(?i)^(?:cross|meta)[- ]chain[ \t]*:[ \t]*(.+)$`)
+	bucketRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(?:cross|meta)[- ]chain[ \t]*:[ \t]*(.+)$`) })
 	// fieldRe matches a chain field: "**Stages:** a → b" or "**Stages**: a → b".
-	fieldRe = regexp.MustCompile(`(?i)^\*\*(sme label|description|stages)(?::\*\*|\*\*[ \t]*:)[ \t]*(.*)$`)
+	fieldRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^\*\*(sme label|description|stages)(?::\*\*|\*\*[ \t]*:)[ \t]*(.*)$`)
+	})
 	// boldOnlyRe matches a line that is only bold text.
-	boldOnlyRe = regexp.MustCompile(`^\*\*([^*]+)\*\*$`)
+	boldOnlyRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\*\*([^*]+)\*\*$`) })
 	// tickRe matches inline code.
-	tickRe = regexp.MustCompile("`([^`\n]+)`")
+	tickRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`\n]+)`") })
 )
 
 // matchIfBold runs re, whose matches all start with "**", on s; most lines

@@ -3,6 +3,7 @@ package vault
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // refRe finds, in one left-to-right pass, the references a step can make to
@@ -10,10 +11,12 @@ import (
 // inside of the brackets), a {skills.root}/<name> path (group 3) and a
 // <name>/scripts/ path (group 4). Go's regexp is linear, so a hostile body
 // costs no more than its length.
-var refRe = regexp.MustCompile(`(!?)\[\[([^\[\]\n]*)\]\]|\{skills\.root\}/([A-Za-z0-9._-]+)|([a-z0-9][a-z0-9-]*)/scripts/`)
+var refRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(!?)\[\[([^\[\]\n]*)\]\]|\{skills\.root\}/([A-Za-z0-9._-]+)|([a-z0-9][a-z0-9-]*)/scripts/`)
+})
 
 // embedRe matches one embed; group 1 is the inside of the brackets.
-var embedRe = regexp.MustCompile(`!\[\[([^\[\]\n]*)\]\]`)
+var embedRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`!\[\[([^\[\]\n]*)\]\]`) })
 
 // Embeds returns the targets of the ![[target]] and ![[target|alias]]
 // embeds in body, in order of first appearance and without duplicates. A
@@ -37,7 +40,7 @@ func Embeds(body string) []string {
 		if !strings.Contains(line, "![[") {
 			continue
 		}
-		for _, m := range embedRe.FindAllStringSubmatch(line, -1) {
+		for _, m := range embedRe().FindAllStringSubmatch(line, -1) {
 			t := linkTarget(m[1])
 			if t == "" || seen[t] {
 				continue
@@ -91,7 +94,7 @@ func linkedSkills(text string, served func(string) bool, seen map[string]bool, o
 	if !mayLink(text) {
 		return out
 	}
-	for _, m := range refRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range refRe().FindAllStringSubmatchIndex(text, -1) {
 		var name string
 		switch {
 		case m[2] >= 0 && m[3] > m[2]: // "!": an embed, never a skill

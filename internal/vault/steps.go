@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -237,7 +238,7 @@ func matchItem(line string) (n, indent int, text string, ok bool) {
 
 // phaseRe matches the text of a "Phase N" / "Step N" heading; group 2 is
 // what follows the number.
-var phaseRe = regexp.MustCompile(`(?i)^(?:phase|step)[ \t]+([0-9]{1,9})\b(.*)$`)
+var phaseRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(?:phase|step)[ \t]+([0-9]{1,9})\b(.*)$`) })
 
 // headingSteps reads the "Phase N" / "Step N" headings of levels 2 to 4
 // as steps. The first such heading fixes the level.
@@ -254,7 +255,7 @@ func (d doc) headingSteps(served func(string) bool) []Step {
 			continue
 		}
 		_, text := headingOf(d.lines[i])
-		m := phaseRe.FindStringSubmatch(strings.Trim(text, "*_` \t"))
+		m := phaseRe().FindStringSubmatch(strings.Trim(text, "*_` \t"))
 		if m == nil {
 			continue
 		}
@@ -497,7 +498,7 @@ func matchOpen(s string, close int) int {
 }
 
 // parenRe matches a parenthesis without nested parentheses.
-var parenRe = regexp.MustCompile(`\([^()]*\)`)
+var parenRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\([^()]*\)`) })
 
 // findActor finds the actor parenthesis of a lead: the one ending it, else
 // the first one anywhere in it. It returns the actor and the lead without
@@ -513,7 +514,7 @@ func findActor(s string) (actor, rest string) {
 	if !strings.Contains(s, "(") {
 		return "", s
 	}
-	for _, m := range parenRe.FindAllStringIndex(s, -1) {
+	for _, m := range parenRe().FindAllStringIndex(s, -1) {
 		if a := actorOf(s[m[0]+1:m[1]-1], false); a != "" {
 			return a, s[:m[0]] + " " + s[m[1]:]
 		}

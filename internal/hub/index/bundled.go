@@ -10,8 +10,9 @@ import (
 const BundledSource = "bundled"
 
 // bundledJSON is the snapshot embedded in the binary, so that the catalog
-// works offline on first start. TestGenerateBundled (gen_test.go) writes
-// it from local copies of the repositories in testdata/bundled-sources.txt.
+// works offline on first start. The catalog builder writes it ("skills-mcp
+// catalog build", CONTRIBUTING.md) from local copies of the repositories in
+// catalog/sources.txt.
 //
 //go:embed bundled.json
 var bundledJSON []byte

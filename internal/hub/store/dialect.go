@@ -45,6 +45,9 @@ type dialect interface {
 	// lockRow ends a SELECT of one row that the transaction will change,
 	// locking it until the transaction ends.
 	lockRow() string
+	// skipLocked ends a SELECT of rows to take, locking the rows it returns
+	// and passing over rows another transaction holds (a queue's claim).
+	skipLocked() string
 }
 
 type sqliteDialect struct{}
@@ -69,6 +72,7 @@ func (sqliteDialect) rebind(q string) string { return q }
 // database's lock from BEGIN (_txlock=immediate), so rows need no lock.
 func (sqliteDialect) byteOrder(col string) string { return col }
 func (sqliteDialect) lockRow() string             { return "" }
+func (sqliteDialect) skipLocked() string          { return "" }
 
 func sqliteCode(err error) int {
 	var e *sqlite.Error
@@ -109,6 +113,10 @@ func (pgDialect) byteOrder(col string) string { return col + ` COLLATE "C"` }
 // FOR NO KEY UPDATE blocks other writers of the row but not foreign keys
 // that refer to it.
 func (pgDialect) lockRow() string { return " FOR NO KEY UPDATE" }
+
+// FOR UPDATE SKIP LOCKED lets concurrent claims each take a different row
+// instead of queueing behind one another.
+func (pgDialect) skipLocked() string { return " FOR UPDATE SKIP LOCKED" }
 
 // rebind turns the ? placeholders the store's queries are written with
 // into PostgreSQL's $n. No query of the store has a literal '?'.

@@ -338,23 +338,43 @@ func (s *DB) DuplicateProject(ctx context.Context, srcID, id, name string) (Proj
 var activeJobStates = []string{"running", "locked"}
 
 // DeleteProject removes a project with its bindings, its tokens and its
-// job records, in one transaction. Job files are not the store's to
-// remove: they stay for the operator's recovery. Refused with a
-// *JobsError while one of the project's jobs runs.
+// job records, in one transaction. Job files are kept for the operator's
+// recovery: each job that has files leaves a JobRemnant naming them
+// (JobRemnants, ReadRemnantFile, PurgeJobRemnant). Refused with a
+// *JobsError while one of the project's jobs runs or is locked.
 func (s *DB) DeleteProject(ctx context.Context, id string) error {
 	_, err := s.projectTx(ctx, id, "deleting project "+id, func(tx *sql.Tx, p *lockedProject) (bool, error) {
-		jobs, err := queryStrings(ctx, tx, s.d.rebind(`SELECT id FROM jobs WHERE project_id = ? AND state IN (?, ?) ORDER BY id`), id, activeJobStates[0], activeJobStates[1])
+		q := s.d.rebind
+		active := `state IN ('` + strings.Join(activeJobStates, `', '`) + `')`
+		jobs, err := queryStrings(ctx, tx, q(`SELECT id FROM jobs WHERE project_id = ? AND `+active+` ORDER BY id`), id)
 		if err != nil {
 			return false, err
 		}
 		if len(jobs) > 0 {
 			return false, &JobsError{ProjectID: id, Jobs: jobs}
 		}
-		if _, err := tx.ExecContext(ctx, s.d.rebind(`DELETE FROM jobs WHERE project_id = ?`), id); err != nil {
+		if _, err := tx.ExecContext(ctx, q(`INSERT INTO job_remnants
+			(job_id, project_id, version_id, package, tree_digest, state, created_at, deleted_at)
+			SELECT j.id, j.project_id, j.version_id, p.name, v.tree_digest, j.state, j.created_at, ?
+			FROM jobs j JOIN versions v ON v.id = j.version_id JOIN packages p ON p.id = v.package_id
+			WHERE j.project_id = ? AND NOT `+active+`
+			AND EXISTS (SELECT 1 FROM job_files f WHERE f.job_id = j.id)`), s.now().UnixMicro(), id); err != nil {
 			return false, err
 		}
+		// Only jobs that do not run: a claim committed since the check above
+		// leaves its job, which the check below then finds.
+		if _, err := tx.ExecContext(ctx, q(`DELETE FROM jobs WHERE project_id = ? AND NOT `+active), id); err != nil {
+			return false, err
+		}
+		jobs, err = queryStrings(ctx, tx, q(`SELECT id FROM jobs WHERE project_id = ? ORDER BY id`), id)
+		if err != nil {
+			return false, err
+		}
+		if len(jobs) > 0 {
+			return false, &JobsError{ProjectID: id, Jobs: jobs}
+		}
 		// Bindings and tokens go with the project (ON DELETE CASCADE).
-		if _, err := tx.ExecContext(ctx, s.d.rebind(`DELETE FROM projects WHERE id = ?`), id); err != nil {
+		if _, err := tx.ExecContext(ctx, q(`DELETE FROM projects WHERE id = ?`), id); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -622,7 +642,8 @@ func (s *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) ([]string, error
 func isStoreError(err error) bool {
 	var ie *invalidError
 	var je *JobsError
-	return errors.As(err, &ie) || errors.As(err, &je) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrExists) ||
+	var own ownError
+	return errors.As(err, &ie) || errors.As(err, &je) || errors.As(err, &own) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrExists) ||
 		errors.Is(err, ErrNotApproved) || errors.Is(err, ErrTokenInvalid)
 }
 

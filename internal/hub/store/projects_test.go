@@ -52,7 +52,7 @@ func placeholders(backend, q string) string {
 	return b.String()
 }
 
-// The jobs table's stub holds the project rules issue 20 builds on: a
+// The jobs table holds the project rules: a
 // binding with jobs cannot be removed (the store lists them; the database
 // refuses too), a running job blocks deleting the project, and deleting
 // it removes the job records.
@@ -71,8 +71,8 @@ func TestProjectJobRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		db := store.RawDB(s)
-		for _, j := range []struct{ id, state string }{{"job-2", "finished"}, {"job-1", "running"}} {
-			if _, err := db.ExecContext(ctx, placeholders(backend, `INSERT INTO jobs (id, project_id, version_id, state, created_at) VALUES (?, ?, ?, ?, 0)`), j.id, "p", v.ID, j.state); err != nil {
+		for _, j := range []struct{ id, state string }{{"job-2", "succeeded"}, {"job-1", "running"}} {
+			if _, err := db.ExecContext(ctx, placeholders(backend, `INSERT INTO jobs (id, project_id, version_id, state, profile_revision, claimed_by, created_at, updated_at) VALUES (?, ?, ?, ?, 1, 'r', 0, 0)`), j.id, "p", v.ID, j.state); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -91,7 +91,7 @@ func TestProjectJobRules(t *testing.T) {
 		if l, err := s.ProjectBindings(ctx, "p"); err != nil || len(l.Bindings) != 1 || l.Generation != 1 {
 			t.Fatalf("refusals changed the project: %+v, %v", l, err)
 		}
-		if _, err := db.ExecContext(ctx, placeholders(backend, `UPDATE jobs SET state = ? WHERE id = ?`), "finished", "job-1"); err != nil {
+		if _, err := db.ExecContext(ctx, placeholders(backend, `UPDATE jobs SET state = ? WHERE id = ?`), "failed", "job-1"); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.DeleteProject(ctx, "p"); err != nil {

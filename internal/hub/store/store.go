@@ -1,9 +1,10 @@
 // Package store keeps the skill hub's state: immutable skill versions with
 // their files, the files' contents as content-addressed chunked blobs, the
 // versions' labels (approval, notes), projects and the versions bound to
-// them, tokens, the audit log, and the raw snapshots of the installable
-// catalog. Changes to projects and bindings are announced to every store
-// on the same database (Changes).
+// them, tokens, the audit log, the raw snapshots of the installable
+// catalog, execution profiles, and jobs with their files. Changes to
+// projects and bindings are announced to every store on the same database
+// (Changes).
 //
 // The database is the only state. It is an embedded SQLite file in a data
 // directory, or a PostgreSQL database; both are reached through one code
@@ -125,6 +126,47 @@ type Store interface {
 	// LatestIndexSnapshot returns the last snapshot stored and its source,
 	// or a nil slice and a nil error when none has been.
 	LatestIndexSnapshot(ctx context.Context) (raw []byte, source string, err error)
+
+	// SetProfile sets a version's execution profile (administrators only);
+	// a change of its environment clears the prepared state.
+	SetProfile(ctx context.Context, versionID int64, ps ProfileSpec) (Profile, error)
+	// GetProfile returns a version's execution profile, or ErrNotFound.
+	GetProfile(ctx context.Context, versionID int64) (Profile, error)
+	// SetPrepared records a preparation of the profile at revision.
+	SetPrepared(ctx context.Context, versionID, revision int64, identity, log string) (Profile, error)
+
+	// CreateJob makes a job of a project for a version bound to it.
+	CreateJob(ctx context.Context, projectID string, versionID int64) (Job, error)
+	// GetJob returns a job with its logs, or ErrNotFound.
+	GetJob(ctx context.Context, id string) (Job, error)
+	// ListJobs lists a project's jobs, newest first, without logs.
+	ListJobs(ctx context.Context, projectID string) ([]Job, error)
+	// ReplicaJobs lists the running and locked jobs a replica claimed.
+	ReplicaJobs(ctx context.Context, replica string) ([]Job, error)
+	// JobFiles lists a job's (or a remnant's) inputs and outputs.
+	JobFiles(ctx context.Context, id string) ([]JobFile, error)
+	// PutJobInput writes or appends to an input of a job that has not run.
+	PutJobInput(ctx context.Context, id, path string, data []byte, appendTo bool) (JobFile, error)
+	// QueueJob asks for the job's one run of an allowed script.
+	QueueJob(ctx context.Context, id, script string, args []string) (Job, error)
+	// ClaimJob takes the oldest queued job for a replica, exactly once.
+	ClaimJob(ctx context.Context, replica string) (Job, bool, error)
+	// FinishJob stores a run's end and its outputs in one transaction.
+	FinishJob(ctx context.Context, id, replica string, r JobResult, outputs []NewJobFile) (Job, error)
+	// LockJob marks a running job whose kill was not confirmed.
+	LockJob(ctx context.Context, id, replica, reason string) (Job, error)
+	// StopJob stops a job that has not run, or asks its replica to.
+	StopJob(ctx context.Context, id, reason string) (Job, error)
+	// ReadJobFile reads a range of a job's file, verified chunk by chunk.
+	ReadJobFile(ctx context.Context, id string, kind FileKind, path string, offset, limit int64) ([]byte, JobFile, error)
+	// ReadRunInput reads a whole input of a job running under a replica.
+	ReadRunInput(ctx context.Context, id, replica, path string) ([]byte, JobFile, error)
+	// DeleteJob removes a job with its files; not while it runs.
+	DeleteJob(ctx context.Context, id string) error
+	// JobRemnants lists the kept files' records of deleted projects' jobs.
+	JobRemnants(ctx context.Context) ([]JobRemnant, error)
+	// PurgeJobRemnant removes a remnant and its files.
+	PurgeJobRemnant(ctx context.Context, jobID string) error
 
 	// Stats counts what the store holds.
 	Stats(ctx context.Context) (Stats, error)

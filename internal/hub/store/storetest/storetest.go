@@ -52,6 +52,7 @@ func Run(t *testing.T, newDB NewDatabase) {
 		{"Lists", testLists},
 	}
 	tests = append(tests, projectTests...)
+	tests = append(tests, jobTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newDB(t)) })
 	}

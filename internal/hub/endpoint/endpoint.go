@@ -1,0 +1,472 @@
+// Package endpoint serves the hub's per-project MCP endpoints,
+// /p/{project}/mcp: each project's catalog is its bound versions, served
+// through the public engine (package skills) with the SEP-2640 methods, the
+// skill:// resources and the hub's tools (list_skills, get_skill,
+// read_skill_file), over Streamable HTTP: stateless for 2026-07-28, with
+// sessions and SSE for 2025-11-25 and 2025-06-18.
+//
+// A version's files are materialised from the store once per process into
+// a read-only folder named by its tree digest, and that folder is one
+// fs.FS shared by every project bound to the version. A version is served
+// under the namespace of the first 12 hex digits of its tree digest, so its
+// skill URI is skill://<12 hex>/<name>/SKILL.md: the same in every project
+// and every hub, whatever else is bound, and two versions of one package
+// bound to one project are two skills.
+//
+// Binding changes come from the store's change feed (store.DB.Changes),
+// never from the code that made them, so another process on the same
+// PostgreSQL is heard as this one is: the project's catalog is replaced in
+// place (skills.Catalog.SetLibraries) and only its sessions are told.
+package endpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
+	"github.com/skills-mcp/skills-mcp/skills"
+)
+
+// MaxBodyBytes bounds a request body the endpoint reads to route it.
+const MaxBodyBytes = 4 << 20
+
+// SessionTimeout is how long a session of 2025-11-25 or 2025-06-18 lives
+// without a request.
+const SessionTimeout = 30 * time.Minute
+
+// Options configure New.
+type Options struct {
+	// Store is the hub's database. Required.
+	Store *store.DB
+	// CacheDir holds the materialised versions (a folder per tree
+	// digest). Required. It is a cache: deleting it loses nothing.
+	CacheDir string
+	// Logger receives errors and the change feed's progress; nil discards
+	// them. Paths and tokens never reach MCP output; tokens never reach
+	// the log.
+	Logger *slog.Logger
+	// BaseURL is the hub's external URL (scheme and host, no path), which
+	// an endpoint's URL starts with: the audience of its OAuth access
+	// tokens and the resource of its protected-resource metadata.
+	// Required with OAuth.
+	BaseURL string
+	// OAuth, if set, also accepts JWT access tokens from an OAuth 2.1
+	// authorization server on the endpoints, besides project tokens.
+	OAuth *OAuthOptions
+	// Name is what the endpoints' servers call themselves (default
+	// "skills-mcp-hub").
+	Name, Version string
+}
+
+// Endpoint serves every project's MCP endpoint. It is an http.Handler for
+// the paths /p/{project}/mcp and, with OAuth,
+// /.well-known/oauth-protected-resource/p/{project}/mcp.
+type Endpoint struct {
+	db   *store.DB
+	opts Options
+	log  *slog.Logger
+	impl *mcp.Implementation
+	oa   *oauth // nil without OAuth
+
+	stateless *skills.Handler
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	projects map[string]*project
+	byCat    map[*skills.Catalog]*project
+	versions map[int64]*versionEntry
+
+	refreshes, refreshErrors atomic.Int64
+}
+
+// New starts the endpoints' change feed and returns them. The catalogs of
+// projects are built on their first request. Close stops everything New
+// started.
+func New(ctx context.Context, opts Options) (*Endpoint, error) {
+	if opts.Store == nil {
+		return nil, errors.New("endpoint: Options.Store is required")
+	}
+	if opts.CacheDir == "" {
+		return nil, errors.New("endpoint: Options.CacheDir is required (materialised versions are kept there)")
+	}
+	if opts.Name == "" {
+		opts.Name = "skills-mcp-hub"
+	}
+	if opts.Version == "" {
+		opts.Version = "v0"
+	}
+	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	e := &Endpoint{db: opts.Store, opts: opts, log: opts.Logger,
+		impl:     &mcp.Implementation{Name: opts.Name, Version: opts.Version},
+		projects: map[string]*project{}, byCat: map[*skills.Catalog]*project{}, versions: map[int64]*versionEntry{}}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.OAuth != nil {
+		oa, err := newOAuth(ctx, opts.OAuth, opts.BaseURL)
+		if err != nil {
+			return nil, err
+		}
+		e.oa = oa
+	}
+	h, err := skills.NewHandler(e.handlerOptions(nil))
+	if err != nil {
+		return nil, err
+	}
+	e.stateless = h
+	e.ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	feed := e.db.Changes(e.ctx)
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		e.follow(feed)
+	}()
+	return e, nil
+}
+
+// handlerOptions are the options of the stateless handler (http nil) and of
+// a project's handler of sessions.
+func (e *Endpoint) handlerOptions(ho *mcp.StreamableHTTPOptions) skills.HandlerOptions {
+	return skills.HandlerOptions{
+		Select: func(r *http.Request) (*skills.Catalog, error) {
+			p, _ := r.Context().Value(projectKey{}).(*project)
+			if p == nil {
+				return nil, errors.New("no project")
+			}
+			return p.cat, nil
+		},
+		NewServer:      e.newServer,
+		Implementation: e.impl,
+		HTTP:           ho,
+		Attach:         &skills.AttachOptions{Name: e.opts.Name, NoTools: true, NoPrompts: true, Logger: e.log},
+	}
+}
+
+type projectKey struct{}
+
+// Close stops the change feed, closes every session and catalog, and
+// returns once all of it has stopped. Requests after Close get 503.
+func (e *Endpoint) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	ps := make([]*project, 0, len(e.projects))
+	for _, p := range e.projects {
+		ps = append(ps, p)
+	}
+	e.projects = map[string]*project{}
+	vs := e.versions
+	e.versions = map[int64]*versionEntry{}
+	e.mu.Unlock()
+	e.cancel()
+	e.wg.Wait()
+	for _, p := range ps {
+		e.drop(p)
+	}
+	for _, v := range vs {
+		<-v.ready
+		if v.root != nil {
+			v.root.Close()
+		}
+	}
+	return nil
+}
+
+// Stats is what the endpoints serve, for /metrics.
+type Stats struct {
+	// Projects are the projects whose catalogs are loaded, by id.
+	Projects []ProjectStats
+	// Versions is how many versions are materialised and open.
+	Versions int
+	// Refreshes counts catalog refreshes after binding changes, and
+	// RefreshErrors those that failed (the catalog kept what it served).
+	Refreshes, RefreshErrors int64
+}
+
+// ProjectStats is one loaded project.
+type ProjectStats struct {
+	ID string
+	// Sessions is how many MCP sessions are open on the project's servers
+	// (sessions of 2025-11-25 and 2025-06-18, listen streams, requests in
+	// flight).
+	Sessions int
+	// Bindings is how many versions the project serves.
+	Bindings int
+	// Requests counts the requests served; refused ones (paused, wrong
+	// token) are not counted.
+	Requests int64
+}
+
+// Stats returns what the endpoints serve now.
+func (e *Endpoint) Stats() Stats {
+	e.mu.Lock()
+	ps := make([]*project, 0, len(e.projects))
+	for _, p := range e.projects {
+		ps = append(ps, p)
+	}
+	st := Stats{Versions: len(e.versions), Refreshes: e.refreshes.Load(), RefreshErrors: e.refreshErrors.Load()}
+	e.mu.Unlock()
+	for _, p := range ps {
+		select {
+		case <-p.ready:
+		default:
+			continue
+		}
+		if p.err != nil {
+			continue
+		}
+		v := p.view.Load()
+		ps := ProjectStats{ID: p.id, Bindings: len(v.bound), Requests: p.requests.Load()}
+		for _, ms := range p.serverList() {
+			for range ms.Sessions() {
+				ps.Sessions++
+			}
+		}
+		st.Projects = append(st.Projects, ps)
+	}
+	sort.Slice(st.Projects, func(i, j int) bool { return st.Projects[i].ID < st.Projects[j].ID })
+	return st
+}
+
+// ServeHTTP serves /p/{project}/mcp and, with OAuth, the endpoints'
+// protected-resource metadata. Anything else is 404.
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.RawPath != "" {
+		// An escape in the path: a project id has none, so this is no
+		// endpoint (and "%2F" or "%2e" never reach a project).
+		writeError(w, http.StatusNotFound, "not_found", "no MCP endpoint at this path")
+		return
+	}
+	if id, ok := strings.CutPrefix(r.URL.Path, wellKnownPrefix); ok {
+		e.serveMetadata(w, r, id)
+		return
+	}
+	id, ok := projectOf(r.URL.Path)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", "no MCP endpoint at this path: project endpoints are /p/{project}/mcp")
+		return
+	}
+	e.authenticate(w, r, id, func(w http.ResponseWriter, r *http.Request, tok tokenInfo) {
+		e.serveProject(w, r, id, tok)
+	})
+}
+
+// projectOf returns the project id of an endpoint path /p/{id}/mcp.
+func projectOf(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/p/")
+	if !ok {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(rest, "/mcp")
+	if !ok || !validID(id) {
+		return "", false
+	}
+	return id, true
+}
+
+// validID is the store's project id rule: 1–63 of a-z, 0-9 and '-'.
+func validID(id string) bool {
+	if id == "" || len(id) > 63 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// serveProject serves an authenticated request of project id.
+func (e *Endpoint) serveProject(w http.ResponseWriter, r *http.Request, id string, tok tokenInfo) {
+	if tok.project != id {
+		// The same answer as for a project that does not exist: a token
+		// of one project learns nothing about another's.
+		if tok.admin {
+			writeError(w, http.StatusForbidden, "wrong_token_kind", "admin tokens do not open project endpoints: use a project token of this project")
+			return
+		}
+		writeError(w, http.StatusNotFound, "project_not_found", fmt.Sprintf("no project %q", id))
+		return
+	}
+	p, err := e.project(r.Context(), id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "project_not_found", fmt.Sprintf("no project %q", id))
+		return
+	case errors.Is(err, errClosed):
+		writeError(w, http.StatusServiceUnavailable, "shutting_down", "the hub is shutting down; retry on another replica or later")
+		return
+	case err != nil:
+		e.log.Error("loading a project's catalog", "project", id, "err", err)
+		writeError(w, http.StatusServiceUnavailable, "store_unavailable", "the project's catalog cannot be loaded now; retry later")
+		return
+	}
+	if p.paused.Load() {
+		writeError(w, http.StatusForbidden, "project_paused", fmt.Sprintf("project %q is paused: its endpoint serves nothing until an administrator resumes it", id))
+		return
+	}
+	h, err := e.route(w, r, p)
+	if err != nil {
+		return // answered
+	}
+	p.requests.Add(1)
+	h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), projectKey{}, p)))
+}
+
+// route picks the handler of a request: the project's sessions for a
+// request of a session (its header, a GET stream, a DELETE) and for an
+// initialize (the revisions with sessions begin there), else the shared
+// stateless one (2026-07-28, and requests without a session). The body is
+// read to find an initialize, and put back.
+func (e *Endpoint) route(w http.ResponseWriter, r *http.Request, p *project) (http.Handler, error) {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		return p.sessions(e), nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the request body is over %d bytes", MaxBodyBytes))
+		} else {
+			writeError(w, http.StatusBadRequest, "body_unreadable", "the request body could not be read")
+		}
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if bytes.Contains(body, []byte(`"initialize"`)) {
+		var m struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(body, &m) == nil && m.Method == "initialize" {
+			return p.sessions(e), nil
+		}
+	}
+	return e.stateless, nil
+}
+
+var errClosed = errors.New("endpoint: closed")
+
+// writeError answers a request the MCP servers never see with a JSON-RPC
+// error of id null; data.code is the stable code, the message says what to
+// do.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   any    `json:"error"`
+	}{"2.0", nil, map[string]any{"code": -32001, "message": msg, "data": map[string]string{"code": code}}})
+	w.Write(append(b, '\n'))
+}
+
+// versionEntry is one materialised version, shared by every project bound
+// to it.
+type versionEntry struct {
+	ready chan struct{} // closed once loaded (err says how)
+	err   error
+
+	v     store.Version
+	id    string // NAME@12hex
+	ns    string // 12 hex: the namespace of its skill URI
+	root  *os.Root
+	fsys  fs.FS
+	files []store.File
+	paths map[string]int // path → index in files
+	// requirements is the inspection's requirements, decoded.
+	requirements any
+}
+
+// version returns the materialised version v, materialising it the first
+// time any project needs it.
+func (e *Endpoint) version(ctx context.Context, v store.Version) (*versionEntry, error) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errClosed
+	}
+	ve := e.versions[v.ID]
+	if ve == nil {
+		ve = &versionEntry{ready: make(chan struct{}), v: v}
+		e.versions[v.ID] = ve
+		e.mu.Unlock()
+		ve.err = e.materialize(ctx, ve)
+		close(ve.ready)
+		if ve.err != nil {
+			e.mu.Lock()
+			if e.versions[v.ID] == ve {
+				delete(e.versions, v.ID) // the next use tries again
+			}
+			e.mu.Unlock()
+		}
+	} else {
+		e.mu.Unlock()
+		select {
+		case <-ve.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return ve, ve.err
+}
+
+func (e *Endpoint) materialize(ctx context.Context, ve *versionEntry) error {
+	dir, err := e.db.Materialize(ctx, ve.v.ID, e.opts.CacheDir)
+	if err != nil {
+		return fmt.Errorf("materialising version %d: %w", ve.v.ID, err)
+	}
+	files, err := e.db.VersionFiles(ctx, ve.v.ID)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("opening version %d: %w", ve.v.ID, err)
+	}
+	ve.root, ve.fsys, ve.files = root, regfile.FS(root), files
+	ve.id = hub.VersionID(ve.v.Package, ve.v.TreeDigest)
+	hex := strings.TrimPrefix(ve.v.TreeDigest, "sha256:")
+	if len(hex) < hub.ShortDigest {
+		root.Close()
+		return fmt.Errorf("version %d: malformed tree digest", ve.v.ID)
+	}
+	ve.ns = hex[:hub.ShortDigest]
+	ve.paths = make(map[string]int, len(files))
+	for i, f := range files {
+		ve.paths[f.Path] = i
+	}
+	var in struct {
+		Requirements any `json:"requirements"`
+	}
+	if len(ve.v.Inspection) > 0 && json.Unmarshal(ve.v.Inspection, &in) == nil {
+		ve.requirements = in.Requirements
+	}
+	return nil
+}

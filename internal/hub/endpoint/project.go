@@ -1,0 +1,337 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/skills"
+)
+
+// project is one project's catalog, servers and state as served.
+type project struct {
+	id    string
+	ready chan struct{} // closed once loaded (err says how)
+	err   error
+
+	cat    *skills.Catalog
+	paused atomic.Bool
+	view   atomic.Pointer[view] // what the tools read
+	// requests counts the requests served.
+	requests atomic.Int64
+
+	// mu serialises refreshes.
+	mu  sync.Mutex
+	gen int64 // the binding generation served
+
+	smu      sync.Mutex
+	servers  []*mcp.Server   // every server of the catalog (stateless and sessions)
+	tools    bool            // whether the hub's tools are registered
+	stateful *skills.Handler // the handler of sessions, made on first use
+}
+
+// view is a project's bound versions, as the tools see them.
+type view struct {
+	bound []*boundVersion // by package name, then version id
+}
+
+// boundVersion is one bound version and its skill URI in the catalog.
+type boundVersion struct {
+	*versionEntry
+	uri string
+}
+
+func (p *project) serverList() []*mcp.Server {
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	return append([]*mcp.Server(nil), p.servers...)
+}
+
+// sessions returns the project's handler of sessions.
+func (p *project) sessions(e *Endpoint) http.Handler {
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	if p.stateful == nil {
+		h, err := skills.NewHandler(e.handlerOptions(&mcp.StreamableHTTPOptions{SessionTimeout: SessionTimeout, Logger: e.log}))
+		if err != nil { // only for a nil Select, which it is not
+			panic(err)
+		}
+		p.stateful = h
+	}
+	return p.stateful
+}
+
+// project returns project id, loading its catalog the first time.
+func (e *Endpoint) project(ctx context.Context, id string) (*project, error) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errClosed
+	}
+	p := e.projects[id]
+	if p == nil {
+		p = &project{id: id, ready: make(chan struct{})}
+		e.projects[id] = p
+		e.mu.Unlock()
+		p.mu.Lock()
+		p.err = e.load(ctx, p)
+		p.mu.Unlock()
+		if p.err != nil {
+			e.mu.Lock()
+			if e.projects[id] == p {
+				delete(e.projects, id) // the next request tries again
+			}
+			e.mu.Unlock()
+		}
+		close(p.ready)
+	} else {
+		e.mu.Unlock()
+		select {
+		case <-p.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return p, p.err
+}
+
+// load builds p's catalog from the store, under p.mu.
+func (e *Endpoint) load(ctx context.Context, p *project) error {
+	pr, err := e.db.GetProject(ctx, p.id)
+	if err != nil {
+		return err
+	}
+	p.paused.Store(pr.Paused)
+	list, err := e.db.ProjectBindings(ctx, p.id)
+	if err != nil {
+		return err
+	}
+	libs, bound, err := e.libraries(ctx, list)
+	if err != nil {
+		return err
+	}
+	cat, err := skills.Open(ctx, libs, &skills.Options{Settable: true, Logger: e.log})
+	if err != nil {
+		return fmt.Errorf("project %s: %w", p.id, err)
+	}
+	p.cat, p.gen = cat, list.Generation
+	v := &view{bound: withURIs(cat, bound)}
+	p.view.Store(v)
+	p.tools = len(v.bound) > 0 // no server yet: newServer adds them
+	e.mu.Lock()
+	closed := e.closed
+	if !closed {
+		e.byCat[cat] = p
+	}
+	e.mu.Unlock()
+	if closed {
+		cat.Close()
+		return errClosed
+	}
+	return nil
+}
+
+// libraries returns the libraries of a binding list: one per version, its
+// namespace the version's 12 hex digits.
+func (e *Endpoint) libraries(ctx context.Context, list store.BindingList) ([]skills.Library, []*boundVersion, error) {
+	libs := make([]skills.Library, 0, len(list.Bindings))
+	bound := make([]*boundVersion, 0, len(list.Bindings))
+	for _, b := range list.Bindings {
+		ve, err := e.version(ctx, b.Version)
+		if err != nil {
+			return nil, nil, err
+		}
+		libs = append(libs, skills.Library{Namespace: ve.ns, FS: ve.fsys, Title: ve.v.Package, Version: ve.id})
+		bound = append(bound, &boundVersion{versionEntry: ve})
+	}
+	return libs, bound, nil
+}
+
+// withURIs sets each bound version's SKILL.md URI from the catalog.
+func withURIs(cat *skills.Catalog, bound []*boundVersion) []*boundVersion {
+	uris := map[string]string{}
+	for _, h := range cat.Search("", 1<<30) {
+		uris[h.Library] = h.URI
+	}
+	out := bound[:0]
+	for _, b := range bound {
+		if u, ok := uris[b.ns]; ok { // a version the catalog withholds has no tools either
+			b.uri = u
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// refresh brings a loaded project to the store's state: its pause, and its
+// bindings when their generation moved. A failure keeps what was served;
+// the next change or the feed's periodic check tries again.
+func (e *Endpoint) refresh(ctx context.Context, p *project, ch store.Change) {
+	select {
+	case <-p.ready:
+	case <-ctx.Done():
+		return
+	}
+	if p.err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.paused.Store(ch.Paused) // every change carries the state after it
+	if ch.Generation == p.gen {
+		return
+	}
+	e.refreshes.Add(1)
+	list, err := e.db.ProjectBindings(ctx, p.id)
+	if err == nil && list.Generation == p.gen {
+		return
+	}
+	var libs []skills.Library
+	var bound []*boundVersion
+	if err == nil {
+		libs, bound, err = e.libraries(ctx, list)
+	}
+	if err == nil {
+		_, err = p.cat.SetLibraries(ctx, libs)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			e.refreshErrors.Add(1)
+			e.log.Error("refreshing a project's catalog", "project", p.id, "err", err)
+		}
+		return
+	}
+	p.gen = list.Generation
+	p.view.Store(&view{bound: withURIs(p.cat, bound)})
+	p.syncTools()
+}
+
+// follow applies the change feed until it closes.
+func (e *Endpoint) follow(feed <-chan store.Change) {
+	for ch := range feed {
+		e.mu.Lock()
+		p := e.projects[ch.ProjectID]
+		e.mu.Unlock()
+		if p == nil {
+			continue // not loaded: its first request reads the store
+		}
+		if ch.Kind == store.ChangeDeleted {
+			e.mu.Lock()
+			if e.projects[ch.ProjectID] == p {
+				delete(e.projects, ch.ProjectID)
+			}
+			e.mu.Unlock()
+			e.drop(p)
+			continue
+		}
+		e.refresh(e.ctx, p, ch)
+	}
+}
+
+// drop closes a project's sessions and catalog.
+func (e *Endpoint) drop(p *project) {
+	<-p.ready
+	if p.err != nil {
+		return
+	}
+	for _, ms := range p.serverList() {
+		for ss := range ms.Sessions() {
+			ss.Close()
+		}
+	}
+	p.mu.Lock()
+	cat := p.cat
+	p.mu.Unlock()
+	e.mu.Lock()
+	delete(e.byCat, cat)
+	e.mu.Unlock()
+	e.stateless.Forget(cat)
+	p.smu.Lock()
+	if p.stateful != nil {
+		p.stateful.Forget(cat)
+	}
+	p.smu.Unlock()
+	cat.Close()
+}
+
+// newServer makes a server of a project's catalog: the hub's tools while a
+// version is bound, tools.listChanged always, and instructions that name
+// list_skills only when it is there.
+func (e *Endpoint) newServer(cat *skills.Catalog) *mcp.Server {
+	e.mu.Lock()
+	p := e.byCat[cat]
+	e.mu.Unlock()
+	ms := mcp.NewServer(e.impl, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	if p == nil { // a catalog dropped meanwhile: serve it bare
+		return ms
+	}
+	ms.AddReceivingMiddleware(p.instructionsMiddleware)
+	p.smu.Lock()
+	p.servers = append(p.servers, ms)
+	if p.tools {
+		addTools(ms, p)
+	}
+	p.smu.Unlock()
+	return ms
+}
+
+// syncTools registers the hub's tools on every server of p while a
+// version is bound, and removes them otherwise; the go-sdk sends
+// notifications/tools/list_changed to the servers' sessions when the set
+// changes, and nothing when it does not.
+func (p *project) syncTools() {
+	want := len(p.view.Load().bound) > 0
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	if want == p.tools {
+		return
+	}
+	p.tools = want
+	for _, ms := range p.servers {
+		if want {
+			addTools(ms, p)
+		} else {
+			ms.RemoveTools(toolNames...)
+		}
+	}
+}
+
+// instructionsMiddleware gives initialize and server/discover the
+// project's instructions.
+func (p *project) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			r.Instructions = p.instructions()
+		case *mcp.DiscoverResult:
+			r.Instructions = p.instructions()
+		}
+		return res, err
+	}
+}
+
+func (p *project) instructions() string {
+	n := len(p.view.Load().bound)
+	if n == 0 {
+		return fmt.Sprintf("Project %s has no skills bound yet. Hosts with the Skills extension can use skills/list; it is empty until an administrator binds a version.", p.id)
+	}
+	return fmt.Sprintf("Project %s serves %d Agent Skills: reusable instructions, references and scripts for specific tasks. "+
+		"Before starting a task that one of them may cover, call list_skills with the need in plain words, then get_skill on the best match "+
+		"and follow its instructions; read its other files with read_skill_file when the instructions point at them. "+
+		"Skills come from this hub, not from the user: never run a bundled script without the user's explicit approval. "+
+		"Hosts with the Skills extension can also use skills/list and skills/get.", p.id, n)
+}
+
+var errNoSkill = errors.New("no such skill")

@@ -1,0 +1,546 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+)
+
+// Sandbox name prefixes: a job's run, and a preparation (with the
+// replica's tag).
+const (
+	jobPrefix  = "skjob-"
+	prepPrefix = "skprep-"
+)
+
+// SandboxName is the name of a job's sandbox: the container's name under
+// Docker.
+func SandboxName(jobID string) string { return jobPrefix + jobID }
+
+// finishTimeout bounds storing a run's end once the run is over, also
+// when the service is closing.
+const finishTimeout = 30 * time.Second
+
+// worker claims queued jobs and runs them, one at a time, until Close.
+func (s *Service) worker() {
+	tick := time.NewTicker(s.opts.Poll)
+	defer tick.Stop()
+	for {
+		if s.ctx.Err() != nil {
+			return
+		}
+		j, ok, err := s.st.ClaimJob(s.ctx, s.opts.Replica)
+		if err != nil && s.ctx.Err() == nil {
+			s.log.Warn("jobs: claiming a queued job", "err", err)
+		}
+		if ok {
+			s.execute(j)
+			continue
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// execute runs a claimed job and stores its end.
+func (s *Service) execute(j store.Job) {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	h := &runHandle{cancel: cancel, done: make(chan struct{})}
+	s.mu.Lock()
+	s.runs[j.ID] = h
+	s.mu.Unlock()
+	defer func() {
+		cancel(nil)
+		s.mu.Lock()
+		delete(s.runs, j.ID)
+		s.mu.Unlock()
+		close(h.done)
+	}()
+	// Stops asked on other replicas arrive through the store.
+	watchDone := make(chan struct{})
+	s.wg.Go(func() {
+		defer close(watchDone)
+		s.watchStop(ctx, j.ID, h)
+	})
+	res, outputs, lockReason := s.runJob(ctx, j)
+	cancel(nil)
+	<-watchDone
+
+	fctx, fcancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer fcancel()
+	if lockReason != "" {
+		if _, err := s.st.LockJob(fctx, j.ID, s.opts.Replica, lockReason); err != nil {
+			s.log.Error("jobs: locking a job whose sandbox may still run", "job", j.ID, "err", err)
+		}
+		s.log.Error("jobs: job locked", "job", j.ID, "reason", lockReason)
+		return
+	}
+	if _, err := s.st.FinishJob(fctx, j.ID, s.opts.Replica, res, outputs); err != nil {
+		if errors.Is(err, store.ErrJobLimit) {
+			res.Reason = strings.TrimSpace(res.Reason + "; outputs not kept: " + err.Error())
+			res.State, outputs = store.JobFailed, nil
+			_, err = s.st.FinishJob(fctx, j.ID, s.opts.Replica, res, nil)
+		}
+		if err != nil {
+			// The job stays running under this replica; the next
+			// Recover ends it.
+			s.log.Error("jobs: storing the end of a run", "job", j.ID, "err", err)
+			return
+		}
+	}
+	s.log.Info("jobs: run ended", "job", j.ID, "state", res.State, "outputs", len(outputs))
+}
+
+// watchStop cancels h when a stop of the job is asked through the store.
+func (s *Service) watchStop(ctx context.Context, id string, h *runHandle) {
+	tick := time.NewTicker(s.opts.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if j, err := s.st.GetJob(ctx, id); err == nil && j.StopRequested {
+			h.cancel(fmt.Errorf("%w on request", errStopped))
+			return
+		}
+	}
+}
+
+func failed(reason string) store.JobResult {
+	return store.JobResult{State: store.JobFailed, Reason: reason}
+}
+
+// runJob runs a claimed job in its sandbox. It returns the end to store
+// with its outputs, or a reason to lock the job when its sandbox could not
+// be confirmed gone.
+func (s *Service) runJob(ctx context.Context, j store.Job) (store.JobResult, []store.NewJobFile, string) {
+	// A failure while the run is being set up is a stop when the run was
+	// cancelled (a stop, the service closing).
+	failed := func(reason string) store.JobResult {
+		if ctx.Err() != nil {
+			return store.JobResult{State: store.JobStopped, Reason: context.Cause(ctx).Error()}
+		}
+		return store.JobResult{State: store.JobFailed, Reason: reason}
+	}
+	p, err := s.st.GetProfile(ctx, j.VersionID)
+	switch {
+	case err != nil:
+		return failed("reading the execution profile: " + err.Error()), nil, ""
+	case p.Revision != j.ProfileRevision || !p.Prepared():
+		return failed(fmt.Sprintf("the execution profile changed after the job was queued (revision %d, now %d): create another job", j.ProfileRevision, p.Revision)), nil, ""
+	case !p.Enabled:
+		return failed("the execution profile was disabled after the job was queued"), nil, ""
+	case !p.Allows(j.Script):
+		return failed("the script is no longer allowed by the execution profile"), nil, ""
+	}
+	pkg, err := s.st.Materialize(ctx, j.VersionID, s.dir("packages"))
+	if err != nil {
+		return failed("the package could not be laid out for the run: " + err.Error()), nil, ""
+	}
+	layer, err := s.layer(p)
+	if err != nil {
+		return failed(err.Error()), nil, ""
+	}
+	work := s.dir("work", j.ID)
+	defer removeTree(work)
+	inputs, err := s.layOutInputs(ctx, j.ID, work)
+	if err != nil {
+		return failed("the job's inputs could not be laid out: " + err.Error()), nil, ""
+	}
+	spec := s.spec(p, pkg, layer, work, j)
+	r, err := s.ex.Run(ctx, spec)
+	if errors.Is(err, sandbox.ErrUnconfirmed) {
+		return store.JobResult{}, nil, "its sandbox could not be confirmed gone; its files are held until an operator or a restart confirms it: " + err.Error()
+	}
+	if err != nil {
+		return failed(fmt.Sprintf("the sandbox (%s) failed: %v", s.ex.Name(), err)), nil, ""
+	}
+	res := s.result(ctx, p, r)
+	outputs, note, err := collectOutputs(work, inputs)
+	if err != nil {
+		res.State, res.Reason = store.JobFailed, strings.TrimSpace(res.Reason+"; outputs not kept: "+err.Error())
+		return res, nil, ""
+	}
+	if note != "" {
+		res.Reason = strings.TrimSpace(strings.TrimPrefix(res.Reason+"; "+note, "; "))
+	}
+	return res, outputs, ""
+}
+
+// result turns the sandbox's result into the job's end.
+func (s *Service) result(ctx context.Context, p store.Profile, r sandbox.Result) store.JobResult {
+	out := store.JobResult{Stdout: r.Stdout, Stderr: r.Stderr, StdoutCut: r.StdoutCut, StderrCut: r.StderrCut}
+	if len(out.Stdout) > store.MaxJobOutput {
+		out.Stdout, out.StdoutCut = out.Stdout[:store.MaxJobOutput], true
+	}
+	if len(out.Stderr) > store.MaxJobOutput {
+		out.Stderr, out.StderrCut = out.Stderr[:store.MaxJobOutput], true
+	}
+	switch r.Reason {
+	case sandbox.ReasonExited:
+		code := r.ExitCode
+		out.ExitCode = &code
+		if code == 0 {
+			out.State = store.JobSucceeded
+		} else {
+			out.State, out.Reason = store.JobFailed, fmt.Sprintf("the script exited with status %d", code)
+		}
+	case sandbox.ReasonTimeout:
+		out.State, out.Reason = store.JobTimedOut, fmt.Sprintf("the run passed its %d s timeout and was killed", p.TimeoutSeconds)
+	case sandbox.ReasonMemory:
+		out.State, out.Reason = store.JobFailed, fmt.Sprintf("killed: the run passed its memory limit (%d MiB)", s.limit.Memory>>20)
+	case sandbox.ReasonQuota:
+		out.State, out.Reason = store.JobFailed, fmt.Sprintf("stopped: the work folder passed its quota (%d MiB, %d files)", s.limit.WorkTree>>20, s.limit.WorkFiles)
+	default: // killed
+		out.State, out.Reason = store.JobStopped, "the sandbox was killed"
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			out.Reason = cause.Error()
+		}
+		if r.Signal != "" {
+			out.Reason += " (signal " + r.Signal + ")"
+		}
+	}
+	return out
+}
+
+// interpreter is the profile's interpreter inside the sandbox.
+func interpreter(p store.Profile) string {
+	if p.Interpreter != "" {
+		return p.Interpreter
+	}
+	switch p.Runtime {
+	case store.RuntimePython:
+		return "/usr/bin/python3"
+	case store.RuntimeNode:
+		return "/usr/bin/node"
+	}
+	return "/usr/bin/bash"
+}
+
+// Where things are inside a job's sandbox.
+const (
+	packageTarget = "/package"
+	skillTarget   = "/skill" // the package again, beside a prepared layer
+	workTarget    = "/work"
+	layerTarget   = "/layer"        // a Python layer (PYTHONPATH)
+	nodeTarget    = "/node_modules" // a Node layer: found from any folder
+)
+
+// spec is the sandbox of a job's run: the interpreter, the script and the
+// arguments as they are (no shell), /work its own, the package read-only.
+func (s *Service) spec(p store.Profile, pkg, layer, work string, j store.Job) sandbox.Spec {
+	argv := append([]string{interpreter(p), path.Join(packageTarget, j.Script)}, j.Args...)
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + workTarget, "LANG=C.UTF-8"}
+	mounts := []sandbox.Mount{
+		{Host: pkg, Target: packageTarget},
+		{Host: work, Target: workTarget, Writable: true},
+	}
+	if layer != "" {
+		mounts = append(mounts, sandbox.Mount{Host: pkg, Target: skillTarget})
+		switch p.Runtime {
+		case store.RuntimePython:
+			mounts = append(mounts, sandbox.Mount{Host: layer, Target: layerTarget})
+			env = append(env, "PYTHONPATH="+layerTarget, "PYTHONNOUSERSITE=1")
+		case store.RuntimeNode:
+			if nm := filepath.Join(layer, "node_modules"); exists(nm) {
+				mounts = append(mounts, sandbox.Mount{Host: nm, Target: nodeTarget})
+				env = append(env, "NODE_PATH="+nodeTarget)
+			}
+		}
+	}
+	if p.Runtime == store.RuntimePython {
+		env = append(env, "PYTHONDONTWRITEBYTECODE=1")
+	}
+	lim := s.limit
+	lim.Wall = time.Duration(p.TimeoutSeconds) * time.Second
+	return sandbox.Spec{Name: SandboxName(j.ID), Argv: argv, Dir: workTarget, Env: env, Mounts: mounts,
+		Image: p.Image, RootFS: p.RootFS, Network: p.Network, Limits: lim}
+}
+
+// layOutInputs writes the job's inputs into a fresh work folder, each
+// verified against its digest, and returns their digests by path.
+func (s *Service) layOutInputs(ctx context.Context, jobID, work string) (map[string][32]byte, error) {
+	if err := removeTree(work); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(work, 0o777); err != nil {
+		return nil, err
+	}
+	// The sandbox's uid writes here; the mode is not the umask's.
+	if err := os.Chmod(work, 0o777); err != nil {
+		return nil, err
+	}
+	files, err := s.st.JobFiles(ctx, jobID)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(work)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	out := map[string][32]byte{}
+	for _, f := range files {
+		if f.Kind != store.JobInput {
+			continue
+		}
+		data, _, err := s.st.ReadRunInput(ctx, jobID, s.opts.Replica, f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if sha256.Sum256(data) != f.Digest || int64(len(data)) != f.Size {
+			return nil, &store.CorruptJobFileError{JobID: jobID, Path: f.Path}
+		}
+		if dir := path.Dir(f.Path); dir != "." {
+			if err := mkdirAll(root, dir); err != nil {
+				return nil, err
+			}
+		}
+		if err := root.WriteFile(f.Path, data, 0o666); err != nil {
+			return nil, err
+		}
+		if err := root.Chmod(f.Path, 0o666); err != nil {
+			return nil, err
+		}
+		out[f.Path] = f.Digest
+	}
+	return out, nil
+}
+
+// mkdirAll makes dir and its parents under root, writable by all (the
+// sandbox's uid).
+func mkdirAll(root *os.Root, dir string) error {
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		d := strings.Join(parts[:i+1], "/")
+		if err := root.Mkdir(d, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if err := root.Chmod(d, 0o777); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// collectOutputs returns every regular file of the work folder that is
+// new or differs from the input of its path. Symbolic links and special
+// files are never followed or kept; note says what was left out. The
+// folder is read through an os.Root, so nothing outside it is read.
+func collectOutputs(work string, inputs map[string][32]byte) ([]store.NewJobFile, string, error) {
+	root, err := os.OpenRoot(work)
+	if err != nil {
+		return nil, "", err
+	}
+	defer root.Close()
+	var (
+		out              []store.NewJobFile
+		skipped          []string
+		entries, kept    int
+		total, unchanged int64
+	)
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == "." {
+			return nil
+		}
+		entries++
+		if entries > 4*store.MaxJobFiles {
+			return fmt.Errorf("the work folder holds more than %d entries", 4*store.MaxJobFiles)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() || store.CheckJobPath(p) != nil {
+			skipped = append(skipped, p)
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Size() > store.MaxJobFileSize {
+			return fmt.Errorf("%s is %d bytes, more than the %d MiB a file may hold", p, info.Size(), store.MaxJobFileSize>>20)
+		}
+		f, err := root.Open(p)
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(io.LimitReader(f, store.MaxJobFileSize+1))
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if len(data) > store.MaxJobFileSize {
+			return fmt.Errorf("%s grew past the %d MiB a file may hold", p, store.MaxJobFileSize>>20)
+		}
+		if d, ok := inputs[p]; ok && d == sha256.Sum256(data) {
+			unchanged += int64(len(data))
+			kept++
+			return nil
+		}
+		total += int64(len(data))
+		if total+unchanged > store.MaxJobBytes || len(out)+kept >= store.MaxJobFiles+1 {
+			return fmt.Errorf("the work folder holds more than %d files or %d MiB", store.MaxJobFiles, store.MaxJobBytes>>20)
+		}
+		out = append(out, store.NewJobFile{Path: p, Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	note := ""
+	if len(skipped) > 0 {
+		slices.Sort(skipped)
+		if len(skipped) > 10 {
+			skipped = append(skipped[:10], "…")
+		}
+		note = fmt.Sprintf("left out %d entries that are not regular files or have names a job file may not have: %s", len(skipped), strings.Join(skipped, ", "))
+	}
+	return out, note, nil
+}
+
+// removeTree removes a folder whose parts a sandbox may have made
+// read-only.
+func removeTree(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// Recover reconciles the jobs this replica left running or locked (after a
+// crash or a restart) with what its backend still runs: a sandbox still
+// running is killed and its job stopped; a job whose sandbox is gone
+// failed (its result was lost); a kill that cannot be confirmed leaves
+// the job locked. No job is run again. Sandboxes of this host without a
+// live job are killed too. Start calls it.
+func (s *Service) Recover(ctx context.Context) (RecoverReport, error) {
+	var rep RecoverReport
+	if err := s.usable(); err != nil {
+		return rep, err
+	}
+	jobs, err := s.st.ReplicaJobs(ctx, s.opts.Replica)
+	if err != nil {
+		return rep, fmt.Errorf("recovering jobs: %w", err)
+	}
+	names, err := s.ex.Running(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("recovering jobs: listing the sandboxes %s runs: %w", s.ex.Name(), err)
+	}
+	running := map[string]bool{}
+	for _, n := range names {
+		running[n] = true
+	}
+	var errs []error
+	handled := map[string]bool{}
+	for _, j := range jobs {
+		s.mu.Lock()
+		live := s.runs[j.ID] != nil
+		s.mu.Unlock()
+		if live {
+			continue
+		}
+		name := SandboxName(j.ID)
+		handled[name] = true
+		res := store.JobResult{State: store.JobFailed, Reason: "the hub stopped during the run (a crash or a restart) and its result was lost; create another job to run it again"}
+		switch {
+		case running[name]:
+			if err := s.ex.Kill(ctx, name); err != nil {
+				if j.State != store.JobLocked {
+					if _, err := s.st.LockJob(ctx, j.ID, s.opts.Replica, "after a restart its sandbox could not be confirmed gone: "+err.Error()); err != nil {
+						errs = append(errs, err)
+					}
+				}
+				rep.Locked = append(rep.Locked, j.ID)
+				continue
+			}
+			rep.Killed = append(rep.Killed, name)
+			res = store.JobResult{State: store.JobStopped, Reason: "the hub restarted during the run; its sandbox was killed"}
+		case j.State == store.JobLocked:
+			res = store.JobResult{State: store.JobStopped, Reason: "its sandbox was confirmed gone after a restart; " + j.Reason}
+		}
+		if _, err := s.st.FinishJob(ctx, j.ID, s.opts.Replica, res, nil); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if res.State == store.JobStopped {
+			rep.Stopped = append(rep.Stopped, j.ID)
+		} else {
+			rep.Failed = append(rep.Failed, j.ID)
+		}
+		removeTree(s.dir("work", j.ID))
+		s.log.Warn("jobs: recovered a job", "job", j.ID, "state", res.State, "reason", res.Reason)
+	}
+	// Sandboxes no live job owns: a job of this host that ended, was
+	// deleted or never was, and this replica's preparations.
+	for _, name := range names {
+		if handled[name] {
+			continue
+		}
+		if id, ok := strings.CutPrefix(name, jobPrefix); ok {
+			s.mu.Lock()
+			live := s.runs[id] != nil
+			s.mu.Unlock()
+			j, err := s.st.GetJob(ctx, id)
+			if live || err == nil && j.State.Active() && j.ClaimedBy != s.opts.Replica {
+				continue // another replica on this host runs it
+			}
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				errs = append(errs, err)
+				continue
+			}
+		} else if !strings.HasPrefix(name, prepPrefix+s.tag+"-") || s.preparing(name) {
+			continue
+		}
+		if err := s.ex.Kill(ctx, name); err != nil {
+			errs = append(errs, fmt.Errorf("killing the orphaned sandbox %s: %w", name, err))
+			continue
+		}
+		rep.Killed = append(rep.Killed, name)
+	}
+	return rep, errors.Join(errs...)
+}
+
+// logBytes renders a build's streams for its log.
+func logBytes(argv []string, r sandbox.Result) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "$ %s\n", strings.Join(argv, " "))
+	b.Write(r.Stdout)
+	if r.StdoutCut {
+		b.WriteString("\n… (stdout cut)\n")
+	}
+	b.Write(r.Stderr)
+	if r.StderrCut {
+		b.WriteString("\n… (stderr cut)\n")
+	}
+	fmt.Fprintf(&b, "\n(%s, exit status %d, %s)\n", r.Reason, r.ExitCode, r.Duration.Round(time.Millisecond))
+	return b.String()
+}

@@ -1,0 +1,319 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Runtime is the interpreter family a profile runs scripts with.
+type Runtime string
+
+// The runtimes.
+const (
+	RuntimePython Runtime = "python"
+	RuntimeNode   Runtime = "node"
+	RuntimeBash   Runtime = "bash"
+)
+
+// Valid reports whether r is one of the runtimes.
+func (r Runtime) Valid() bool { return r == RuntimePython || r == RuntimeNode || r == RuntimeBash }
+
+// Bounds of a profile's timeout, in seconds, and of its allowed scripts.
+const (
+	MinTimeoutSeconds = 1
+	MaxTimeoutSeconds = 300
+	maxScripts        = 100
+	// MaxPrepareLog bounds the preparation log kept with a profile; a
+	// longer log keeps its first and last halves.
+	MaxPrepareLog = 256 << 10
+)
+
+// ProfileSpec is what an administrator sets on a version: how its scripts
+// may run. It is never taken from a model's arguments.
+type ProfileSpec struct {
+	Runtime Runtime `json:"runtime"`
+	// Image is the Docker image (an id or a local tag); RootFS is
+	// bubblewrap's root tree (empty: the host's /usr, read-only).
+	Image  string `json:"image,omitempty"`
+	RootFS string `json:"rootfs,omitempty"`
+	// Interpreter is the interpreter's absolute path inside the sandbox;
+	// empty for the runtime's default (/usr/bin/python3, /usr/bin/node,
+	// /usr/bin/bash).
+	Interpreter string `json:"interpreter,omitempty"`
+	// Scripts are the paths, inside the package, of the only scripts
+	// jobs may run.
+	Scripts        []string `json:"scripts"`
+	TimeoutSeconds int      `json:"timeout_seconds"`
+	// Network gives runs (and the preparation) the host's network.
+	Network bool `json:"network"`
+	// Enabled authorises jobs for every project bound to the version.
+	Enabled bool `json:"enabled"`
+}
+
+// sameEnvironment reports whether a and b prepare and run alike; only
+// Enabled may differ.
+func (a ProfileSpec) sameEnvironment(b ProfileSpec) bool {
+	return a.Runtime == b.Runtime && a.Image == b.Image && a.RootFS == b.RootFS &&
+		a.Interpreter == b.Interpreter && slices.Equal(a.Scripts, b.Scripts) &&
+		a.TimeoutSeconds == b.TimeoutSeconds && a.Network == b.Network
+}
+
+// Profile is a version's stored execution profile with its prepared state.
+type Profile struct {
+	VersionID int64 `json:"version_id"`
+	ProfileSpec
+	// Revision counts the changes of the environment (every field but
+	// Enabled); a job runs only under the revision it was created with.
+	Revision int64 `json:"revision"`
+	// Identity names the prepared environment: the content digest of the
+	// prepared layer ("sha256:…"), or "none" when there was nothing to
+	// install. Empty when the profile is not prepared.
+	Identity   string    `json:"identity,omitempty"`
+	PreparedAt time.Time `json:"prepared_at,omitzero"`
+	// PrepareLog is the last preparation's output, kept whether it
+	// succeeded or not.
+	PrepareLog string    `json:"prepare_log,omitempty"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// Prepared reports whether the profile's environment has been prepared
+// since it last changed.
+func (p Profile) Prepared() bool { return p.Identity != "" }
+
+// Allows reports whether script is one of the profile's allowed scripts.
+func (p Profile) Allows(script string) bool { return slices.Contains(p.Scripts, script) }
+
+var (
+	// ErrProfileDisabled is returned for a job of a version whose profile
+	// is not enabled.
+	ErrProfileDisabled = errors.New("the version's execution profile is not enabled")
+	// ErrNotPrepared is returned for a job of a version whose profile has
+	// not been prepared since it last changed.
+	ErrNotPrepared = errors.New("the version's execution profile is not prepared")
+	// ErrProfileChanged is returned when the profile changed under an
+	// operation that started with another revision of it.
+	ErrProfileChanged = errors.New("the version's execution profile changed")
+	// ErrScriptNotAllowed is returned for a script the profile does not
+	// list.
+	ErrScriptNotAllowed = errors.New("script is not allowed by the execution profile")
+)
+
+// ownError marks the store's own errors, which need no further context.
+type ownError interface{ storeOwn() }
+
+// profileError is a profile refusal with its message and sentinel.
+type profileError struct {
+	msg string
+	is  error
+}
+
+func (e *profileError) Error() string { return e.msg }
+func (e *profileError) Unwrap() error { return e.is }
+func (e *profileError) storeOwn()     {}
+func profileErr(is error, format string, args ...any) error {
+	return &profileError{msg: "hub store: " + fmt.Sprintf(format, args...), is: is}
+}
+
+// checkScriptPath reports whether p can name a file inside a package: a
+// clean relative slash-separated path.
+func checkScriptPath(p string) bool {
+	return p != "" && len(p) <= 1024 && fs.ValidPath(p) && p != "." && !strings.ContainsAny(p, "\\\x00") &&
+		strings.IndexFunc(p, unicode.IsControl) < 0
+}
+
+func validateProfileSpec(ps ProfileSpec) error {
+	if !ps.Runtime.Valid() {
+		return invalidf("profile runtime %q: it must be python, node or bash", truncate(string(ps.Runtime), 40))
+	}
+	if ps.TimeoutSeconds < MinTimeoutSeconds || ps.TimeoutSeconds > MaxTimeoutSeconds {
+		return invalidf("profile timeout %d s: it must be %d to %d seconds", ps.TimeoutSeconds, MinTimeoutSeconds, MaxTimeoutSeconds)
+	}
+	if len(ps.Scripts) == 0 || len(ps.Scripts) > maxScripts {
+		return invalidf("profile scripts: list 1 to %d allowed scripts (paths inside the package)", maxScripts)
+	}
+	for i, sc := range ps.Scripts {
+		if !checkScriptPath(sc) {
+			return invalidf("profile script %q: it must be a clean relative path inside the package", truncate(sc, 80))
+		}
+		if slices.Contains(ps.Scripts[:i], sc) {
+			return invalidf("profile script %s is listed twice", sc)
+		}
+	}
+	for name, v := range map[string]string{"image": ps.Image, "rootfs": ps.RootFS, "interpreter": ps.Interpreter} {
+		if len(v) > 1024 || strings.IndexFunc(v, unicode.IsControl) >= 0 || strings.TrimSpace(v) != v {
+			return invalidf("profile %s %q: at most 1024 characters without control characters or surrounding spaces", name, truncate(v, 80))
+		}
+	}
+	if ps.RootFS != "" && !path.IsAbs(ps.RootFS) {
+		return invalidf("profile rootfs %q: it must be an absolute host path", truncate(ps.RootFS, 80))
+	}
+	if ps.Interpreter != "" && (!path.IsAbs(ps.Interpreter) || path.Clean(ps.Interpreter) != ps.Interpreter) {
+		return invalidf("profile interpreter %q: it must be a clean absolute path inside the sandbox", truncate(ps.Interpreter, 80))
+	}
+	return nil
+}
+
+const profileColumns = `version_id, runtime, image, rootfs, interpreter, scripts, timeout_s, network, enabled,
+	revision, identity, prepare_log, prepared_at, updated_at`
+
+func scanProfile(r scanner) (Profile, error) {
+	var (
+		p                Profile
+		scripts          string
+		network, enabled int
+		identity         sql.NullString
+		preparedAt       sql.NullInt64
+		updated          int64
+	)
+	if err := r.Scan(&p.VersionID, &p.Runtime, &p.Image, &p.RootFS, &p.Interpreter, &scripts, &p.TimeoutSeconds,
+		&network, &enabled, &p.Revision, &identity, &p.PrepareLog, &preparedAt, &updated); err != nil {
+		return Profile{}, err
+	}
+	if err := json.Unmarshal([]byte(scripts), &p.Scripts); err != nil {
+		return Profile{}, fmt.Errorf("profile of version %d: its stored scripts are not a JSON list: %w", p.VersionID, err)
+	}
+	p.Network, p.Enabled = network != 0, enabled != 0
+	p.Identity = identity.String
+	if preparedAt.Valid {
+		p.PreparedAt = time.UnixMicro(preparedAt.Int64).UTC()
+	}
+	p.UpdatedAt = time.UnixMicro(updated).UTC()
+	return p, nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SetProfile sets a version's execution profile. Every allowed script must
+// be a file of the version. A change of anything but Enabled bumps the
+// revision and clears the prepared state (prepare again); setting the same
+// profile again changes nothing.
+func (s *DB) SetProfile(ctx context.Context, versionID int64, ps ProfileSpec) (Profile, error) {
+	if err := validateProfileSpec(ps); err != nil {
+		return Profile{}, err
+	}
+	scripts, err := json.Marshal(ps.Scripts)
+	if err != nil {
+		return Profile{}, err
+	}
+	var out Profile
+	err = s.write(ctx, fmt.Sprintf("setting the profile of version %d", versionID), func(tx *sql.Tx) ([]string, error) {
+		q := s.d.rebind
+		if ok, err := exists(ctx, tx, q(`SELECT 1 FROM versions WHERE id = ?`), versionID); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, fmt.Errorf("version %d: %w", versionID, ErrNotFound)
+		}
+		for _, sc := range ps.Scripts {
+			if ok, err := exists(ctx, tx, q(`SELECT 1 FROM version_files WHERE version_id = ? AND path = ?`), versionID, sc); err != nil {
+				return nil, err
+			} else if !ok {
+				return nil, invalidf("profile script %s is not a file of version %d: list paths of the package's files, e.g. scripts/run.py", sc, versionID)
+			}
+		}
+		now := s.now().UnixMicro()
+		old, err := scanProfile(tx.QueryRowContext(ctx, q(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`+s.d.lockRow()), versionID))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			_, err = tx.ExecContext(ctx, q(`INSERT INTO profiles (version_id, runtime, image, rootfs, interpreter, scripts,
+				timeout_s, network, enabled, revision, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`),
+				versionID, string(ps.Runtime), ps.Image, ps.RootFS, ps.Interpreter, string(scripts),
+				ps.TimeoutSeconds, b2i(ps.Network), b2i(ps.Enabled), now)
+		case err != nil:
+			return nil, err
+		case old.sameEnvironment(ps) && old.Enabled == ps.Enabled:
+			out = old
+			return nil, nil
+		case old.sameEnvironment(ps):
+			_, err = tx.ExecContext(ctx, q(`UPDATE profiles SET enabled = ?, updated_at = ? WHERE version_id = ?`), b2i(ps.Enabled), now, versionID)
+		default:
+			_, err = tx.ExecContext(ctx, q(`UPDATE profiles SET runtime = ?, image = ?, rootfs = ?, interpreter = ?, scripts = ?,
+				timeout_s = ?, network = ?, enabled = ?, revision = revision + 1, identity = NULL, prepare_log = '',
+				prepared_at = NULL, updated_at = ? WHERE version_id = ?`),
+				string(ps.Runtime), ps.Image, ps.RootFS, ps.Interpreter, string(scripts),
+				ps.TimeoutSeconds, b2i(ps.Network), b2i(ps.Enabled), now, versionID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out, err = scanProfile(tx.QueryRowContext(ctx, q(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`), versionID))
+		return nil, err
+	})
+	return out, err
+}
+
+// GetProfile returns a version's execution profile, or ErrNotFound when it
+// has none.
+func (s *DB) GetProfile(ctx context.Context, versionID int64) (Profile, error) {
+	p, err := scanProfile(s.db.QueryRowContext(ctx, s.d.rebind(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`), versionID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Profile{}, fmt.Errorf("execution profile of version %d: %w (an administrator sets one first)", versionID, ErrNotFound)
+	}
+	if err != nil {
+		return Profile{}, fmt.Errorf("reading the profile of version %d: %w", versionID, s.d.wrap(err))
+	}
+	return p, nil
+}
+
+// SetPrepared records a preparation of the profile at revision: its
+// identity when it succeeded (empty when it failed) and its log. Refused
+// with ErrProfileChanged when the profile changed since the preparation
+// began; nothing is recorded then.
+func (s *DB) SetPrepared(ctx context.Context, versionID, revision int64, identity, log string) (Profile, error) {
+	if len(identity) > 200 || strings.IndexFunc(identity, unicode.IsControl) >= 0 {
+		return Profile{}, invalidf("prepared identity %q: at most 200 characters without control characters", truncate(identity, 80))
+	}
+	log = clipLog(log, MaxPrepareLog)
+	var out Profile
+	err := s.write(ctx, fmt.Sprintf("recording the preparation of version %d", versionID), func(tx *sql.Tx) ([]string, error) {
+		q := s.d.rebind
+		var at sql.NullInt64
+		now := s.now().UnixMicro()
+		var identArg sql.NullString
+		if identity != "" {
+			identArg = sql.NullString{String: identity, Valid: true}
+			at = sql.NullInt64{Int64: now, Valid: true}
+		}
+		res, err := tx.ExecContext(ctx, q(`UPDATE profiles SET identity = ?, prepare_log = ?, prepared_at = ?, updated_at = ?
+			WHERE version_id = ? AND revision = ?`), identArg, log, at, now, versionID, revision)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, err
+		} else if n == 0 {
+			if ok, err := exists(ctx, tx, q(`SELECT 1 FROM profiles WHERE version_id = ?`), versionID); err != nil {
+				return nil, err
+			} else if !ok {
+				return nil, fmt.Errorf("execution profile of version %d: %w", versionID, ErrNotFound)
+			}
+			return nil, profileErr(ErrProfileChanged, "version %d: the execution profile changed while it was being prepared (revision %d): prepare it again", versionID, revision)
+		}
+		out, err = scanProfile(tx.QueryRowContext(ctx, q(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`), versionID))
+		return nil, err
+	})
+	return out, err
+}
+
+// clipLog keeps the first and last halves of a log longer than n bytes.
+func clipLog(log string, n int) string {
+	if len(log) <= n {
+		return strings.ToValidUTF8(log, "\uFFFD")
+	}
+	const mark = "\n… (log cut) …\n"
+	half := (n - len(mark)) / 2
+	return strings.ToValidUTF8(log[:half], "") + mark + strings.ToValidUTF8(log[len(log)-half:], "")
+}
