@@ -38,6 +38,9 @@ var allowed = map[string][]string{
 	"internal/adversarial/oracle": nil,
 	"internal/hub/store":          nil, // the hub's state: imports no other hub package
 	"internal/sandbox":            nil, // running one command locked down: bwrap, Docker, fake
+	"internal/sandbox/bwrap":      {"internal/sandbox"},
+	"internal/sandbox/docker":     {"internal/sandbox"}, // the only importer of the moby client
+	"internal/sandbox/fake":       {"internal/sandbox"}, // tests of callers only
 	// Level 1.
 	"internal/lint":    {"internal/skill"},
 	"internal/vault":   {"internal/skill"},
@@ -97,6 +100,9 @@ var allowed = map[string][]string{
 	// Test support for the hub: a real PostgreSQL, and the store backends' suite.
 	"internal/hub/store/pgtest":    nil,
 	"internal/hub/store/storetest": {"internal/hub/store"},
+	// Test support for the sandboxes: the isolation suite, a real dockerd.
+	"internal/sandbox/sandboxtest": {"internal/sandbox"},
+	"internal/sandbox/dockertest":  nil,
 }
 
 func TestImports(t *testing.T) {

@@ -31,6 +31,10 @@ type Limits struct {
 	Memory int64
 	// CPUs is the share of CPUs the sandbox may use (1: one CPU).
 	CPUs float64
+	// CPUTime bounds the CPU time of each process of the sandbox
+	// (RLIMIT_CPU: the process is killed with SIGKILL when it passes it);
+	// zero means Wall × CPUs, rounded up to a second.
+	CPUTime time.Duration
 	// Processes bounds the processes and threads of the sandbox.
 	Processes int
 	// FileSize bounds each file the sandbox writes, in bytes.

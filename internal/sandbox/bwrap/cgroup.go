@@ -1,0 +1,336 @@
+package bwrap
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+)
+
+// cgroups is what the host offers for the runs' cgroups: nothing, the
+// unified hierarchy (v2: one folder per run, joined at clone through
+// CLONE_INTO_CGROUP) or the legacy one (v1: one folder per run in each of
+// the memory, pids and cpu hierarchies, joined before the sandbox execs).
+type cgroups struct {
+	v2 bool
+	// parent is, per controller ("memory", "pids", "cpu"), the folder the
+	// runs' folders are made in; v2 uses one folder for all three.
+	parent map[string]string
+	memsw  bool // v1: memory.memsw.limit_in_bytes exists (swap is bounded too)
+	// enforced and missing describe the controllers for Enforced.
+	enforced, missing []string
+}
+
+var controllers = []string{"memory", "pids", "cpu"}
+
+// detectCgroups looks under root (normally /sys/fs/cgroup) for a cgroup
+// hierarchy this process may make folders in, and makes the parent folder
+// name in it. It never fails: what it cannot use it lists as missing.
+func detectCgroups(root, name string) *cgroups {
+	c := &cgroups{parent: map[string]string{}}
+	if ctl, err := os.ReadFile(filepath.Join(root, "cgroup.controllers")); err == nil {
+		c.v2 = true
+		c.detectV2(root, name, strings.Fields(string(ctl)))
+		return c
+	}
+	for _, ctl := range controllers {
+		probe := map[string]string{"memory": "memory.limit_in_bytes", "pids": "pids.max", "cpu": "cpu.cfs_quota_us"}[ctl]
+		base := filepath.Join(root, ctl)
+		if _, err := os.Stat(filepath.Join(base, "cgroup.procs")); err != nil {
+			c.missing = append(c.missing, fmt.Sprintf("%s: cgroup: no v1 %s hierarchy at %s and no cgroup v2", ctlLimit(ctl), ctl, base))
+			continue
+		}
+		dir := filepath.Join(base, name)
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			c.missing = append(c.missing, fmt.Sprintf("%s: cgroup v1 %s: cannot make %s (%v); run the server as root or delegate the hierarchy", ctlLimit(ctl), ctl, dir, errors.Unwrap(err)))
+			continue
+		}
+		// The root of a hierarchy lacks some limit files (pids.max): look
+		// in the folder just made.
+		if _, err := os.Stat(filepath.Join(dir, probe)); err != nil {
+			c.missing = append(c.missing, fmt.Sprintf("%s: cgroup v1: %s has no %s", ctlLimit(ctl), base, probe))
+			continue
+		}
+		c.parent[ctl] = dir
+		c.enforced = append(c.enforced, fmt.Sprintf("%s: cgroup v1 (%s)", ctlLimit(ctl), probe))
+		if ctl == "memory" {
+			if _, err := os.Stat(filepath.Join(base, "memory.memsw.limit_in_bytes")); err == nil {
+				c.memsw = true
+			}
+		}
+	}
+	return c
+}
+
+func (c *cgroups) detectV2(root, name string, offered []string) {
+	dir := filepath.Join(root, name)
+	var want []string
+	for _, ctl := range controllers {
+		if !strings.Contains(" "+strings.Join(offered, " ")+" ", " "+ctl+" ") {
+			c.missing = append(c.missing, fmt.Sprintf("%s: cgroup v2 at %s offers no %s controller", ctlLimit(ctl), root, ctl))
+			continue
+		}
+		want = append(want, "+"+ctl)
+	}
+	if len(want) == 0 {
+		return
+	}
+	enable := strings.Join(want, " ")
+	err := os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte(enable), 0)
+	if err == nil {
+		if err = os.Mkdir(dir, 0o755); errors.Is(err, os.ErrExist) {
+			err = nil
+		}
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(enable), 0)
+	}
+	if err != nil {
+		for _, w := range want {
+			c.missing = append(c.missing, fmt.Sprintf("%s: cgroup v2: cannot enable %s under %s (%v); run the server as root in the host's cgroup namespace or delegate a cgroup to it", ctlLimit(w[1:]), w[1:], root, err))
+		}
+		return
+	}
+	for _, w := range want {
+		c.parent[w[1:]] = dir
+		c.enforced = append(c.enforced, fmt.Sprintf("%s: cgroup v2 (%s)", ctlLimit(w[1:]), map[string]string{"memory": "memory.max", "pids": "pids.max", "cpu": "cpu.max"}[w[1:]]))
+	}
+}
+
+func ctlLimit(ctl string) string {
+	return map[string]string{"memory": "memory", "pids": "processes", "cpu": "cpu share"}[ctl]
+}
+
+// jobCgroup is one run's cgroup folders.
+type jobCgroup struct {
+	c    *cgroups
+	dirs map[string]string // controller → folder (v2: the same folder)
+	fd   int               // v2: the open folder, for CLONE_INTO_CGROUP; -1 otherwise
+}
+
+// create makes the run's folders and writes its limits. Nothing is made
+// when the host offers no controller (nil, nil).
+func (c *cgroups) create(name string, l sandbox.Limits) (_ *jobCgroup, err error) {
+	if len(c.parent) == 0 {
+		return nil, nil
+	}
+	j := &jobCgroup{c: c, dirs: map[string]string{}, fd: -1}
+	defer func() {
+		if err != nil {
+			j.remove(time.Second)
+		}
+	}()
+	for ctl, parent := range c.parent {
+		dir := filepath.Join(parent, name)
+		if err := os.Mkdir(dir, 0o755); err != nil && !(c.v2 && errors.Is(err, os.ErrExist) && len(j.dirs) > 0) {
+			return nil, fmt.Errorf("making the run's cgroup: %w (a run of that name left it behind? Kill removes it)", err)
+		}
+		j.dirs[ctl] = dir
+	}
+	period := int64(100000)
+	quota := int64(math.Ceil(l.CPUs * float64(period)))
+	write := func(ctl, file, value string) error {
+		dir, ok := j.dirs[ctl]
+		if !ok {
+			return nil
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0); err != nil {
+			return fmt.Errorf("setting the run's cgroup limit %s=%s: %w", file, value, err)
+		}
+		return nil
+	}
+	mem := strconv.FormatInt(l.Memory, 10)
+	var writes [][3]string
+	if c.v2 {
+		writes = [][3]string{
+			{"memory", "memory.max", mem}, {"memory", "memory.swap.max", "0"},
+			{"pids", "pids.max", strconv.Itoa(l.Processes)},
+			{"cpu", "cpu.max", fmt.Sprintf("%d %d", quota, period)},
+		}
+	} else {
+		writes = [][3]string{
+			{"memory", "memory.limit_in_bytes", mem},
+			{"pids", "pids.max", strconv.Itoa(l.Processes)},
+			{"cpu", "cpu.cfs_period_us", strconv.FormatInt(period, 10)},
+			{"cpu", "cpu.cfs_quota_us", strconv.FormatInt(quota, 10)},
+		}
+		if c.memsw {
+			writes = append(writes, [3]string{"memory", "memory.memsw.limit_in_bytes", mem})
+		}
+	}
+	for _, w := range writes {
+		if err := write(w[0], w[1], w[2]); err != nil {
+			// memory.swap.max is absent where swap accounting is off.
+			if w[1] == "memory.swap.max" && errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return nil, err
+		}
+	}
+	if c.v2 {
+		for _, dir := range j.dirs {
+			fd, err := syscall.Open(dir, syscall.O_DIRECTORY|syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				return nil, fmt.Errorf("opening the run's cgroup: %w", err)
+			}
+			j.fd = fd
+			break
+		}
+	}
+	return j, nil
+}
+
+// join moves the processes pids into the run's cgroups (v1; under v2 the
+// sandbox is cloned into its cgroup).
+func (j *jobCgroup) join(pids ...int) error {
+	if j == nil || j.c.v2 {
+		return nil
+	}
+	for _, dir := range j.dirs {
+		for _, pid := range pids {
+			if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+				return fmt.Errorf("moving the sandbox into its cgroup %s: %w", dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// oomKilled reports whether the kernel killed a process of the run for
+// passing its memory limit.
+func (j *jobCgroup) oomKilled() bool {
+	if j == nil {
+		return false
+	}
+	dir, ok := j.dirs["memory"]
+	if !ok {
+		return false
+	}
+	file := "memory.oom_control"
+	if j.c.v2 {
+		file = "memory.events"
+	}
+	data, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "oom_kill" && f[1] != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+// procs lists the processes still in the run's cgroups.
+func procsIn(dirs map[string]string) []int {
+	seen := map[int]bool{}
+	var pids []int
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+				seen[pid] = true
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// killAll kills every process in dirs: through cgroup.kill where v2 has
+// it, else by pid (a process that forks meanwhile is caught by the next
+// round of the caller's loop).
+func killAll(v2 bool, dirs map[string]string) {
+	if v2 {
+		for _, dir := range dirs {
+			if os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil {
+				return
+			}
+		}
+	}
+	for _, pid := range procsIn(dirs) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// remove waits until the run's cgroups are empty, killing what is left,
+// and removes them; an error means processes may remain.
+func (j *jobCgroup) remove(wait time.Duration) error {
+	if j == nil {
+		return nil
+	}
+	if j.fd >= 0 {
+		syscall.Close(j.fd)
+		j.fd = -1
+	}
+	return removeDirs(j.c.v2, j.dirs, wait)
+}
+
+func removeDirs(v2 bool, dirs map[string]string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	left := map[string]string{}
+	for k, v := range dirs {
+		left[k] = v
+	}
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		for ctl, dir := range left {
+			if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
+				delete(left, ctl)
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the run's cgroup still holds processes %v after %v", procsIn(left), wait)
+		}
+		killAll(v2, left)
+		time.Sleep(delay)
+	}
+}
+
+// leftovers lists the names of the run folders under the parents, with
+// whether any still holds a process.
+func (c *cgroups) leftovers() map[string]bool {
+	names := map[string]bool{}
+	for ctl, parent := range c.parent {
+		ents, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			busy := len(procsIn(map[string]string{ctl: filepath.Join(parent, e.Name())})) > 0
+			names[e.Name()] = names[e.Name()] || busy
+		}
+	}
+	return names
+}
+
+// dirsOf returns the folders a run named name has (or would have).
+func (c *cgroups) dirsOf(name string) map[string]string {
+	dirs := map[string]string{}
+	for ctl, parent := range c.parent {
+		dir := filepath.Join(parent, name)
+		if _, err := os.Stat(dir); err == nil {
+			dirs[ctl] = dir
+		}
+	}
+	return dirs
+}

@@ -1,0 +1,130 @@
+package docker_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/docker"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/dockertest"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/sandboxtest"
+)
+
+var engine dockertest.Shared
+
+func TestMain(m *testing.M) {
+	code := engine.Main(m)
+	if err := goleak.Find(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func newExecutor(t testing.TB) (*docker.Executor, *dockertest.Engine) {
+	e := engine.Engine(t)
+	x, err := docker.New(&docker.Options{Host: e.Host, BindUsr: "/usr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x, e
+}
+
+func TestIsolation(t *testing.T) {
+	x, e := newExecutor(t)
+	sandboxtest.Run(t, x, sandboxtest.Options{Image: e.Image, Prefix: "dkt-", Restarted: func() sandbox.Executor {
+		y, _ := newExecutor(t)
+		return y
+	}})
+}
+
+func TestCheckNamesTheEngine(t *testing.T) {
+	x, _ := newExecutor(t)
+	enf, err := x.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enf.Backend != "docker" || !strings.Contains(strings.Join(enf.Limits, "\n"), "engine: API 1.") {
+		t.Errorf("Check: %+v", enf)
+	}
+}
+
+func TestUnreachableEngineIsRefused(t *testing.T) {
+	x, err := docker.New(&docker.Options{Host: "unix:///nonexistent/docker.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	_, _, err = sandbox.Select(context.Background(), "auto", x)
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "docker:") {
+		t.Errorf("Select with an unreachable engine: %v", err)
+	}
+}
+
+func TestRootUserIsRefused(t *testing.T) {
+	if _, err := docker.New(&docker.Options{User: "0:0"}); err == nil {
+		t.Error("a root container user was accepted")
+	}
+}
+
+func BenchmarkRunPython(b *testing.B) {
+	x, e := newExecutor(b)
+	sandboxtest.Bench(b, x, sandboxtest.Options{Image: e.Image})
+}
+
+func TestImportImageRuns(t *testing.T) {
+	x, _ := newExecutor(t)
+	ctx := context.Background()
+	id, err := x.ImportImage(ctx, bytes.NewReader(dockertest.Skeleton()), "skills-mcp-import-test:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(id, "sha256:") {
+		t.Fatalf("image id %q", id)
+	}
+	res, err := x.Run(ctx, sandbox.Spec{Name: "import-test", Image: id, Argv: []string{"/usr/bin/bash", "-c", "echo ran"}})
+	if err != nil || string(res.Stdout) != "ran\n" {
+		t.Fatalf("run on the imported image: %+v %v", res, err)
+	}
+	if _, err := x.ImportImage(ctx, strings.NewReader("not a tar"), "skills-mcp-import-test:bad"); err == nil {
+		t.Error("a broken tar was imported")
+	}
+}
+
+func TestNoImageIsRefused(t *testing.T) {
+	x, err := docker.New(&docker.Options{Host: "unix:///nonexistent/docker.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if _, err := x.Run(context.Background(), sandbox.Spec{Name: "x", Argv: []string{"/usr/bin/true"}}); err == nil || !strings.Contains(err.Error(), "no image") {
+		t.Errorf("a spec without an image: %v", err)
+	}
+}
+
+func TestCrashServer(t *testing.T) {
+	if os.Getenv("SANDBOXTEST_CRASH_DIR") == "" {
+		return
+	}
+	x, err := docker.New(&docker.Options{Host: os.Getenv("SANDBOXTEST_DOCKER_HOST"), BindUsr: "/usr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.CrashServer(t, x, sandboxtest.Options{Prefix: "dkc-", Image: os.Getenv("SANDBOXTEST_DOCKER_IMAGE")})
+}
+
+func TestCrashRecovery(t *testing.T) {
+	x, e := newExecutor(t)
+	// The child server uses this package's engine.
+	t.Setenv("SANDBOXTEST_DOCKER_HOST", e.Host)
+	t.Setenv("SANDBOXTEST_DOCKER_IMAGE", e.Image)
+	sandboxtest.Crash(t, x, sandboxtest.Options{Prefix: "dkc-", Image: e.Image}, "TestCrashServer")
+}
