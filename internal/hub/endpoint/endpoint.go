@@ -86,6 +86,10 @@ type Endpoint struct {
 	oa   *oauth // nil without OAuth
 
 	stateless *skills.Handler
+	// schemas holds the hub's tool schemas, made and resolved once for
+	// every server of every project (without it each server's AddTool
+	// reflects and resolves them again: 60 KB a project).
+	schemas *mcp.SchemaCache
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -118,7 +122,7 @@ func New(ctx context.Context, opts Options) (*Endpoint, error) {
 	}
 	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 	e := &Endpoint{db: opts.Store, opts: opts, log: opts.Logger,
-		impl:     &mcp.Implementation{Name: opts.Name, Version: opts.Version},
+		impl: &mcp.Implementation{Name: opts.Name, Version: opts.Version}, schemas: mcp.NewSchemaCache(),
 		projects: map[string]*project{}, byCat: map[*skills.Catalog]*project{}, versions: map[int64]*versionEntry{}}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)

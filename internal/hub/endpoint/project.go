@@ -269,6 +269,7 @@ func (e *Endpoint) newServer(cat *skills.Catalog) *mcp.Server {
 	e.mu.Unlock()
 	ms := mcp.NewServer(e.impl, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		SchemaCache:  e.schemas,
 	})
 	if p == nil { // a catalog dropped meanwhile: serve it bare
 		return ms
