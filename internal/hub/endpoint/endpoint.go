@@ -73,6 +73,12 @@ type Options struct {
 	// Name is what the endpoints' servers call themselves (default
 	// "skills-mcp-hub").
 	Name, Version string
+	// TokenCacheTTL is how long a verified project token is trusted
+	// without asking the store again (0: DefaultTokenCacheTTL; negative:
+	// every request asks). A revocation takes effect within it (at once
+	// in this process with TokenRevoked); a token is never trusted past
+	// its expiry.
+	TokenCacheTTL time.Duration
 }
 
 // Endpoint serves every project's MCP endpoint. It is an http.Handler for
@@ -90,6 +96,7 @@ type Endpoint struct {
 	// every server of every project (without it each server's AddTool
 	// reflects and resolves them again: 60 KB a project).
 	schemas *mcp.SchemaCache
+	tokens  *tokenCache
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -121,8 +128,11 @@ func New(ctx context.Context, opts Options) (*Endpoint, error) {
 		opts.Version = "v0"
 	}
 	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	if opts.TokenCacheTTL == 0 {
+		opts.TokenCacheTTL = DefaultTokenCacheTTL
+	}
 	e := &Endpoint{db: opts.Store, opts: opts, log: opts.Logger,
-		impl: &mcp.Implementation{Name: opts.Name, Version: opts.Version}, schemas: mcp.NewSchemaCache(),
+		impl: &mcp.Implementation{Name: opts.Name, Version: opts.Version}, schemas: mcp.NewSchemaCache(), tokens: newTokenCache(opts.TokenCacheTTL),
 		projects: map[string]*project{}, byCat: map[*skills.Catalog]*project{}, versions: map[int64]*versionEntry{}}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)

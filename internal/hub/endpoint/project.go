@@ -215,6 +215,10 @@ func (e *Endpoint) refresh(ctx context.Context, p *project, ch store.Change) {
 // follow applies the change feed until it closes.
 func (e *Endpoint) follow(feed <-chan store.Change) {
 	for ch := range feed {
+		if ch.Kind == store.ChangeDeleted {
+			// Its tokens went with it.
+			e.tokens.forget(func(t store.Token) bool { return t.ProjectID == ch.ProjectID })
+		}
 		e.mu.Lock()
 		p := e.projects[ch.ProjectID]
 		e.mu.Unlock()
