@@ -101,3 +101,82 @@ func TestTokenCacheExpiry(t *testing.T) {
 		t.Fatal("refused before its expiry")
 	}
 }
+
+// loaded reports whether project id's catalog is loaded.
+func loaded(e *endpoint.Endpoint, id string) bool {
+	for _, p := range e.Stats().Projects {
+		if p.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// waitFor polls cond until it holds, failing after a generous deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30 s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A project's catalog with no session and no request for IdleTimeout is
+// dropped and rebuilt by its next request; one with an open session is
+// kept, and its session still hears binding changes.
+func TestIdleCatalogs(t *testing.T) {
+	db := openStore(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	ctx := context.Background()
+	for _, id := range []string{"idle", "live"} {
+		if err := db.CreateProject(ctx, id, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := install(t, db, "pdf", "Fill PDF forms.", nil)
+	w := install(t, db, "xlsx", "Edit spreadsheets.", nil)
+	for _, id := range []string{"idle", "live"} {
+		if _, err := db.BindVersion(ctx, id, v.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ti, tl := projectToken(t, db, "idle"), projectToken(t, db, "live")
+	h := startHub(t, db, endpoint.Options{IdleTimeout: 300 * time.Millisecond})
+
+	cs, ev := h.connect(t, "live", tl)
+	if st, m, _ := rpc(t, h.url("idle"), ti, "2025-11-25", "skills/list", map[string]any{}); st != 200 {
+		t.Fatalf("skills/list: %d %v", st, m)
+	}
+	if !loaded(h.e, "idle") || !loaded(h.e, "live") {
+		t.Fatalf("not loaded: %+v", h.e.Stats())
+	}
+	waitFor(t, "the idle project dropped", func() bool { return !loaded(h.e, "idle") })
+	if st := h.e.Stats(); !loaded(h.e, "live") || st.Unloaded != 1 {
+		t.Fatalf("the project with a session was dropped, or the count is wrong: %+v", st)
+	}
+
+	// Rebuilt on the next request, with what the store holds now.
+	if _, err := db.BindVersion(ctx, "idle", w.ID); err != nil {
+		t.Fatal(err)
+	}
+	st, m, _ := rpc(t, h.url("idle"), ti, "2025-11-25", "skills/list", map[string]any{})
+	skills, _ := m["result"].(map[string]any)["skills"].([]any)
+	if st != 200 || len(skills) != 2 || !loaded(h.e, "idle") {
+		t.Fatalf("after the drop: %d %v", st, m)
+	}
+
+	// The kept project's session is served and notified.
+	if _, err := db.BindVersion(ctx, "live", w.ID); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, ev.resources, "resources/list_changed on the kept session")
+	res, err := cs.ListResources(ctx, nil)
+	if err != nil || len(res.Resources) != 2 {
+		t.Fatalf("resources/list on the kept session: %v %v", res, err)
+	}
+	// Once its session ends, it goes too.
+	cs.Close()
+	waitFor(t, "the project dropped once its session closed", func() bool { return !loaded(h.e, "live") })
+}
