@@ -2,12 +2,17 @@ package endpoint_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/endpoint"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store/pgtest"
 )
 
 // refusedWithin polls project's endpoint with token until it answers 401,
@@ -179,4 +184,105 @@ func TestIdleCatalogs(t *testing.T) {
 	// Once its session ends, it goes too.
 	cs.Close()
 	waitFor(t, "the project dropped once its session closed", func() bool { return !loaded(h.e, "live") })
+}
+
+// A PostgreSQL restart while sessions are open: requests that need the
+// store answer 503 JSON-RPC errors at once (no hang, no panic), the change
+// feed reconnects, a binding made through another store once the database
+// is back reaches the open session, and its requests are served again.
+func TestPostgresRestart(t *testing.T) {
+	pg.Server(t) // skips (or fails on CI) without PostgreSQL
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	url, err := srv.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hub's store, with no periodic check to speak of: recovery comes
+	// from the feed's reconnection.
+	db := openStore(t, store.Options{Database: url, ChangePoll: time.Hour})
+	other := openStore(t, store.Options{Database: url}) // another replica's
+	for _, id := range []string{"alpha", "beta"} {
+		if err := other.CreateProject(ctx, id, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := install(t, other, "pdf", "Fill PDF forms.", nil)
+	w := install(t, other, "xlsx", "Edit spreadsheets.", nil)
+	if _, err := other.BindVersion(ctx, "alpha", v.ID); err != nil {
+		t.Fatal(err)
+	}
+	ta, tb := projectToken(t, other, "alpha"), projectToken(t, other, "beta")
+	// Every request verifies its token, so that each needs the store.
+	h := startHub(t, db, endpoint.Options{TokenCacheTTL: -1})
+	cs, ev := h.connect(t, "alpha", ta)
+	if res, err := cs.ListResources(ctx, nil); err != nil || len(res.Resources) != 1 {
+		t.Fatalf("resources/list: %v %v", res, err)
+	}
+
+	srv.Stop()
+	client := &http.Client{Timeout: 60 * time.Second} // a hang fails the test
+	for _, c := range []struct{ project, token, method string }{
+		{"alpha", ta, "skills/list"}, // loaded, its token needs the store
+		{"beta", tb, "skills/list"},  // not loaded
+		{"alpha", ta, "ping"},
+	} {
+		start := time.Now()
+		st, m := post(t, client, h.url(c.project), c.token, c.method)
+		if st != http.StatusServiceUnavailable || errCode(m) != "store_unavailable" || m["jsonrpc"] != "2.0" {
+			t.Errorf("%s on %s during the outage: %d %v", c.method, c.project, st, m)
+		}
+		t.Logf("%s on %s during the outage: %d in %v", c.method, c.project, st, time.Since(start))
+	}
+
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// The first statements after a restart may meet dead pooled
+	// connections; the store says so and the next try works.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := other.BindVersion(ctx, "alpha", w.ID)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrUnavailable) || time.Now().After(deadline) {
+			t.Fatalf("BindVersion after the restart: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	wait(t, ev.resources, "resources/list_changed on the open session after the restart")
+	waitFor(t, "the session served again", func() bool {
+		res, err := cs.ListResources(ctx, nil)
+		return err == nil && len(res.Resources) == 2
+	})
+	waitFor(t, "the project not loaded before served", func() bool {
+		st, _ := post(t, client, h.url("beta"), tb, "skills/list")
+		return st == 200
+	})
+	if st := h.e.Stats(); st.Refreshes == 0 {
+		t.Errorf("no refresh counted: %+v", st)
+	}
+}
+
+// post sends one stateless JSON-RPC request of 2025-11-25.
+func post(t *testing.T, client *http.Client, url, token, method string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
 }
