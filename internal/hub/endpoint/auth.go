@@ -192,7 +192,10 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 	}
 	if strings.HasPrefix(secret, "smcp_") {
 		sum := sha256.Sum256([]byte(secret))
-		t, cached := e.tokens.get(sum)
+		t, cached, refresh, epoch := e.tokens.get(sum)
+		if refresh {
+			e.reverify(sum, secret, epoch)
+		}
 		var err error
 		if !cached {
 			t, err = e.db.VerifyToken(ctx, secret)
@@ -206,7 +209,7 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 			return nil, errors.New("store unavailable")
 		}
 		if !cached {
-			e.tokens.put(sum, t)
+			e.tokens.put(sum, t, epoch)
 		}
 		note.tok = tokenInfo{project: t.ProjectID, admin: t.Kind != store.ProjectToken}
 		ti := &auth.TokenInfo{UserID: "token:" + t.ID, Expiration: t.ExpiresAt}
@@ -229,6 +232,33 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 	}
 	note.tok = tokenInfo{project: id}
 	return &auth.TokenInfo{UserID: "oauth:" + tok.Issuer + "#" + tok.Subject, Expiration: tok.Expiry}, nil
+}
+
+// reverify verifies a cached token again in the background, on a
+// goroutine Close waits for.
+func (e *Endpoint) reverify(sum [sha256.Size]byte, secret string, epoch uint64) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		t, err := e.db.VerifyToken(e.ctx, secret)
+		switch {
+		case err == nil:
+			e.tokens.put(sum, t, epoch)
+		case errors.Is(err, store.ErrTokenInvalid):
+			e.tokens.failed(sum, true)
+		default:
+			e.tokens.failed(sum, false)
+			if e.ctx.Err() == nil {
+				e.log.Warn("verifying a cached token again", "err", err) // never the token
+			}
+		}
+	}()
 }
 
 // TokenRevoked makes the endpoints forget at once what they verified of

@@ -83,9 +83,6 @@ func (e *Endpoint) project(ctx context.Context, id string) (*project, error) {
 		return nil, errClosed
 	}
 	p := e.projects[id]
-	if p != nil {
-		p.active.Add(1)
-	}
 	if p == nil {
 		p = &project{id: id, ready: make(chan struct{})}
 		p.active.Add(1)
@@ -103,11 +100,12 @@ func (e *Endpoint) project(ctx context.Context, id string) (*project, error) {
 		}
 		close(p.ready)
 	} else {
+		p.active.Add(1)
 		e.mu.Unlock()
 		select {
 		case <-p.ready:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return p, ctx.Err()
 		}
 	}
 	return p, p.err
