@@ -78,9 +78,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Settable makes a catalog whose libraries SetLibraries replaces
 	// while it is served. It may be opened with no library (an empty
-	// catalog), has a skill set of its own (FS values may still be shared
-	// by several catalogs; the scanned catalog is not), and is not
-	// watched: Watch is ignored.
+	// catalog) and is not watched: Watch is ignored. When every library
+	// is immutable content with a namespace (an FS value that compares,
+	// such as a struct or a pointer, or a zip), each library is scanned
+	// once per process and its skills are shared by every catalog serving
+	// it: a settable catalog over libraries others serve costs its
+	// indexes only. Otherwise its libraries are scanned for it alone.
 	Settable bool
 }
 
@@ -98,6 +101,9 @@ type Catalog struct {
 	opened []*library.Opened
 	cache  *library.Cache
 	shared *sharedSet // a fixed catalog's skill set, shared by key
+	// parts are the one-library skill sets a settable catalog's snapshot
+	// merges (catalog.Merge), shared with every catalog serving them.
+	parts []*sharedSet
 
 	mu       sync.Mutex
 	closed   bool
@@ -259,38 +265,64 @@ func (c *Catalog) SetLibraries(ctx context.Context, libs []Library) (Changes, er
 
 // setLibraries is SetLibraries, under setMu (or in Open, before anyone
 // else sees c).
+//
+// When every library is immutable content with a namespace (an FS value
+// that compares, or a zip), each is scanned once per process into a skill
+// set of its own, shared by every catalog that serves it, and the
+// catalog's snapshot merges those (catalog.Merge): a catalog over ten
+// libraries another catalog already serves costs its indexes, not ten
+// scans. Otherwise the libraries are opened and scanned together.
 func (c *Catalog) setLibraries(ctx context.Context, libs []Library, log *slog.Logger) (Changes, error) {
-	var opened []*library.Opened
-	for _, l := range libs {
-		if (l.Zip != "" || l.URL != "") && c.cache == nil {
-			c.cache = newCache(c.opts.CacheDir, log)
-		}
-		o, err := library.Open(ctx, c.cache, specOf(l, &c.opts), log)
-		if err != nil {
-			closeAll(opened, nil)
-			return Changes{}, err
-		}
-		opened = append(opened, o)
-	}
-	list := make([]*catalog.Library, len(opened))
-	for i, o := range opened {
-		list[i] = o.Lib
-	}
-	_, scanOpts := c.source(log)()
 	var prev *catalog.Snapshot
 	var gen uint64 = 1
 	if c.store != nil {
 		prev = c.store.Snapshot()
 		gen = prev.Generation + 1
 	}
-	snap, err := catalog.Scan(ctx, list, gen, scanOpts)
+	var snap *catalog.Snapshot
+	parts, err := c.acquireParts(ctx, libs, log)
 	if err != nil {
-		closeAll(opened, nil)
 		return Changes{}, err
 	}
+	if parts != nil {
+		snaps := make([]*catalog.Snapshot, len(parts))
+		for i, p := range parts {
+			snaps[i] = p.snap
+		}
+		merged, ok := catalog.Merge(snaps, gen)
+		if ok {
+			snap = merged
+		} else { // a vault, or two libraries serving one URI: scanned together below
+			releaseAll(parts)
+			parts = nil
+		}
+	}
+	var opened []*library.Opened
+	if snap == nil {
+		for _, l := range libs {
+			if (l.Zip != "" || l.URL != "") && c.cache == nil {
+				c.cache = newCache(c.opts.CacheDir, log)
+			}
+			o, err := library.Open(ctx, c.cache, specOf(l, &c.opts), log)
+			if err != nil {
+				closeAll(opened, nil)
+				return Changes{}, err
+			}
+			opened = append(opened, o)
+		}
+		list := make([]*catalog.Library, len(opened))
+		for i, o := range opened {
+			list[i] = o.Lib
+		}
+		snap, err = catalog.Scan(ctx, list, gen, scanOptions(&c.opts, c.cache, log))
+		if err != nil {
+			closeAll(opened, nil)
+			return Changes{}, err
+		}
+	}
 	c.mu.Lock()
-	old := c.opened
-	c.opened = opened
+	old, oldParts := c.opened, c.parts
+	c.opened, c.parts = opened, parts
 	c.mu.Unlock()
 	if prev == nil {
 		c.store = catalog.NewStore(snap)
@@ -301,6 +333,7 @@ func (c *Catalog) setLibraries(ctx context.Context, libs []Library, log *slog.Lo
 	// libraries about to be closed.
 	c.store.Swap(snap)
 	closeAll(old, nil)
+	releaseAll(oldParts)
 	if !changed {
 		return Changes{}, nil
 	}
@@ -338,13 +371,61 @@ func (c *Catalog) source(log *slog.Logger) catalog.Source {
 	for i, o := range c.opened {
 		libs[i] = o.Lib
 	}
-	var digests *catalog.DigestCache
-	if c.cache != nil {
-		digests = catalog.NewDigestCache(c.cache.Dir)
-	}
-	o := &catalog.Options{Depth: c.opts.Depth, Exclude: c.opts.Exclude, Strict: c.opts.Strict, NoScripts: c.opts.NoScripts,
-		NoLint: c.opts.NoLint, ShowDisabled: c.opts.ShowDisabled, DigestCache: digests, Logger: log}
+	o := scanOptions(&c.opts, c.cache, log)
 	return func() ([]*catalog.Library, *catalog.Options) { return libs, o }
+}
+
+// scanOptions are the scan options of opts, with the digest cache of
+// cache if there is one.
+func scanOptions(opts *Options, cache *library.Cache, log *slog.Logger) *catalog.Options {
+	var digests *catalog.DigestCache
+	if cache != nil {
+		digests = catalog.NewDigestCache(cache.Dir)
+	}
+	return &catalog.Options{Depth: opts.Depth, Exclude: opts.Exclude, Strict: opts.Strict, NoScripts: opts.NoScripts,
+		NoLint: opts.NoLint, ShowDisabled: opts.ShowDisabled, DigestCache: digests, Logger: log}
+}
+
+// acquireParts returns the shared one-library skill set of each library,
+// scanning those no catalog holds, or nil when some library is not
+// immutable content with a namespace (or there is none).
+func (c *Catalog) acquireParts(ctx context.Context, libs []Library, log *slog.Logger) ([]*sharedSet, error) {
+	keys := make([]any, len(libs))
+	for i, l := range libs {
+		key, fixed := shareKey([]Library{l}, &c.opts)
+		if !fixed || l.Namespace == "" {
+			return nil, nil
+		}
+		keys[i] = key
+	}
+	if len(libs) == 0 {
+		return nil, nil
+	}
+	parts := make([]*sharedSet, 0, len(libs))
+	for i, l := range libs {
+		set := sets.acquire(keys[i])
+		if set == nil {
+			var cache *library.Cache
+			if l.Zip != "" {
+				cache = newCache(c.opts.CacheDir, log)
+			}
+			o, err := library.Open(ctx, cache, specOf(l, &c.opts), log)
+			if err != nil {
+				closeAll(nil, cache)
+				releaseAll(parts)
+				return nil, err
+			}
+			snap, err := catalog.Scan(ctx, []*catalog.Library{o.Lib}, 1, scanOptions(&c.opts, cache, log))
+			if err != nil {
+				closeAll([]*library.Opened{o}, cache)
+				releaseAll(parts)
+				return nil, err
+			}
+			set = sets.publish(keys[i], snap, []*library.Opened{o}, cache)
+		}
+		parts = append(parts, set)
+	}
+	return parts, nil
 }
 
 // notify tells every server the catalog is attached to that the catalog
@@ -449,6 +530,8 @@ func (c *Catalog) release() {
 		sets.release(c.shared)
 		c.shared = nil
 	}
+	releaseAll(c.parts)
+	c.parts = nil
 }
 
 // shareKey names the content of libs under opts when every library is

@@ -72,6 +72,13 @@ func (t *setTable) release(s *sharedSet) {
 	}
 }
 
+// releaseAll releases each of sets.
+func releaseAll(list []*sharedSet) {
+	for _, s := range list {
+		sets.release(s)
+	}
+}
+
 func closeAll(opened []*library.Opened, cache *library.Cache) {
 	for _, o := range opened {
 		o.Close()

@@ -67,6 +67,9 @@ func (snap *Snapshot) SearchReady() <-chan struct{} { return snap.searchReady }
 // whether it built an index worth saving: one that indexed every body.
 func (snap *Snapshot) indexSkills(base *Snapshot) (key string, built bool) {
 	defer func() {
+		if snap.merged {
+			return // the parts' skills, which keep their bodies while they serve
+		}
 		for _, sk := range snap.all {
 			sk.body.Store(nil) // read from the file from now on
 		}

@@ -60,6 +60,9 @@ type Snapshot struct {
 	vaults    []*Vault
 	vaultURIs map[string]VaultResource // playbook:// and value-chain:// URI → what it names
 	pending   bool                     // the empty catalog of a store whose first scan runs
+	// merged says that the skills are the parts' of a Merge: their bodies
+	// are theirs to drop, not this snapshot's.
+	merged bool
 }
 
 // Pending reports whether s is the empty placeholder a store serves before

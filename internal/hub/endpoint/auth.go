@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -190,7 +191,15 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 		return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, msg)
 	}
 	if strings.HasPrefix(secret, "smcp_") {
-		t, err := e.db.VerifyToken(ctx, secret)
+		sum := sha256.Sum256([]byte(secret))
+		t, cached, refresh, epoch := e.tokens.get(sum)
+		if refresh {
+			e.reverify(sum, secret, epoch)
+		}
+		var err error
+		if !cached {
+			t, err = e.db.VerifyToken(ctx, secret)
+		}
 		switch {
 		case errors.Is(err, store.ErrTokenInvalid):
 			return invalid("token_invalid", "the token is unknown, revoked or expired: ask an administrator for a new project token")
@@ -198,6 +207,9 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 			note.code, note.msg, note.status = "store_unavailable", "tokens cannot be checked now; retry later", http.StatusServiceUnavailable
 			e.log.Error("verifying a token", "err", err) // never the token
 			return nil, errors.New("store unavailable")
+		}
+		if !cached {
+			e.tokens.put(sum, t, epoch)
 		}
 		note.tok = tokenInfo{project: t.ProjectID, admin: t.Kind != store.ProjectToken}
 		ti := &auth.TokenInfo{UserID: "token:" + t.ID, Expiration: t.ExpiresAt}
@@ -220,4 +232,38 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 	}
 	note.tok = tokenInfo{project: id}
 	return &auth.TokenInfo{UserID: "oauth:" + tok.Issuer + "#" + tok.Subject, Expiration: tok.Expiry}, nil
+}
+
+// reverify verifies a cached token again in the background, on a
+// goroutine Close waits for.
+func (e *Endpoint) reverify(sum [sha256.Size]byte, secret string, epoch uint64) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		t, err := e.db.VerifyToken(e.ctx, secret)
+		switch {
+		case err == nil:
+			e.tokens.put(sum, t, epoch)
+		case errors.Is(err, store.ErrTokenInvalid):
+			e.tokens.failed(sum, true)
+		default:
+			e.tokens.failed(sum, false)
+			if e.ctx.Err() == nil {
+				e.log.Warn("verifying a cached token again", "err", err) // never the token
+			}
+		}
+	}()
+}
+
+// TokenRevoked makes the endpoints forget at once what they verified of
+// token id, for a revocation made in this process; one made elsewhere
+// takes effect within Options.TokenCacheTTL.
+func (e *Endpoint) TokenRevoked(id string) {
+	e.tokens.forget(func(t store.Token) bool { return t.ID == id })
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +23,9 @@ import (
 // BenchmarkThousandProjects: 1,000 projects of 10 bindings each over 200
 // versions in one process, every project listed once (RSS reported), then
 // skills/get from 32 concurrent clients spread over the projects (p50 and
-// p99 reported). Run with -benchtime=Nx for N requests.
+// p99 reported). Run with -benchtime=Nx for N requests;
+// ENDPOINT_BENCH_HEAPPROFILE=FILE writes the heap profile after the
+// listings.
 func BenchmarkThousandProjects(b *testing.B) {
 	ctx := context.Background()
 	db, err := store.Open(ctx, store.Options{Dir: filepath.Join(b.TempDir(), "data")})
@@ -86,6 +89,16 @@ func BenchmarkThousandProjects(b *testing.B) {
 	b.Logf("listed %d projects in %v", nProjects, time.Since(start))
 	runtime.GC()
 	b.Logf("RSS after listing every project: %.0f MiB", rssMiB())
+	if path := os.Getenv("ENDPOINT_BENCH_HEAPPROFILE"); path != "" {
+		// The heap as it is after the listings (-memprofile is written
+		// after the hub is gone).
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pprof.Lookup("heap").WriteTo(f, 0)
+		f.Close()
+	}
 
 	b.ResetTimer()
 	var mu sync.Mutex

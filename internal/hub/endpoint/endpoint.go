@@ -73,7 +73,21 @@ type Options struct {
 	// Name is what the endpoints' servers call themselves (default
 	// "skills-mcp-hub").
 	Name, Version string
+	// TokenCacheTTL is how long a verified project token is trusted
+	// without asking the store again (0: DefaultTokenCacheTTL; negative:
+	// every request asks). A revocation takes effect within it (at once
+	// in this process with TokenRevoked); a token is never trusted past
+	// its expiry.
+	TokenCacheTTL time.Duration
+	// IdleTimeout is how long a project's catalog stays loaded with no
+	// session and no request (0: DefaultIdleTimeout; negative: until
+	// Close); its next request loads it again from the store.
+	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is how long, unless Options.IdleTimeout says
+// otherwise, an unused project's catalog stays loaded.
+const DefaultIdleTimeout = 15 * time.Minute
 
 // Endpoint serves every project's MCP endpoint. It is an http.Handler for
 // the paths /p/{project}/mcp and, with OAuth,
@@ -86,6 +100,11 @@ type Endpoint struct {
 	oa   *oauth // nil without OAuth
 
 	stateless *skills.Handler
+	// schemas holds the hub's tool schemas, made and resolved once for
+	// every server of every project (without it each server's AddTool
+	// reflects and resolves them again: 60 KB a project).
+	schemas *mcp.SchemaCache
+	tokens  *tokenCache
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -97,7 +116,7 @@ type Endpoint struct {
 	byCat    map[*skills.Catalog]*project
 	versions map[int64]*versionEntry
 
-	refreshes, refreshErrors atomic.Int64
+	refreshes, refreshErrors, unloaded atomic.Int64
 }
 
 // New starts the endpoints' change feed and returns them. The catalogs of
@@ -117,8 +136,14 @@ func New(ctx context.Context, opts Options) (*Endpoint, error) {
 		opts.Version = "v0"
 	}
 	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	if opts.TokenCacheTTL == 0 {
+		opts.TokenCacheTTL = DefaultTokenCacheTTL
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
 	e := &Endpoint{db: opts.Store, opts: opts, log: opts.Logger,
-		impl:     &mcp.Implementation{Name: opts.Name, Version: opts.Version},
+		impl: &mcp.Implementation{Name: opts.Name, Version: opts.Version}, schemas: mcp.NewSchemaCache(), tokens: newTokenCache(opts.TokenCacheTTL),
 		projects: map[string]*project{}, byCat: map[*skills.Catalog]*project{}, versions: map[int64]*versionEntry{}}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -142,6 +167,9 @@ func New(ctx context.Context, opts Options) (*Endpoint, error) {
 		defer e.wg.Done()
 		e.follow(feed)
 	}()
+	if opts.IdleTimeout > 0 {
+		e.wg.Go(e.sweepIdle)
+	}
 	return e, nil
 }
 
@@ -205,6 +233,9 @@ type Stats struct {
 	// Refreshes counts catalog refreshes after binding changes, and
 	// RefreshErrors those that failed (the catalog kept what it served).
 	Refreshes, RefreshErrors int64
+	// Unloaded counts the catalogs dropped after Options.IdleTimeout
+	// without a session or a request.
+	Unloaded int64
 }
 
 // ProjectStats is one loaded project.
@@ -228,7 +259,7 @@ func (e *Endpoint) Stats() Stats {
 	for _, p := range e.projects {
 		ps = append(ps, p)
 	}
-	st := Stats{Versions: len(e.versions), Refreshes: e.refreshes.Load(), RefreshErrors: e.refreshErrors.Load()}
+	st := Stats{Versions: len(e.versions), Refreshes: e.refreshes.Load(), RefreshErrors: e.refreshErrors.Load(), Unloaded: e.unloaded.Load()}
 	e.mu.Unlock()
 	for _, p := range ps {
 		select {
@@ -240,12 +271,7 @@ func (e *Endpoint) Stats() Stats {
 			continue
 		}
 		v := p.view.Load()
-		ps := ProjectStats{ID: p.id, Bindings: len(v.bound), Requests: p.requests.Load()}
-		for _, ms := range p.serverList() {
-			for range ms.Sessions() {
-				ps.Sessions++
-			}
-		}
+		ps := ProjectStats{ID: p.id, Bindings: len(v.bound), Requests: p.requests.Load(), Sessions: p.sessionCount()}
 		st.Projects = append(st.Projects, ps)
 	}
 	sort.Slice(st.Projects, func(i, j int) bool { return st.Projects[i].ID < st.Projects[j].ID })
@@ -315,6 +341,9 @@ func (e *Endpoint) serveProject(w http.ResponseWriter, r *http.Request, id strin
 		return
 	}
 	p, err := e.project(r.Context(), id)
+	if p != nil {
+		defer p.done()
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, "project_not_found", fmt.Sprintf("no project %q", id))

@@ -371,6 +371,7 @@ func TestEndpoint(t *testing.T) {
 		if _, err := db.RevokeToken(ctx, tokens[0].ID); err != nil {
 			t.Fatal(err)
 		}
+		h.e.TokenRevoked(tokens[0].ID) // as the admin API of this process does
 		st, m, hdr = rpc(t, h.url("beta"), tb, "2025-11-25", "ping", nil)
 		if st != 401 || !strings.Contains(hdr.Get("WWW-Authenticate"), `error="invalid_token"`) || strings.Contains(mustJSON(m), tb) {
 			t.Fatalf("revoked token: %d %v %q", st, m, hdr.Get("WWW-Authenticate"))

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -25,6 +26,11 @@ type project struct {
 	view   atomic.Pointer[view] // what the tools read
 	// requests counts the requests served.
 	requests atomic.Int64
+	// active counts the requests in flight (taken under Endpoint.mu, so
+	// that an idle project is never dropped under one), and lastUsed is
+	// when the last one ended, in Unix nanoseconds.
+	active   atomic.Int64
+	lastUsed atomic.Int64
 
 	// mu serialises refreshes.
 	mu  sync.Mutex
@@ -67,7 +73,9 @@ func (p *project) sessions(e *Endpoint) http.Handler {
 	return p.stateful
 }
 
-// project returns project id, loading its catalog the first time.
+// project returns project id, loading its catalog the first time, and
+// counts a request in flight on it: the caller calls done when it ends,
+// also when an error is returned with the project.
 func (e *Endpoint) project(ctx context.Context, id string) (*project, error) {
 	e.mu.Lock()
 	if e.closed {
@@ -77,6 +85,7 @@ func (e *Endpoint) project(ctx context.Context, id string) (*project, error) {
 	p := e.projects[id]
 	if p == nil {
 		p = &project{id: id, ready: make(chan struct{})}
+		p.active.Add(1)
 		e.projects[id] = p
 		e.mu.Unlock()
 		p.mu.Lock()
@@ -91,14 +100,73 @@ func (e *Endpoint) project(ctx context.Context, id string) (*project, error) {
 		}
 		close(p.ready)
 	} else {
+		p.active.Add(1)
 		e.mu.Unlock()
 		select {
 		case <-p.ready:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return p, ctx.Err()
 		}
 	}
 	return p, p.err
+}
+
+// done ends a request counted by Endpoint.project.
+func (p *project) done() {
+	p.lastUsed.Store(time.Now().UnixNano())
+	p.active.Add(-1)
+}
+
+// sweepIdle drops the catalogs of projects without a session or a request
+// for Options.IdleTimeout, until Close.
+func (e *Endpoint) sweepIdle() {
+	idle := e.opts.IdleTimeout
+	tick := time.NewTicker(max(min(idle/2, time.Minute), 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		before := time.Now().Add(-idle).UnixNano()
+		var drop []*project
+		e.mu.Lock()
+		for id, p := range e.projects {
+			if !p.loaded() || p.active.Load() > 0 || p.lastUsed.Load() > before || p.sessionCount() > 0 {
+				continue
+			}
+			delete(e.projects, id) // no request can find it from here on
+			drop = append(drop, p)
+		}
+		e.mu.Unlock()
+		for _, p := range drop {
+			e.drop(p)
+			e.unloaded.Add(1)
+			e.log.Debug("dropped an idle project's catalog", "project", p.id)
+		}
+	}
+}
+
+// loaded reports whether p's catalog is built.
+func (p *project) loaded() bool {
+	select {
+	case <-p.ready:
+		return p.err == nil
+	default:
+		return false
+	}
+}
+
+// sessionCount is how many sessions the project's servers hold.
+func (p *project) sessionCount() int {
+	n := 0
+	for _, ms := range p.serverList() {
+		for range ms.Sessions() {
+			n++
+		}
+	}
+	return n
 }
 
 // load builds p's catalog from the store, under p.mu.
@@ -201,7 +269,7 @@ func (e *Endpoint) refresh(ctx context.Context, p *project, ch store.Change) {
 		_, err = p.cat.SetLibraries(ctx, libs)
 	}
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !errors.Is(err, skills.ErrClosed) { // closed: dropped meanwhile
 			e.refreshErrors.Add(1)
 			e.log.Error("refreshing a project's catalog", "project", p.id, "err", err)
 		}
@@ -215,6 +283,10 @@ func (e *Endpoint) refresh(ctx context.Context, p *project, ch store.Change) {
 // follow applies the change feed until it closes.
 func (e *Endpoint) follow(feed <-chan store.Change) {
 	for ch := range feed {
+		if ch.Kind == store.ChangeDeleted {
+			// Its tokens went with it.
+			e.tokens.forget(func(t store.Token) bool { return t.ProjectID == ch.ProjectID })
+		}
 		e.mu.Lock()
 		p := e.projects[ch.ProjectID]
 		e.mu.Unlock()
@@ -269,6 +341,7 @@ func (e *Endpoint) newServer(cat *skills.Catalog) *mcp.Server {
 	e.mu.Unlock()
 	ms := mcp.NewServer(e.impl, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		SchemaCache:  e.schemas,
 	})
 	if p == nil { // a catalog dropped meanwhile: serve it bare
 		return ms
