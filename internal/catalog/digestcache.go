@@ -73,7 +73,7 @@ func (c *DigestCache) path(lib *Library) string {
 // cachedLib is what a record holds of one library: its files and its
 // folders' listings, by name below the library root.
 type cachedLib struct {
-	files map[string]*found
+	files *fileIndex
 	dirs  *folderTable
 }
 
@@ -133,7 +133,7 @@ func (c *DigestCache) save(libs []*Library, st *scanState) error {
 		if lib.Dir == "" {
 			continue
 		}
-		all := st.files[libKey(lib)]
+		all := st.files[libKey(lib)].all()
 		if len(all) > MaxDigestCacheFiles {
 			continue
 		}

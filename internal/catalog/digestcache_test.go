@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -79,11 +78,11 @@ func TestDigestRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.files) != len(files) || got.dirs.len() != len(dirs) {
-		t.Fatalf("read back %d files and %d folders, want %d and %d", len(got.files), got.dirs.len(), len(files), len(dirs))
+	if len(got.files.all()) != len(files) || got.dirs.len() != len(dirs) {
+		t.Fatalf("read back %d files and %d folders, want %d and %d", len(got.files.all()), got.dirs.len(), len(files), len(dirs))
 	}
 	for _, want := range files {
-		if g := got.files[want.name]; g == nil || !reflect.DeepEqual(*g, *want) {
+		if g := got.files.find(want.name); g == nil || !reflect.DeepEqual(*g, *want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", want.name, g, want)
 		}
 	}
@@ -133,7 +132,7 @@ func TestDigestRecordCrafted(t *testing.T) {
 		{"cut in a digest", append(append(slices.Clone(body[:magic]), "\x05rules\x01\x00\x01a\x00\x00\x00\x00\x00\x00"...), 1, 2, 3)},
 	} {
 		if got, err := readRecord(binrec.Seal(tc.body), "rules"); err == nil {
-			t.Errorf("%s: read %d files", tc.name, len(got.files))
+			t.Errorf("%s: read %d files", tc.name, len(got.files.all()))
 		}
 	}
 }
@@ -184,7 +183,7 @@ func FuzzReadRecord(f *testing.F) {
 			return
 		}
 		// What reads back writes back to the same entries.
-		list := slices.Collect(maps.Values(got.files))
+		list := slices.Clone(got.files.all())
 		slices.SortFunc(list, func(a, b *found) int { return strings.Compare(a.name, b.name) })
 		if got.dirs.len() > 0 && !got.dirs.valid() {
 			t.Fatalf("folders read back with an invalid listing: %v", got.dirs.dirs)
@@ -194,7 +193,7 @@ func FuzzReadRecord(f *testing.F) {
 			t.Fatal(err)
 		}
 		back, err := readRecord(again.Bytes(), "rules")
-		if err != nil || len(back.files) != len(got.files) || back.dirs.len() != got.dirs.len() {
+		if err != nil || len(back.files.all()) != len(got.files.all()) || back.dirs.len() != got.dirs.len() {
 			t.Fatalf("a record read back does not round-trip: %v", err)
 		}
 	})
@@ -274,8 +273,8 @@ func BenchmarkDigestCacheLoad(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if got := c.load([]*Library{lib}); len(got[libKey(lib)].files) < 5000 || got[libKey(lib)].dirs.len() < 5000 {
-			b.Fatalf("loaded %d files and %d folders", len(got[libKey(lib)].files), got[libKey(lib)].dirs.len())
+		if got := c.load([]*Library{lib}); len(got[libKey(lib)].files.all()) < 5000 || got[libKey(lib)].dirs.len() < 5000 {
+			b.Fatalf("loaded %d files and %d folders", len(got[libKey(lib)].files.all()), got[libKey(lib)].dirs.len())
 		}
 	}
 }

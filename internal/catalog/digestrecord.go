@@ -264,18 +264,16 @@ func readRecord(data []byte, fp string) (cachedLib, error) {
 	return cachedLib{files: files, dirs: dirs}, nil
 }
 
-// readFiles reads the files of a record, keyed by name.
-func readFiles(d recordReader) (map[string]*found, error) {
+// readFiles reads the files of a record.
+func readFiles(d recordReader) (*fileIndex, error) {
 	n := d.Count(minFileBytes)
 	if n > MaxDigestCacheFiles {
 		return nil, errors.New("digest cache record too large")
 	}
-	out := make(map[string]*found, n)
 	// Found entries are allocated together: they live as long as the scan
 	// that reads the record.
 	all := make([]found, n)
-	// The names are kept in one string, cut after the loop: they are only
-	// the map's keys.
+	// The names are kept in one string, cut after the loop.
 	var names strings.Builder
 	names.Grow(min(d.Left(), 64*n))
 	var name []byte
@@ -321,13 +319,16 @@ func readFiles(d recordReader) (map[string]*found, error) {
 	if d.Err() != nil {
 		return nil, d.Err()
 	}
-	blob, start := names.String(), 0
+	// The names outlive the scan in the files it reuses: kept in a string
+	// of their size, not in the builder's guess at it.
+	blob, start := strings.Clone(names.String()), 0
+	list := make([]*found, n)
 	for i := range all {
 		all[i].name = blob[start:ends[i]]
 		start = ends[i]
-		out[all[i].name] = &all[i]
+		list[i] = &all[i]
 	}
-	return out, nil
+	return newFileIndex(list), nil
 }
 
 // readListings reads the folder listings of a record. The table lives as

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
@@ -28,11 +27,7 @@ type folderTable struct {
 	names string
 	ends  []uint32
 	kinds []byte
-	// index is an open-addressing hash index of dirs: 0 for an empty
-	// slot, else 1 + the folder's position. Its length is a power of two
-	// at least twice the folders, so that a probe is short.
-	index []uint32
-	seed  maphash.Seed
+	index nameIndex // of dirs
 }
 
 // folderRec is a folder's identity when it was listed, and where its
@@ -70,19 +65,14 @@ func (t *folderTable) len() int {
 
 // find returns the position of dir, or false.
 func (t *folderTable) find(dir string) (int, bool) {
-	if t == nil || len(t.index) == 0 {
+	if t == nil {
 		return 0, false
 	}
-	mask := uint64(len(t.index) - 1)
-	for h := maphash.String(t.seed, dir) & mask; ; h = (h + 1) & mask {
-		slot := t.index[h]
-		if slot == 0 {
-			return 0, false
-		}
-		if t.dirs[slot-1] == dir {
-			return int(slot - 1), true
-		}
-	}
+	return t.index.find(dir, t.dir)
+}
+
+func (t *folderTable) dir(i int) string {
+	return t.dirs[i]
 }
 
 // entries returns the range of folder i's entries.
@@ -222,20 +212,7 @@ func (b *tableBuilder) build() *folderTable {
 	}
 	t.names, b.names = string(b.names), nil
 	t.dirs, t.recs, t.ends, t.kinds = clip(t.dirs), clip(t.recs), clip(t.ends), clip(t.kinds)
-	t.seed = maphash.MakeSeed()
-	t.index = make([]uint32, indexSize(len(t.dirs)))
-	mask := uint64(len(t.index) - 1)
-	for i, dir := range t.dirs {
-		h := maphash.String(t.seed, dir) & mask
-		for ; t.index[h] != 0; h = (h + 1) & mask {
-			if t.dirs[t.index[h]-1] == dir {
-				break // listed twice: the first stands
-			}
-		}
-		if t.index[h] == 0 {
-			t.index[h] = uint32(i + 1)
-		}
-	}
+	t.index = newNameIndex(len(t.dirs), t.dir)
 	return t
 }
 
@@ -247,16 +224,6 @@ func clip[S ~[]E, E any](s S) S {
 		return s
 	}
 	return slices.Clone(s)
-}
-
-// indexSize returns the number of index slots for n folders: the least
-// power of two at least 2n.
-func indexSize(n int) int {
-	size := 2
-	for size < 2*n {
-		size <<= 1
-	}
-	return size
 }
 
 // withIdentity returns the positions of the folders listed with an

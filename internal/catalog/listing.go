@@ -163,7 +163,7 @@ func (snap *Snapshot) Unchanged() bool {
 				return false
 			}
 		}
-		for _, f := range st.files[libKey(lib)] {
+		for _, f := range st.files[libKey(lib)].all() {
 			id, ok := lt.statPath(f.name, false)
 			if !ok || id != f.stat || id.mtimeNs >= f.hashedAt-int64(racyWindow) {
 				return false

@@ -218,7 +218,7 @@ type walk struct {
 // prior is what an earlier scan knew of one library: the previous scan's
 // files and listings, or at start the digest cache's.
 type prior struct {
-	files   map[string]*found
+	files   *fileIndex
 	dirs    *folderTable // the previous scan's
 	records *folderTable // the digest cache's, checked against the folder
 }
@@ -384,7 +384,7 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 				continue
 			}
 			if e.unknown {
-				if f := w.prior.files[p]; f != nil {
+				if f := w.prior.files.find(p); f != nil {
 					e.size, e.stat, e.unknown = f.size, f.stat, false
 				} else {
 					e = w.statEntry(p, e)
@@ -559,7 +559,7 @@ func digestOf(data []byte) string {
 func (sc *scanner) build() (*Snapshot, *scanState) {
 	snap := &Snapshot{byURI: map[string]*Skill{}}
 	st := &scanState{
-		files:  map[string]map[string]*found{},
+		files:  map[string]*fileIndex{},
 		dirs:   map[string]*folderTable{},
 		walked: map[*Library][]string{},
 	}
@@ -601,13 +601,19 @@ func (sc *scanner) build() (*Snapshot, *scanState) {
 		}
 		// After makeSkill, which gives served files names that share their
 		// URI's bytes.
-		reuse := make(map[string]*found, len(w.files))
-		st.files[libKey(w.lib)] = reuse
+		ok := 0
 		for _, f := range w.files {
 			if f.err == nil {
-				reuse[f.name] = f
+				ok++
 			}
 		}
+		reuse := make([]*found, 0, ok)
+		for _, f := range w.files {
+			if f.err == nil {
+				reuse = append(reuse, f)
+			}
+		}
+		st.files[libKey(w.lib)] = newFileIndex(reuse)
 		stats.ScriptsWithheld = w.stats.scriptsWithheld
 		snap.libraries = append(snap.libraries, stats)
 		snap.warnings = append(snap.warnings, w.warnings...)

@@ -23,7 +23,7 @@ type scanState struct {
 	optsKey string
 	// files holds, per library key, what the scan learned of each file it
 	// read or reused without error, by name below the library root.
-	files map[string]map[string]*found
+	files map[string]*fileIndex
 	// dirs holds, per library key, the listing of every folder walked and
 	// listed without error, by folder below the library root. A listing
 	// made without the folder's identity has folderRec.ok unset.
