@@ -73,8 +73,8 @@ func (c *DigestCache) path(lib *Library) string {
 // cachedLib is what a record holds of one library: its files and its
 // folders' listings, by name below the library root.
 type cachedLib struct {
-	files map[string]*found
-	dirs  map[string]*listing
+	files *fileIndex
+	dirs  *folderTable
 }
 
 // load reads the records of the directory libraries among libs. A missing
@@ -133,7 +133,7 @@ func (c *DigestCache) save(libs []*Library, st *scanState) error {
 		if lib.Dir == "" {
 			continue
 		}
-		all := st.files[libKey(lib)]
+		all := st.files[libKey(lib)].all()
 		if len(all) > MaxDigestCacheFiles {
 			continue
 		}
@@ -145,15 +145,9 @@ func (c *DigestCache) save(libs []*Library, st *scanState) error {
 			files = append(files, f)
 		}
 		slices.SortFunc(files, func(a, b *found) int { return strings.Compare(a.name, b.name) })
-		var dirs []listedFolder
-		for d, l := range st.dirs[libKey(lib)] {
-			if l.dir.ok {
-				dirs = append(dirs, listedFolder{d, l})
-			}
-		}
-		sortListed(dirs)
+		dirs := st.dirs[libKey(lib)]
 		p := c.path(lib)
-		errs = append(errs, c.write(p, fp, files, dirs))
+		errs = append(errs, c.write(p, fp, files, dirs, dirs.withIdentity()))
 		// The record of the format before this one, which no version reads
 		// back once this one is written.
 		os.Remove(strings.TrimSuffix(p, ".rec") + ".gob")
@@ -161,7 +155,7 @@ func (c *DigestCache) save(libs []*Library, st *scanState) error {
 	return errors.Join(errs...)
 }
 
-func (c *DigestCache) write(p, fp string, files []*found, dirs []listedFolder) error {
+func (c *DigestCache) write(p, fp string, files []*found, dirs *folderTable, order []int) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
@@ -169,7 +163,7 @@ func (c *DigestCache) write(p, fp string, files []*found, dirs []listedFolder) e
 	// its checksum and is ignored, which costs one full read, while syncing
 	// would cost a disk flush after every edit of a watched library.
 	return atomicfile.Write(p, 0o600, false, func(f io.Writer) error {
-		return writeRecord(&limitedWriter{w: f, left: MaxDigestCacheBytes}, fp, files, dirs)
+		return writeRecord(&limitedWriter{w: f, left: MaxDigestCacheBytes}, fp, files, dirs, order)
 	})
 }
 

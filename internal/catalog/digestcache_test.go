@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"maps"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,14 +44,25 @@ func recordFiles() []*found {
 }
 
 // recordDirs are listings with every field of a record set.
-func recordDirs() []listedFolder {
-	return []listedFolder{
-		{".", &listing{dir: fileStat{ok: true, dev: 1, ino: 2, size: 4096, mtimeNs: 3, ctimeNs: 4}, listedAt: 5,
-			names: []string{".git", "alpha", "beta", "notes.txt"}, kinds: []byte{kindDir, kindDir, kindDir, kindFile}}},
-		{"alpha", &listing{dir: fileStat{ok: true, dev: 1, ino: 7}, listedAt: -1, names: []string{"SKILL.md", "link", "pipe"},
-			kinds: []byte{kindFile, kindSymlink, kindOther}}},
-		{"alpha/empty", &listing{dir: fileStat{ok: true}, names: []string{}, kinds: []byte{}}},
+func recordDirs() []testListing {
+	return []testListing{
+		{".", fileStat{ok: true, dev: 1, ino: 2, size: 4096, mtimeNs: 3, ctimeNs: 4}, 5,
+			[]string{".git", "alpha", "beta", "notes.txt"}, []byte{kindDir, kindDir, kindDir, kindFile}},
+		{"alpha", fileStat{ok: true, dev: 1, ino: 7}, -1, []string{"SKILL.md", "link", "pipe"},
+			[]byte{kindFile, kindSymlink, kindOther}},
+		{"alpha/empty", fileStat{ok: true}, 0, []string{}, []byte{}},
 	}
+}
+
+// writeTestRecord writes a record of files and of the listings dirs, in
+// their order.
+func writeTestRecord(w io.Writer, fp string, files []*found, dirs []testListing) error {
+	t := tableOf(dirs...)
+	order := make([]int, t.len())
+	for i := range order {
+		order[i] = i
+	}
+	return writeRecord(w, fp, files, t, order)
 }
 
 // A record reads back every field as written, and a damaged, truncated,
@@ -59,7 +70,7 @@ func recordDirs() []listedFolder {
 func TestDigestRecordRoundTrip(t *testing.T) {
 	files, dirs := recordFiles(), recordDirs()
 	var buf bytes.Buffer
-	if err := writeRecord(&buf, "rules", files, dirs); err != nil {
+	if err := writeTestRecord(&buf, "rules", files, dirs); err != nil {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
@@ -67,17 +78,19 @@ func TestDigestRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.files) != len(files) || len(got.dirs) != len(dirs) {
-		t.Fatalf("read back %d files and %d folders, want %d and %d", len(got.files), len(got.dirs), len(files), len(dirs))
+	if len(got.files.all()) != len(files) || got.dirs.len() != len(dirs) {
+		t.Fatalf("read back %d files and %d folders, want %d and %d", len(got.files.all()), got.dirs.len(), len(files), len(dirs))
 	}
 	for _, want := range files {
-		if g := got.files[want.name]; g == nil || !reflect.DeepEqual(*g, *want) {
+		if g := got.files.find(want.name); g == nil || !reflect.DeepEqual(*g, *want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", want.name, g, want)
 		}
 	}
 	for _, want := range dirs {
-		if g := got.dirs[want.dir]; g == nil || !reflect.DeepEqual(*g, *want.l) {
-			t.Errorf("folder %s:\n got %+v\nwant %+v", want.dir, g, want.l)
+		if i, ok := got.dirs.find(want.dir); !ok {
+			t.Errorf("folder %s not read back", want.dir)
+		} else if g := got.dirs.unpack(i); !reflect.DeepEqual(g, want) {
+			t.Errorf("folder %s:\n got %+v\nwant %+v", want.dir, g, want)
 		}
 	}
 	if _, err := readRecord(data, "other rules"); err == nil {
@@ -104,7 +117,7 @@ func TestDigestRecordRoundTrip(t *testing.T) {
 // file) is refused, never a panic.
 func TestDigestRecordCrafted(t *testing.T) {
 	var buf bytes.Buffer
-	if err := writeRecord(&buf, "rules", recordFiles(), recordDirs()); err != nil {
+	if err := writeTestRecord(&buf, "rules", recordFiles(), recordDirs()); err != nil {
 		t.Fatal(err)
 	}
 	body := buf.Bytes()[:buf.Len()-4]
@@ -119,7 +132,7 @@ func TestDigestRecordCrafted(t *testing.T) {
 		{"cut in a digest", append(append(slices.Clone(body[:magic]), "\x05rules\x01\x00\x01a\x00\x00\x00\x00\x00\x00"...), 1, 2, 3)},
 	} {
 		if got, err := readRecord(binrec.Seal(tc.body), "rules"); err == nil {
-			t.Errorf("%s: read %d files", tc.name, len(got.files))
+			t.Errorf("%s: read %d files", tc.name, len(got.files.all()))
 		}
 	}
 }
@@ -127,38 +140,39 @@ func TestDigestRecordCrafted(t *testing.T) {
 // Listings that no scan could have made are refused: they would lead the
 // walk out of the folder it lists.
 func TestDigestRecordCraftedListings(t *testing.T) {
-	l := func(names ...string) *listing {
-		return &listing{dir: fileStat{ok: true}, names: names, kinds: make([]byte, len(names))}
+	l := func(dir string, names ...string) testListing {
+		return testListing{dir: dir, id: fileStat{ok: true}, names: names, kinds: make([]byte, len(names))}
 	}
 	for _, tc := range []struct {
 		name string
-		dir  listedFolder
+		dirs []testListing
 	}{
-		{"parent entry", listedFolder{"a", l("..")}},
-		{"dot entry", listedFolder{"a", l(".")}},
-		{"entry with a slash", listedFolder{"a", l("b/../../c")}},
-		{"empty entry", listedFolder{"a", l("")}},
-		{"entry with NUL", listedFolder{"a", l("b\x00")}},
-		{"unsorted entries", listedFolder{"a", l("b", "a")}},
-		{"repeated entries", listedFolder{"a", l("b", "b")}},
-		{"unknown kind", listedFolder{"a", &listing{names: []string{"b"}, kinds: []byte{9}}}},
-		{"folder outside the root", listedFolder{"../a", l("b")}},
-		{"absolute folder", listedFolder{"/etc", l("passwd")}},
-		{"unclean folder", listedFolder{"a//b", l("c")}},
+		{"parent entry", []testListing{l("a", "..")}},
+		{"dot entry", []testListing{l("a", ".")}},
+		{"entry with a slash", []testListing{l("a", "b/../../c")}},
+		{"empty entry", []testListing{l("a", "")}},
+		{"entry with NUL", []testListing{l("a", "b\x00")}},
+		{"unsorted entries", []testListing{l("a", "b", "a")}},
+		{"repeated entries", []testListing{l("a", "b", "b")}},
+		{"unknown kind", []testListing{{dir: "a", names: []string{"b"}, kinds: []byte{9}}}},
+		{"folder outside the root", []testListing{l("../a", "b")}},
+		{"absolute folder", []testListing{l("/etc", "passwd")}},
+		{"unclean folder", []testListing{l("a//b", "c")}},
+		{"folder listed twice", []testListing{l("a", "b"), l("a", "c")}},
 	} {
 		var buf bytes.Buffer
-		if err := writeRecord(&buf, "rules", nil, []listedFolder{tc.dir}); err != nil {
+		if err := writeTestRecord(&buf, "rules", nil, tc.dirs); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := readRecord(buf.Bytes(), "rules"); err == nil {
-			t.Errorf("%s: read back %v", tc.name, got.dirs)
+			t.Errorf("%s: read back %d folders", tc.name, got.dirs.len())
 		}
 	}
 }
 
 func FuzzReadRecord(f *testing.F) {
 	var buf bytes.Buffer
-	if err := writeRecord(&buf, "rules", recordFiles(), recordDirs()); err != nil {
+	if err := writeTestRecord(&buf, "rules", recordFiles(), recordDirs()); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes()[:buf.Len()-4])
@@ -169,22 +183,17 @@ func FuzzReadRecord(f *testing.F) {
 			return
 		}
 		// What reads back writes back to the same entries.
-		list := slices.Collect(maps.Values(got.files))
+		list := slices.Clone(got.files.all())
 		slices.SortFunc(list, func(a, b *found) int { return strings.Compare(a.name, b.name) })
-		var dirs []listedFolder
-		for dir, l := range got.dirs {
-			if !cleanName(dir) || !validListing(l) {
-				t.Fatalf("folder %q read back with an invalid listing %+v", dir, l)
-			}
-			dirs = append(dirs, listedFolder{dir, l})
+		if got.dirs.len() > 0 && !got.dirs.valid() {
+			t.Fatalf("folders read back with an invalid listing: %v", got.dirs.dirs)
 		}
-		sortListed(dirs)
 		var again bytes.Buffer
-		if err := writeRecord(&again, "rules", list, dirs); err != nil {
+		if err := writeRecord(&again, "rules", list, got.dirs, got.dirs.withIdentity()); err != nil {
 			t.Fatal(err)
 		}
 		back, err := readRecord(again.Bytes(), "rules")
-		if err != nil || len(back.files) != len(got.files) || len(back.dirs) != len(got.dirs) {
+		if err != nil || len(back.files.all()) != len(got.files.all()) || back.dirs.len() != got.dirs.len() {
 			t.Fatalf("a record read back does not round-trip: %v", err)
 		}
 	})
@@ -264,8 +273,8 @@ func BenchmarkDigestCacheLoad(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if got := c.load([]*Library{lib}); len(got[libKey(lib)].files) < 5000 || len(got[libKey(lib)].dirs) < 5000 {
-			b.Fatalf("loaded %d files and %d folders", len(got[libKey(lib)].files), len(got[libKey(lib)].dirs))
+		if got := c.load([]*Library{lib}); len(got[libKey(lib)].files.all()) < 5000 || got[libKey(lib)].dirs.len() < 5000 {
+			b.Fatalf("loaded %d files and %d folders", len(got[libKey(lib)].files.all()), got[libKey(lib)].dirs.len())
 		}
 	}
 }

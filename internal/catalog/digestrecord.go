@@ -68,8 +68,9 @@ func (e recordWriter) strs(list []string) {
 }
 
 // writeRecord writes the record of files, computed with the lint rule set
-// fp, and of the listings of dirs, to w. Both are sorted by name.
-func writeRecord(w io.Writer, fp string, files []*found, dirs []listedFolder) error {
+// fp, and of the folders of dirs at the positions order, to w. Both are
+// sorted by name.
+func writeRecord(w io.Writer, fp string, files []*found, dirs *folderTable, order []int) error {
 	e := recordWriter{binrec.NewWriter(w)}
 	e.Buf = append(e.Buf, digestCacheVersion+"\n"...)
 	e.Str(fp)
@@ -137,22 +138,23 @@ func writeRecord(w io.Writer, fp string, files []*found, dirs []listedFolder) er
 		}
 		e.FlushOver(48 << 10)
 	}
-	e.Uint(uint64(len(dirs)))
+	e.Uint(uint64(len(order)))
 	prev = ""
-	for _, d := range dirs {
-		e.name(prev, d.dir)
-		prev = d.dir
-		l := d.l
-		e.Uint(l.dir.dev)
-		e.Uint(l.dir.ino)
-		e.Int(l.dir.size)
-		e.Int(l.dir.mtimeNs)
-		e.Int(l.dir.ctimeNs)
-		e.Int(l.listedAt)
-		e.Uint(uint64(len(l.names)))
-		for i, name := range l.names {
-			e.Buf = append(e.Buf, l.kinds[i])
-			e.Str(name)
+	for _, i := range order {
+		dir, r := dirs.dirs[i], &dirs.recs[i]
+		e.name(prev, dir)
+		prev = dir
+		e.Uint(r.dev)
+		e.Uint(r.ino)
+		e.Int(r.size)
+		e.Int(r.mtimeNs)
+		e.Int(r.ctimeNs)
+		e.Int(r.listedAt)
+		lo, hi := dirs.entries(i)
+		e.Uint(uint64(hi - lo))
+		for j := lo; j < hi; j++ {
+			e.Buf = append(e.Buf, dirs.kinds[j])
+			e.Str(dirs.name(j))
 		}
 		e.FlushOver(48 << 10)
 	}
@@ -262,18 +264,16 @@ func readRecord(data []byte, fp string) (cachedLib, error) {
 	return cachedLib{files: files, dirs: dirs}, nil
 }
 
-// readFiles reads the files of a record, keyed by name.
-func readFiles(d recordReader) (map[string]*found, error) {
+// readFiles reads the files of a record.
+func readFiles(d recordReader) (*fileIndex, error) {
 	n := d.Count(minFileBytes)
 	if n > MaxDigestCacheFiles {
 		return nil, errors.New("digest cache record too large")
 	}
-	out := make(map[string]*found, n)
 	// Found entries are allocated together: they live as long as the scan
 	// that reads the record.
 	all := make([]found, n)
-	// The names are kept in one string, cut after the loop: they are only
-	// the map's keys.
+	// The names are kept in one string, cut after the loop.
 	var names strings.Builder
 	names.Grow(min(d.Left(), 64*n))
 	var name []byte
@@ -319,48 +319,51 @@ func readFiles(d recordReader) (map[string]*found, error) {
 	if d.Err() != nil {
 		return nil, d.Err()
 	}
-	blob, start := names.String(), 0
+	// The names outlive the scan in the files it reuses: kept in a string
+	// of their size, not in the builder's guess at it.
+	blob, start := strings.Clone(names.String()), 0
+	list := make([]*found, n)
 	for i := range all {
 		all[i].name = blob[start:ends[i]]
 		start = ends[i]
-		out[all[i].name] = &all[i]
+		list[i] = &all[i]
 	}
-	return out, nil
+	return newFileIndex(list), nil
 }
 
-// readListings reads the folder listings of a record, keyed by folder.
-// Their names are taken from one string: the listings live as long as the
-// scan that reads them.
-func readListings(d recordReader) (map[string]*listing, error) {
+// readListings reads the folder listings of a record. The table lives as
+// long as the scan that reads it: the scan's own table copies what it
+// keeps.
+func readListings(d recordReader) (*folderTable, error) {
 	n := d.Count(minFolderBytes)
-	out := make(map[string]*listing, n)
-	var blob strings.Builder
-	blob.Grow(d.Left())
-	type span struct{ start, end int }
-	dirs := make([]span, n)
-	all := make([]listing, n)
-	var entryNames [][]span
+	b := newTableBuilder(nil)
+	b.t.dirs = make([]string, 0, n)
+	b.t.recs = make([]folderRec, 0, n)
+	b.names = make([]byte, 0, d.Left())
+	// The folders' names are cut from one string after the loop.
+	var dirNames []byte
+	dirEnds := make([]int, 0, n)
 	var name []byte
-	for i := range all {
+	for range n {
 		if name = d.name(name); d.Err() != nil {
 			break
 		}
-		dirs[i].start = blob.Len()
-		blob.Write(name)
-		dirs[i].end = blob.Len()
-		l := &all[i]
-		l.dir = fileStat{ok: true, dev: d.Uint(), ino: d.Uint()}
-		l.dir.size, l.dir.mtimeNs, l.dir.ctimeNs, l.listedAt = d.Int(), d.Int(), d.Int(), d.Int()
-		k := d.Count(minEntryBytes)
-		l.kinds = make([]byte, k)
-		spans := make([]span, k)
-		for j := range k {
-			l.kinds[j] = d.Take(1)[0]
-			spans[j].start = blob.Len()
-			blob.Write(d.Bytes())
-			spans[j].end = blob.Len()
+		dirNames = append(dirNames, name...)
+		dirEnds = append(dirEnds, len(dirNames))
+		id := fileStat{ok: true, dev: d.Uint(), ino: d.Uint()}
+		id.size, id.mtimeNs, id.ctimeNs = d.Int(), d.Int(), d.Int()
+		listedAt := d.Int()
+		for range d.Count(minEntryBytes) {
+			kind := d.Take(1)
+			entry := d.Bytes()
+			if d.Err() != nil {
+				break
+			}
+			b.names = append(b.names, entry...)
+			b.t.ends = append(b.t.ends, uint32(len(b.names)))
+			b.t.kinds = append(b.t.kinds, kind[0])
 		}
-		entryNames = append(entryNames, spans)
+		b.t.recs = append(b.t.recs, newFolderRec(id, listedAt, len(b.t.ends)))
 		if d.Err() != nil {
 			break
 		}
@@ -368,20 +371,16 @@ func readListings(d recordReader) (map[string]*listing, error) {
 	if d.Err() != nil {
 		return nil, d.Err()
 	}
-	s := blob.String()
-	for i := range all {
-		l := &all[i]
-		l.names = make([]string, len(entryNames[i]))
-		for j, sp := range entryNames[i] {
-			l.names[j] = s[sp.start:sp.end]
-		}
-		dir := s[dirs[i].start:dirs[i].end]
-		if !cleanName(dir) || !validListing(l) {
-			return nil, errRecordDamaged
-		}
-		out[dir] = l
+	blob, start := string(dirNames), 0
+	for _, end := range dirEnds {
+		b.t.dirs = append(b.t.dirs, blob[start:end])
+		start = end
 	}
-	return out, nil
+	t := b.build()
+	if n > 0 && (t == nil || !t.valid()) {
+		return nil, errRecordDamaged
+	}
+	return t, nil
 }
 
 func readSkillMD(d recordReader) *skillMD {

@@ -2,24 +2,18 @@ package catalog
 
 import (
 	"io/fs"
-	"slices"
 	"strings"
 )
 
-// listing is a folder as a scan listed it: the folder's identity at the
-// time, and its entries' names and kinds, sorted by name. Creating,
-// removing or renaming an entry updates the folder's mtime and ctime, so a
-// later scan that finds the folder with the same identity, last changed
-// well before the listing (racyWindow, as for files), walks the entries
-// it knew without listing the folder again. Listings are kept in the
-// digest cache for the first scan of the next start: listing 14,308
-// folders was a third of a warm start at 5,000 skills.
-type listing struct {
-	dir      fileStat
-	listedAt int64 // UnixNano of the start of the scan that listed it
-	names    []string
-	kinds    []byte
-}
+// A scan keeps each folder's listing: the folder's identity at the time,
+// and its entries' names and kinds, sorted by name (a folderTable per
+// library). Creating, removing or renaming an entry updates the folder's
+// mtime and ctime, so a later scan that finds the folder with the same
+// identity, last changed well before the listing (racyWindow, as for
+// files), walks the entries it knew without listing the folder again.
+// Listings are kept in the digest cache for the first scan of the next
+// start: listing 14,308 folders was a third of a warm start at 5,000
+// skills.
 
 // Kinds of a listed entry.
 const (
@@ -54,54 +48,11 @@ func kindMode(k byte) fs.FileMode {
 	return fs.ModeIrregular
 }
 
-// newListing records entries, as readDir returned them, for a folder
-// whose identity was dir.
-func newListing(dir fileStat, listedAt int64, entries []entry) *listing {
-	l := &listing{dir: dir, listedAt: listedAt, names: make([]string, len(entries)), kinds: make([]byte, len(entries))}
-	for i, e := range entries {
-		l.names[i], l.kinds[i] = e.name, kindOf(e.typ)
-	}
-	return l
-}
-
-// current reports whether the folder, found now with identity dir, still
-// has the entries of l.
-func (l *listing) current(dir fileStat) bool {
-	return dir.ok && dir == l.dir && dir.mtimeNs < l.listedAt-int64(racyWindow)
-}
-
 // validEntryName reports whether name can be an entry of a folder: what a
 // listing read back from the cache must hold before the walk joins it to
 // a path.
 func validEntryName(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
-}
-
-// validListing reports whether a listing read back from the cache is one a
-// scan could have made: entry names valid, sorted and distinct, kinds
-// known.
-func validListing(l *listing) bool {
-	if len(l.names) != len(l.kinds) {
-		return false
-	}
-	for i, name := range l.names {
-		if !validEntryName(name) || l.kinds[i] > kindOther || (i > 0 && l.names[i-1] >= name) {
-			return false
-		}
-	}
-	return true
-}
-
-// listedFolder is a listing and the folder it lists, below the library
-// root.
-type listedFolder struct {
-	dir string
-	l   *listing
-}
-
-// sortListed orders folders by name, as records keep them.
-func sortListed(list []listedFolder) {
-	slices.SortFunc(list, func(a, b listedFolder) int { return strings.Compare(a.dir, b.dir) })
 }
 
 // listingTree is a tree that can vouch for a folder's identity: it lists
@@ -113,9 +64,10 @@ type listingTree interface {
 	tree
 	// readDirStat is readDir, with the folder's identity.
 	readDirStat(dir string) ([]entry, fileStat, error)
-	// relist returns dir's entries from l if the folder is unchanged since
-	// l was made, with regular files statted as readDir does.
-	relist(dir string, l *listing) ([]entry, bool)
+	// relist returns dir's entries from folder i of t if the folder is
+	// unchanged since t listed it, with regular files statted as readDir
+	// does.
+	relist(dir string, t *folderTable, i int) ([]entry, bool)
 	// statPath returns the identity of the folder (dir) or regular file
 	// name, or false if it is something else, or gone.
 	statPath(name string, dir bool) (fileStat, bool)
@@ -129,30 +81,32 @@ type listingTree interface {
 func (w *walk) readDir(dir string, trusted bool) ([]entry, error) {
 	w.foldersListed++
 	if trusted {
-		if l := w.prior.dirs[dir]; l != nil {
+		if i, ok := w.prior.dirs.find(dir); ok {
 			w.foldersListed--
-			w.listed = append(w.listed, listedFolder{dir, l})
-			return fromListing(l), nil
+			w.listings.addFrom(dir, w.prior.dirs, i)
+			return w.prior.dirs.fromListing(i), nil
 		}
 	}
 	lt, ok := w.tree.(listingTree)
 	if !ok || !w.sc.keepListings {
 		entries, err := w.tree.readDir(dir)
 		if err == nil {
-			w.listed = append(w.listed, listedFolder{dir, newListing(fileStat{}, w.sc.start.UnixNano(), entries)})
+			w.listings.addEntries(dir, fileStat{}, w.sc.start.UnixNano(), entries)
 		}
 		return entries, err
 	}
-	if old := w.prior.records[dir]; old != nil {
-		if entries, ok := lt.relist(dir, old); ok {
-			w.foldersListed--
-			w.listed = append(w.listed, listedFolder{dir, old})
-			return entries, nil
+	if old := w.prior.records; old != nil {
+		if i, ok := old.find(dir); ok {
+			if entries, ok := lt.relist(dir, old, i); ok {
+				w.foldersListed--
+				w.listings.addFrom(dir, old, i)
+				return entries, nil
+			}
 		}
 	}
 	entries, st, err := lt.readDirStat(dir)
 	if err == nil {
-		w.listed = append(w.listed, listedFolder{dir, newListing(st, w.sc.start.UnixNano(), entries)})
+		w.listings.addEntries(dir, st, w.sc.start.UnixNano(), entries)
 		if st.ok {
 			w.relisted++ // a listing the digest cache did not have
 		}
@@ -201,16 +155,15 @@ func (snap *Snapshot) Unchanged() bool {
 		}
 		listings := st.dirs[libKey(lib)]
 		for _, d := range dirs {
-			l := listings[d]
-			if l == nil || !l.dir.ok {
+			i, ok := listings.find(d)
+			if !ok || !listings.recs[i].ok {
 				return false // listed without an identity, or not by the walk (a vault's)
 			}
-			id, ok := lt.statPath(d, true)
-			if !ok || id != l.dir || id.mtimeNs >= l.listedAt-int64(racyWindow) {
+			if id, ok := lt.statPath(d, true); !ok || !listings.current(i, id) {
 				return false
 			}
 		}
-		for _, f := range st.files[libKey(lib)] {
+		for _, f := range st.files[libKey(lib)].all() {
 			id, ok := lt.statPath(f.name, false)
 			if !ok || id != f.stat || id.mtimeNs >= f.hashedAt-int64(racyWindow) {
 				return false

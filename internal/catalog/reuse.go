@@ -32,7 +32,7 @@ func (w *walk) reuse(f *found) *found {
 	if !f.stat.ok {
 		return f
 	}
-	old := w.prior.files[f.name]
+	old := w.prior.files.find(f.name)
 	if old == nil || old.err != nil || old.stat != f.stat || old.linted != !w.sc.opts.NoLint || old.name != f.name {
 		return f
 	}

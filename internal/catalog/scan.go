@@ -87,6 +87,7 @@ func scan(ctx context.Context, libs []*Library, gen uint64, opts *Options, prev 
 	}
 	for li, lib := range libs {
 		w := &walk{sc: sc, lib: lib, tree: treeOf(lib), libIndex: li, prior: sc.priorOf(lib)}
+		w.listings = newTableBuilder(cmp.Or(w.prior.dirs, w.prior.records))
 		w.visitRoot()
 		sc.walks = append(sc.walks, w)
 	}
@@ -200,8 +201,10 @@ type walk struct {
 	dirs     []string // every folder walked, for watchers
 	reads    int      // files read (the rest were reused)
 	stats    struct{ scriptsWithheld int }
-	// listed is the listing of each folder walked, for the digest cache.
-	listed []listedFolder
+	// listings are the listings of the folders walked, for the next scan
+	// and the digest cache: one builder for the library, shared with the
+	// walks visitRoot fans out to.
+	listings *tableBuilder
 	// foldersListed counts the folders listed from the file system, rather
 	// than walked from a listing; relisted those among them whose listing
 	// the digest cache can keep.
@@ -215,9 +218,9 @@ type walk struct {
 // prior is what an earlier scan knew of one library: the previous scan's
 // files and listings, or at start the digest cache's.
 type prior struct {
-	files   map[string]*found
-	dirs    map[string]*listing // the previous scan's
-	records map[string]*listing // the digest cache's, checked against the folder
+	files   *fileIndex
+	dirs    *folderTable // the previous scan's
+	records *folderTable // the digest cache's, checked against the folder
 }
 
 func (sc *scanner) priorOf(lib *Library) prior {
@@ -241,7 +244,7 @@ func (w *walk) visitRoot() {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	w.fanout = func(dir string) {
-		sub := &walk{sc: w.sc, lib: w.lib, tree: w.tree, libIndex: w.libIndex, prior: w.prior}
+		sub := &walk{sc: w.sc, lib: w.lib, tree: w.tree, libIndex: w.libIndex, prior: w.prior, listings: w.listings}
 		subs = append(subs, sub)
 		sem <- struct{}{}
 		wg.Go(func() {
@@ -262,7 +265,6 @@ func (w *walk) visitRoot() {
 		}
 		w.warnings = append(w.warnings, sub.warnings...)
 		w.dirs = append(w.dirs, sub.dirs...)
-		w.listed = append(w.listed, sub.listed...)
 		w.foldersListed += sub.foldersListed
 		w.relisted += sub.relisted
 		w.reads += sub.reads
@@ -382,7 +384,7 @@ func (w *walk) visit(dir string, depth int, enclosing []*rawSkill) {
 				continue
 			}
 			if e.unknown {
-				if f := w.prior.files[p]; f != nil {
+				if f := w.prior.files.find(p); f != nil {
 					e.size, e.stat, e.unknown = f.size, f.stat, false
 				} else {
 					e = w.statEntry(p, e)
@@ -557,8 +559,8 @@ func digestOf(data []byte) string {
 func (sc *scanner) build() (*Snapshot, *scanState) {
 	snap := &Snapshot{byURI: map[string]*Skill{}}
 	st := &scanState{
-		files:  map[string]map[string]*found{},
-		dirs:   map[string]map[string]*listing{},
+		files:  map[string]*fileIndex{},
+		dirs:   map[string]*folderTable{},
 		walked: map[*Library][]string{},
 	}
 	claimed := map[string]string{} // skill URI → "namespace:folder" that claimed it
@@ -572,11 +574,7 @@ func (sc *scanner) build() (*Snapshot, *scanState) {
 		snap.foldersListed += w.foldersListed
 		snap.relisted += w.relisted
 		snap.reads += w.reads
-		dirs := make(map[string]*listing, len(w.listed))
-		for _, lf := range w.listed {
-			dirs[lf.dir] = lf.l
-		}
-		st.dirs[libKey(w.lib)] = dirs
+		st.dirs[libKey(w.lib)] = w.listings.build()
 		stats := LibraryStats{Namespace: w.lib.Namespace, Kind: w.lib.Kind, Origin: w.lib.Origin, Info: w.lib.Info}
 		for _, rs := range w.skills {
 			sk := w.makeSkill(rs)
@@ -603,13 +601,19 @@ func (sc *scanner) build() (*Snapshot, *scanState) {
 		}
 		// After makeSkill, which gives served files names that share their
 		// URI's bytes.
-		reuse := make(map[string]*found, len(w.files))
-		st.files[libKey(w.lib)] = reuse
+		ok := 0
 		for _, f := range w.files {
 			if f.err == nil {
-				reuse[f.name] = f
+				ok++
 			}
 		}
+		reuse := make([]*found, 0, ok)
+		for _, f := range w.files {
+			if f.err == nil {
+				reuse = append(reuse, f)
+			}
+		}
+		st.files[libKey(w.lib)] = newFileIndex(reuse)
 		stats.ScriptsWithheld = w.stats.scriptsWithheld
 		snap.libraries = append(snap.libraries, stats)
 		snap.warnings = append(snap.warnings, w.warnings...)

@@ -23,11 +23,11 @@ type scanState struct {
 	optsKey string
 	// files holds, per library key, what the scan learned of each file it
 	// read or reused without error, by name below the library root.
-	files map[string]map[string]*found
+	files map[string]*fileIndex
 	// dirs holds, per library key, the listing of every folder walked and
 	// listed without error, by folder below the library root. A listing
-	// made without the folder's identity has listing.dir.ok unset.
-	dirs map[string]map[string]*listing
+	// made without the folder's identity has folderRec.ok unset.
+	dirs map[string]*folderTable
 	// walked is every folder walked per library, vault roots included,
 	// for watchers.
 	walked map[*Library][]string
@@ -88,15 +88,3 @@ func sameLibs(a, b []*Library) bool { return slices.Equal(a, b) }
 // lateOK says the previous listings were proved current after the
 // watches were added (scanState.proven).
 type trustFunc func(lib *Library, dir string, lateOK bool) bool
-
-// fromListing returns the entries of dir from l without reading the
-// folder. Regular files are left unknown: the walk takes their size and
-// identity from what the previous scan learned of them, or stats the few
-// it kept nothing of (one outside a skill, or withheld) when it needs to.
-func fromListing(l *listing) []entry {
-	out := make([]entry, len(l.names))
-	for i, name := range l.names {
-		out[i] = entry{name: name, typ: kindMode(l.kinds[i]), unknown: l.kinds[i] == kindFile}
-	}
-	return out
-}

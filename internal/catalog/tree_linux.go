@@ -194,9 +194,9 @@ func (t *beneathTree) statPath(name string, dir bool) (fileStat, bool) {
 	return statOfUnix(&st), true
 }
 
-// relist returns dir's entries from l, if the folder is unchanged since l
-// was made, without opening it: the folder and each regular file in it
-// are statted by their path from the root.
+// relist returns dir's entries from folder i of l, if the folder is
+// unchanged since l listed it, without opening it: the folder and each
+// regular file in it are statted by their path from the root.
 //
 // Those stats resolve the path without openat2's confinement, so a folder
 // on the path swapped for a symlink since its parent was checked could
@@ -205,25 +205,26 @@ func (t *beneathTree) statPath(name string, dir bool) (fileStat, bool) {
 // and ctime found are those recorded inside the root, which a folder or
 // file moved out of the root no longer has (a rename updates the ctime).
 // Every byte served is still read through openat2.
-func (t *beneathTree) relist(dir string, l *listing) ([]entry, bool) {
+func (t *beneathTree) relist(dir string, l *folderTable, i int) ([]entry, bool) {
 	if !t.listings || !cleanName(dir) {
 		return nil, false
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(t.root, dir, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil ||
-		st.Mode&unix.S_IFMT != unix.S_IFDIR || uint64(st.Dev) != t.dev || !l.current(statOfUnix(&st)) {
+		st.Mode&unix.S_IFMT != unix.S_IFDIR || uint64(st.Dev) != t.dev || !l.current(i, statOfUnix(&st)) {
 		return nil, false
 	}
-	out := make([]entry, len(l.names))
+	lo, hi := l.entries(i)
+	out := make([]entry, hi-lo)
 	prefix := ""
 	if dir != "." {
 		prefix = dir + "/"
 	}
-	for i, name := range l.names {
-		e := &out[i]
-		e.name, e.typ = name, kindMode(l.kinds[i])
-		if l.kinds[i] == kindFile {
-			statEntry(e, &st, unix.Fstatat(t.root, prefix+name, &st, unix.AT_SYMLINK_NOFOLLOW))
+	for j := range out {
+		e, k := &out[j], l.kinds[lo+j]
+		e.name, e.typ = l.name(lo+j), kindMode(k)
+		if k == kindFile {
+			statEntry(e, &st, unix.Fstatat(t.root, prefix+e.name, &st, unix.AT_SYMLINK_NOFOLLOW))
 		}
 	}
 	return out, true
