@@ -12,6 +12,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub/hubcmd"
 )
 
 // Exit statuses.
@@ -75,7 +77,7 @@ func run(ctx context.Context, args []string, st streams) int {
 	case "pack":
 		cmd = &packCommand{streams: st}
 	case "hub":
-		cmd = &hubCommand{streams: st}
+		cmd = hubCommand{st}
 	case "version":
 		fmt.Fprintln(st.stdout, "skills-mcp", version())
 		return exitOK
@@ -107,6 +109,22 @@ func run(ctx context.Context, args []string, st streams) int {
 
 // errHelp is returned by a command that printed its help on request.
 var errHelp = errors.New("help requested")
+
+// hubCommand is `skills-mcp hub …`: its command line lives in hubcmd; this
+// maps hubcmd's help and usage errors to the CLI's.
+type hubCommand struct{ streams }
+
+func (c hubCommand) Run(ctx context.Context, args []string) error {
+	err := hubcmd.Run(ctx, args, hubcmd.Streams{Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr, Env: c.env})
+	var ue *hubcmd.UsageError
+	switch {
+	case errors.Is(err, hubcmd.ErrHelp):
+		return errHelp
+	case errors.As(err, &ue):
+		return &usageError{err: ue.Err, hint: ue.Hint}
+	}
+	return err
+}
 
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {

@@ -1,7 +1,9 @@
-// Package hubcmd is what the `skills-mcp hub` commands do once their flags
-// are parsed: each function runs one operation of an open hub and writes
-// its report, as text for a person or as JSON, to the writers it is given.
-// Flags, environment and help text stay in the CLI.
+// Package hubcmd is the `skills-mcp hub` command line: Run parses the hub
+// commands' flags, environment twins and help (run.go), and each exported
+// report function runs one operation of an open hub and writes its report,
+// as text for a person or as JSON, to the writers it is given. The CLI
+// (internal/cli) only dispatches "hub" to Run and maps its error to an exit
+// status.
 package hubcmd
 
 import (

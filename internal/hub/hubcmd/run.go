@@ -1,4 +1,4 @@
-package cli
+package hubcmd
 
 import (
 	"context"
@@ -15,14 +15,49 @@ import (
 	"syscall"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub"
-	"github.com/skills-mcp/skills-mcp/internal/hub/hubcmd"
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
 	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
 )
 
-// hubCommand is `skills-mcp hub …`, the skill hub's command family.
-type hubCommand struct {
-	streams
+// Streams are the hub command's standard streams and environment, as the
+// CLI passes them: Env looks a variable up (os.LookupEnv in the binary, a
+// map in tests).
+type Streams struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Env            func(string) (string, bool)
+}
+
+// UsageError is bad input from the user (exit status 2): the CLI prints the
+// error and, if not empty, Hint as what to try.
+type UsageError struct {
+	Err  error
+	Hint string
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(hint, format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...), Hint: hint}
+}
+
+// ErrHelp is returned by a hub command that printed its help on request
+// (exit status 0).
+var ErrHelp = errors.New("help requested")
+
+// Run runs `skills-mcp hub args…` (args without "hub"). It returns nil,
+// ErrHelp, a *UsageError for bad input, or another error for a failure;
+// the caller maps them to exit statuses 0, 0, 2 and 1 and prints the error.
+func Run(ctx context.Context, args []string, st Streams) error {
+	return (&command{stdin: st.Stdin, stdout: st.Stdout, stderr: st.Stderr, env: st.Env}).Run(ctx, args)
+}
+
+// command is `skills-mcp hub …`, the skill hub's command family.
+type command struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	env            func(string) (string, bool)
 }
 
 // hubGlobals are the flags every hub sub-command takes.
@@ -87,8 +122,8 @@ Commands:
   import FILE        read the catalog document in FILE
 `
 
-// Run implements command.
-func (c *hubCommand) Run(ctx context.Context, args []string) error {
+// Run runs the hub command line args.
+func (c *command) Run(ctx context.Context, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	g := &hubGlobals{set: map[string]bool{}}
@@ -145,7 +180,7 @@ type hubFlags struct {
 
 // flagSet is a flag set for one hub command, with the global flags. A bad
 // flag is reported once, as the error (exit 2); -h prints the help.
-func (c *hubCommand) flagSet(name string, g *hubGlobals, usage string) *hubFlags {
+func (c *command) flagSet(name string, g *hubGlobals, usage string) *hubFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -162,9 +197,9 @@ func (c *hubCommand) flagSet(name string, g *hubGlobals, usage string) *hubFlags
 	return &hubFlags{FlagSet: fs, usage: usage}
 }
 
-func (c *hubCommand) flagError(fs *hubFlags, err error, hint string) error {
+func (c *command) flagError(fs *hubFlags, err error, hint string) error {
 	if !errors.Is(err, flag.ErrHelp) {
-		return &usageError{err: err, hint: hint}
+		return &UsageError{Err: err, Hint: hint}
 	}
 	fmt.Fprint(c.stderr, fs.usage)
 	if fs.Name() != "hub" {
@@ -172,13 +207,13 @@ func (c *hubCommand) flagError(fs *hubFlags, err error, hint string) error {
 		fs.SetOutput(c.stderr)
 		fs.PrintDefaults()
 	}
-	return errHelp
+	return ErrHelp
 }
 
 // parse parses a command's flags, which may come before, between and after
 // its arguments ("--" ends the flags), and checks the argument count.
 // what names the arguments for the error when some are missing.
-func (c *hubCommand) parse(fs *hubFlags, args []string, minArgs, maxArgs int, what string) ([]string, error) {
+func (c *command) parse(fs *hubFlags, args []string, minArgs, maxArgs int, what string) ([]string, error) {
 	hint := "skills-mcp hub " + fs.Name() + " -h"
 	var pos []string
 	for rest := args; ; {
@@ -207,7 +242,7 @@ func (c *hubCommand) parse(fs *hubFlags, args []string, minArgs, maxArgs int, wh
 
 // options resolves the global flags against their environment twins and
 // the default data directory.
-func (c *hubCommand) options(g *hubGlobals) (hub.Options, error) {
+func (c *command) options(g *hubGlobals) (hub.Options, error) {
 	if !g.set["data"] {
 		if v, ok := c.env("SKILLS_HUB_DATA"); ok && v != "" {
 			g.data = v
@@ -241,7 +276,7 @@ func (c *hubCommand) options(g *hubGlobals) (hub.Options, error) {
 }
 
 // defaultHubData is the user's data directory for the hub.
-func (c *hubCommand) defaultHubData() (string, error) {
+func (c *command) defaultHubData() (string, error) {
 	if v, ok := c.env("XDG_DATA_HOME"); ok && filepath.IsAbs(v) {
 		return filepath.Join(v, "skills-mcp", "hub"), nil
 	}
@@ -253,7 +288,7 @@ func (c *hubCommand) defaultHubData() (string, error) {
 
 // open opens the hub. github, if not nil, reads github.com repositories
 // through GitHub's endpoints.
-func (c *hubCommand) open(ctx context.Context, g *hubGlobals, github *pkgtree.GitHubOptions) (*hub.Hub, error) {
+func (c *command) open(ctx context.Context, g *hubGlobals, github *pkgtree.GitHubOptions) (*hub.Hub, error) {
 	opts, err := c.options(g)
 	if err != nil {
 		return nil, err
@@ -277,7 +312,7 @@ repositories are read through GitHub's API and the commit's archive, sending
 GITHUB_TOKEN (if set) to GitHub only; --no-github-api reads them with git.
 `
 
-func (c *hubCommand) install(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) install(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("install", g, hubInstallUsage)
 	zipFile := fs.String("zip", "", "install the package in the ZIP archive `FILE`")
 	repo := fs.String("repo", "", "install from the git repository at `URL` (or a local path)")
@@ -333,7 +368,7 @@ func (c *hubCommand) install(ctx context.Context, g *hubGlobals, args []string) 
 	if err != nil {
 		return err
 	}
-	return hubcmd.Installed(c.stdout, inst, *asJSON)
+	return Installed(c.stdout, inst, *asJSON)
 }
 
 const hubImportUsage = `Usage: skills-mcp hub import FILE [--path DIR] [flags]
@@ -343,7 +378,7 @@ Installs the skill package in the ZIP archive FILE (an upload), as
 To replace the catalog with a catalog document, use "hub catalog import".
 `
 
-func (c *hubCommand) importZip(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) importZip(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("import", g, hubImportUsage)
 	path := fs.String("path", "", "the package's `DIR` inside the archive (default: its root)")
 	asJSON := fs.Bool("json", false, "print the installed version as JSON")
@@ -361,15 +396,15 @@ func (c *hubCommand) importZip(ctx context.Context, g *hubGlobals, args []string
 	if err != nil {
 		return err
 	}
-	return hubcmd.Installed(c.stdout, inst, *asJSON)
+	return Installed(c.stdout, inst, *asJSON)
 }
 
 // progress is the progress callback of a long install, on stderr.
-func (c *hubCommand) progress(quiet bool) func(pkgtree.Progress) {
+func (c *command) progress(quiet bool) func(pkgtree.Progress) {
 	if quiet {
 		return nil
 	}
-	return hubcmd.Progress(c.stderr)
+	return Progress(c.stderr)
 }
 
 const hubListUsage = `Usage: skills-mcp hub list [flags]
@@ -378,7 +413,7 @@ Lists the installed packages by name, each with its number of versions and its
 latest version.
 `
 
-func (c *hubCommand) list(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) list(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("list", g, hubListUsage)
 	asJSON := fs.Bool("json", false, "print the packages as JSON")
 	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
@@ -389,7 +424,7 @@ func (c *hubCommand) list(ctx context.Context, g *hubGlobals, args []string) err
 		return err
 	}
 	defer h.Close()
-	return hubcmd.List(ctx, h, c.stdout, *asJSON)
+	return List(ctx, h, c.stdout, *asJSON)
 }
 
 const hubVersionsUsage = `Usage: skills-mcp hub versions PACKAGE [flags]
@@ -397,7 +432,7 @@ const hubVersionsUsage = `Usage: skills-mcp hub versions PACKAGE [flags]
 Lists a package's versions, oldest first, with where each came from.
 `
 
-func (c *hubCommand) versions(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) versions(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("versions", g, hubVersionsUsage)
 	asJSON := fs.Bool("json", false, "print the versions as JSON")
 	pos, err := c.parse(fs, args, 1, 1, "a PACKAGE name")
@@ -409,7 +444,7 @@ func (c *hubCommand) versions(ctx context.Context, g *hubGlobals, args []string)
 		return err
 	}
 	defer h.Close()
-	return hubcmd.Versions(ctx, h, c.stdout, pos[0], *asJSON)
+	return Versions(ctx, h, c.stdout, pos[0], *asJSON)
 }
 
 const hubInspectUsage = `Usage: skills-mcp hub inspect VERSION [flags]
@@ -420,7 +455,7 @@ warnings, scripts and how they run, package manifests, declared requirements).
 Inspection is not proof of safety.
 `
 
-func (c *hubCommand) inspect(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) inspect(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("inspect", g, hubInspectUsage)
 	asJSON := fs.Bool("json", false, "print the version and its inspection as JSON")
 	pos, err := c.parse(fs, args, 1, 1, "a VERSION (as hub list prints it)")
@@ -432,7 +467,7 @@ func (c *hubCommand) inspect(ctx context.Context, g *hubGlobals, args []string) 
 		return err
 	}
 	defer h.Close()
-	return hubcmd.Inspect(ctx, h, c.stdout, pos[0], *asJSON)
+	return Inspect(ctx, h, c.stdout, pos[0], *asJSON)
 }
 
 const hubApproveUsage = `Usage: skills-mcp hub approve VERSION [--by NAME] [--revoke] [flags]
@@ -442,7 +477,7 @@ Records that an administrator approved a version, and when. With
 withdraws the approval; projects already using the version keep it.
 `
 
-func (c *hubCommand) approve(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) approve(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("approve", g, hubApproveUsage)
 	by := fs.String("by", "", "who approves (default: $USER)")
 	revoke := fs.Bool("revoke", false, "withdraw the version's approval")
@@ -467,7 +502,7 @@ func (c *hubCommand) approve(ctx context.Context, g *hubGlobals, args []string) 
 		return err
 	}
 	defer h.Close()
-	return hubcmd.Approve(ctx, h, c.stdout, pos[0], *by, *revoke, *asJSON)
+	return Approve(ctx, h, c.stdout, pos[0], *by, *revoke, *asJSON)
 }
 
 const hubNotesUsage = `Usage: skills-mcp hub notes VERSION TEXT [flags]
@@ -476,7 +511,7 @@ Replaces a version's notes (an empty TEXT clears them). Notes and approval
 are the only things about a version that change after install.
 `
 
-func (c *hubCommand) notes(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) notes(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("notes", g, hubNotesUsage)
 	asJSON := fs.Bool("json", false, "print the version as JSON")
 	pos, err := c.parse(fs, args, 2, 2, "a VERSION and the TEXT of its notes")
@@ -488,7 +523,7 @@ func (c *hubCommand) notes(ctx context.Context, g *hubGlobals, args []string) er
 		return err
 	}
 	defer h.Close()
-	return hubcmd.Notes(ctx, h, c.stdout, pos[0], pos[1], *asJSON)
+	return Notes(ctx, h, c.stdout, pos[0], pos[1], *asJSON)
 }
 
 const hubUninstallUsage = `Usage: skills-mcp hub uninstall VERSION [flags]
@@ -497,7 +532,7 @@ Removes a version, with the file contents no other version shares. A version
 a project uses is refused until it is unbound.
 `
 
-func (c *hubCommand) uninstall(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) uninstall(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("uninstall", g, hubUninstallUsage)
 	asJSON := fs.Bool("json", false, "print the removed version as JSON")
 	pos, err := c.parse(fs, args, 1, 1, "a VERSION (as hub list prints it)")
@@ -509,10 +544,10 @@ func (c *hubCommand) uninstall(ctx context.Context, g *hubGlobals, args []string
 		return err
 	}
 	defer h.Close()
-	return hubcmd.Uninstall(ctx, h, c.stdout, pos[0], *asJSON)
+	return Uninstall(ctx, h, c.stdout, pos[0], *asJSON)
 }
 
-func (c *hubCommand) catalog(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) catalog(ctx context.Context, g *hubGlobals, args []string) error {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(c.stdout, hubCatalogUsage)
 		return nil
@@ -536,7 +571,7 @@ catalog's order. --category and --author keep only their items.
 Install one with "skills-mcp hub install --item ID".
 `
 
-func (c *hubCommand) catalogSearch(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) catalogSearch(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("catalog search", g, hubCatalogSearchUsage)
 	category := fs.String("category", "", "only items of `CATEGORY`")
 	author := fs.String("author", "", "only items of `AUTHOR`")
@@ -555,7 +590,7 @@ func (c *hubCommand) catalogSearch(ctx context.Context, g *hubGlobals, args []st
 	}
 	defer h.Close()
 	q := index.Query{Text: strings.Join(pos, " "), Category: *category, Author: *author, Limit: *limit}
-	return hubcmd.Search(ctx, h, c.stdout, q, *asJSON)
+	return Search(ctx, h, c.stdout, q, *asJSON)
 }
 
 const hubCatalogRefreshUsage = `Usage: skills-mcp hub catalog refresh [URL] [flags]
@@ -566,7 +601,7 @@ loopback address. No credential is sent. A failure keeps the last good
 catalog.
 `
 
-func (c *hubCommand) catalogRefresh(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) catalogRefresh(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("catalog refresh", g, hubCatalogRefreshUsage)
 	pos, err := c.parse(fs, args, 0, 1, "")
 	if err != nil {
@@ -586,7 +621,7 @@ func (c *hubCommand) catalogRefresh(ctx context.Context, g *hubGlobals, args []s
 		return err
 	}
 	defer h.Close()
-	return hubcmd.Refresh(ctx, h, c.stdout, c.stderr, url)
+	return Refresh(ctx, h, c.stdout, c.stderr, url)
 }
 
 const hubCatalogImportUsage = `Usage: skills-mcp hub catalog import FILE [flags]
@@ -597,7 +632,7 @@ an item without a repository, …) is refused whole, naming the item, and the
 catalog stays as it was.
 `
 
-func (c *hubCommand) catalogImport(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) catalogImport(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("catalog import", g, hubCatalogImportUsage)
 	pos, err := c.parse(fs, args, 1, 1, "the catalog document FILE")
 	if err != nil {
@@ -608,7 +643,7 @@ func (c *hubCommand) catalogImport(ctx context.Context, g *hubGlobals, args []st
 		return err
 	}
 	defer h.Close()
-	return hubcmd.Import(ctx, h, c.stdout, pos[0])
+	return Import(ctx, h, c.stdout, pos[0])
 }
 
 const hubBackupUsage = `Usage: skills-mcp hub backup --out FILE [flags]
@@ -619,7 +654,7 @@ the only state, so this one file is everything; restore it with "hub restore".
 A PostgreSQL hub is backed up with pg_dump instead.
 `
 
-func (c *hubCommand) backup(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) backup(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("backup", g, hubBackupUsage)
 	out := fs.String("out", "", "write the backup to `FILE`")
 	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
@@ -633,7 +668,7 @@ func (c *hubCommand) backup(ctx context.Context, g *hubGlobals, args []string) e
 		return err
 	}
 	defer h.Close()
-	return hubcmd.Backup(ctx, h, c.stdout, *out)
+	return Backup(ctx, h, c.stdout, *out)
 }
 
 const hubRestoreUsage = `Usage: skills-mcp hub restore FILE [flags]
@@ -644,7 +679,7 @@ place; on any failure the directory is left as it was. A PostgreSQL hub is
 restored with pg_restore instead.
 `
 
-func (c *hubCommand) restore(ctx context.Context, g *hubGlobals, args []string) error {
+func (c *command) restore(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("restore", g, hubRestoreUsage)
 	pos, err := c.parse(fs, args, 1, 1, "the backup FILE")
 	if err != nil {
@@ -657,5 +692,5 @@ func (c *hubCommand) restore(ctx context.Context, g *hubGlobals, args []string) 
 	if opts.Database != "" {
 		return usagef("", "hub restore puts a SQLite backup into a data directory; restore a PostgreSQL hub with `pg_restore --no-owner -d URL hub.dump`")
 	}
-	return hubcmd.Restore(ctx, opts, c.stdout, pos[0])
+	return Restore(ctx, opts, c.stdout, pos[0])
 }

@@ -1,0 +1,143 @@
+package hubcmd
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runHub runs `skills-mcp hub args…` in process with the given environment.
+func runHub(t *testing.T, environ map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	lookup := func(k string) (string, bool) { v, ok := environ[k]; return v, ok }
+	err = Run(context.Background(), args, Streams{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Env: lookup})
+	return out.String(), errb.String(), err
+}
+
+// usageHint is the hint of err if it is a usage error (exit status 2).
+func usageHint(err error) (hint string, ok bool) {
+	var ue *UsageError
+	if !errors.As(err, &ue) {
+		return "", false
+	}
+	return ue.Hint, true
+}
+
+func isUsage(err error) bool { _, ok := usageHint(err); return ok }
+
+func testZip(t *testing.T) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("SKILL.md")
+	w.Write([]byte("---\nname: demo\ndescription: A demo skill.\n---\n# Demo\n"))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "demo.zip")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestHubDataDirectory(t *testing.T) {
+	zipFile := testZip(t)
+	home, xdg, env, flagDir := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	for name, tc := range map[string]struct {
+		environ map[string]string
+		args    []string
+		want    string
+	}{
+		"home":          {map[string]string{"HOME": home}, nil, filepath.Join(home, ".local", "share", "skills-mcp", "hub")},
+		"xdg":           {map[string]string{"HOME": home, "XDG_DATA_HOME": xdg}, nil, filepath.Join(xdg, "skills-mcp", "hub")},
+		"env":           {map[string]string{"HOME": home, "SKILLS_HUB_DATA": env}, nil, env},
+		"flag over env": {map[string]string{"HOME": home, "SKILLS_HUB_DATA": env}, []string{"--data", flagDir}, flagDir},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := append(append([]string{"import"}, tc.args...), zipFile, "--quiet")
+			if _, stderr, err := runHub(t, tc.environ, args...); err != nil {
+				t.Fatalf("import: %v: %s", err, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(tc.want, "hub.db")); err != nil {
+				t.Errorf("no database where expected: %v", err)
+			}
+		})
+	}
+	if _, _, err := runHub(t, map[string]string{}, "list"); !isUsage(err) || !strings.Contains(err.Error(), "--data") {
+		t.Errorf("no HOME, no --data: %v; want a usage error asking for --data", err)
+	}
+	if _, _, err := runHub(t, map[string]string{"SKILLS_HUB_DATA": env, "SKILLS_HUB_REQUIRE_APPROVAL": "maybe"}, "list"); !isUsage(err) || !strings.Contains(err.Error(), "SKILLS_HUB_REQUIRE_APPROVAL") {
+		t.Errorf("bad SKILLS_HUB_REQUIRE_APPROVAL: %v; want a usage error naming it", err)
+	}
+}
+
+func TestHubUsageErrors(t *testing.T) {
+	environ := map[string]string{"SKILLS_HUB_DATA": t.TempDir()}
+	for _, args := range [][]string{
+		{"frobnicate"},
+		{"install"},
+		{"install", "--zip", "a.zip", "--repo", "r"},
+		{"install", "--zip", "a.zip", "--ref", "main"},
+		{"install", "--repo", "r", "--ref", "main", "--commit", "abc"},
+		{"install", "--item", "x", "--path", "p"},
+		{"install", "--bogus"},
+		{"inspect"},
+		{"inspect", "a", "b"},
+		{"notes", "a"},
+		{"catalog", "frob"},
+		{"catalog", "refresh"},
+		{"catalog", "search", "--limit", "-1"},
+		{"backup"},
+		{"restore"},
+		{"approve", "x", "--revoke", "--by", "me"},
+	} {
+		_, _, err := runHub(t, environ, args...)
+		if hint, ok := usageHint(err); !ok || hint == "" {
+			t.Errorf("hub %v: %v; want a usage error with a hint", args, err)
+		}
+	}
+	if stdout, _, err := runHub(t, environ); err != nil || !strings.Contains(stdout, "catalog search") {
+		t.Errorf("bare hub: %v, %q; want the command list", err, stdout)
+	}
+	if _, stderr, err := runHub(t, environ, "install", "-h"); !errors.Is(err, ErrHelp) || !strings.Contains(stderr, "--zip") {
+		t.Errorf("hub install -h: %v, %q; want ErrHelp and the flags on stderr", err, stderr)
+	}
+	if _, _, err := runHub(t, environ, "serve"); err == nil || isUsage(err) || !strings.Contains(err.Error(), "not available yet") {
+		t.Errorf("hub serve: %v", err)
+	}
+}
+
+func TestHubApproveBy(t *testing.T) {
+	environ := map[string]string{"SKILLS_HUB_DATA": t.TempDir(), "USER": "carol"}
+	if _, stderr, err := runHub(t, environ, "import", testZip(t), "--quiet"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	stdout, stderr, err := runHub(t, environ, "approve", "demo", "--json")
+	if err != nil {
+		t.Fatal(err, stderr)
+	}
+	var v struct {
+		Approved bool
+		Labels   struct {
+			ApprovedBy string `json:"approved_by"`
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &v); err != nil || !v.Approved || v.Labels.ApprovedBy != "carol" {
+		t.Errorf("approve = %s (%v); want approved by $USER", stdout, err)
+	}
+	if stdout, _, err := runHub(t, environ, "approve", "demo", "--revoke"); err != nil || !strings.Contains(stdout, "no longer approved") {
+		t.Errorf("revoke: %v %s", err, stdout)
+	}
+	delete(environ, "USER")
+	if _, _, err := runHub(t, environ, "approve", "demo"); !isUsage(err) || !strings.Contains(err.Error(), "--by") {
+		t.Errorf("approve without USER or --by: %v", err)
+	}
+}
