@@ -81,6 +81,12 @@ type Options struct {
 	// Runtime, if not nil, lists the sandbox backends jobs can use, for
 	// GET /api/skills/runtime. If nil, there are none.
 	Runtime func(context.Context) []Backend
+	// OnStoreError, if not nil, is called for each request that failed
+	// because the database was unavailable, full or failed (for metrics).
+	OnStoreError func()
+	// OnCatalogSync, if not nil, is called after each catalog sync with
+	// its error (nil when the catalog was replaced).
+	OnCatalogSync func(error)
 }
 
 // Backend is one sandbox backend jobs can run in.

@@ -174,8 +174,10 @@ func (a *API) errorOf(ctx context.Context, err error) *Error {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the request was cancelled or ran out of time: "+msg)
 	case errors.Is(err, store.ErrUnavailable):
+		a.storeError()
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the hub's database is unavailable; try again when it is back")
 	case errors.Is(err, store.ErrStorageFull):
+		a.storeError()
 		return newError(http.StatusServiceUnavailable, CodeStorageFull, msg)
 	case errors.As(err, &be):
 		return newError(http.StatusConflict, CodeVersionBound, msg)
@@ -199,6 +201,7 @@ func (a *API) errorOf(ctx context.Context, err error) *Error {
 	case errors.As(err, &ie), errors.Is(err, index.ErrTooLarge):
 		return newError(http.StatusUnprocessableEntity, CodeCatalogRefused, msg)
 	}
+	a.storeError()
 	a.log.ErrorContext(ctx, "admin API: operation failed", "err", err)
 	return newError(http.StatusInternalServerError, CodeInternal, "the hub failed to do this; its log says why")
 }
@@ -211,4 +214,10 @@ func isPackageError(err error) bool {
 		}
 	}
 	return false
+}
+
+func (a *API) storeError() {
+	if a.opts.OnStoreError != nil {
+		a.opts.OnStoreError()
+	}
 }

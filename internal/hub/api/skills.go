@@ -397,8 +397,11 @@ func catalogError(err error) error {
 	return newError(http.StatusUnprocessableEntity, CodeCatalogRefused, err.Error()+"; the catalog served is unchanged")
 }
 
-func (a *API) syncCatalog(ctx context.Context, in *syncInput) (*syncOutput, error) {
+func (a *API) syncCatalog(ctx context.Context, in *syncInput) (out *syncOutput, err error) {
 	b := in.Body
+	if a.opts.OnCatalogSync != nil && (b.URL == "") != (b.Content == nil) {
+		defer func() { a.opts.OnCatalogSync(err) }()
+	}
 	switch {
 	case (b.URL == "") == (b.Content == nil):
 		return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "give exactly one of url (a catalog document's https URL) and content (the document itself)")
