@@ -65,7 +65,9 @@ func TestServer(t *testing.T) {
 	})
 	s, err := hubserve.New(hubserve.Options{
 		Hub: h, Projects: projects,
-		ProjectStats: func() []hubserve.ProjectStat { return []hubserve.ProjectStat{{Project: "p1", Sessions: 2, Bindings: 3}} },
+		ProjectStats: func() []hubserve.ProjectStat {
+			return []hubserve.ProjectStat{{Project: "p1", Sessions: 2, Bindings: 3}}
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
