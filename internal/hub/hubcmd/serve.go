@@ -73,13 +73,15 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		return fmt.Errorf("hub serve: listening on %s: %w (is another server on that port? choose another with --http)", addr, err)
 	}
 	bound := ln.Addr().String()
-	logger.Info("hub serving", "url", "http://"+bound, "api", "http://"+bound+"/api/", "projects", "http://"+bound+"/p/{project}/mcp", "store", storeText(opts))
-	if host, _, _ := net.SplitHostPort(bound); !httpserve.IsLoopback(host) {
-		logger.Warn("hub serve: reachable from the network; every route but /healthz needs a token, and tokens travel in clear over http: put TLS in front")
-	}
+	// Said before the address, so that whoever waits for the address has
+	// read it.
 	toks, err := h.Tokens(ctx, store.TokenFilter{Kind: store.AdminToken})
 	if err == nil && len(toks) == 0 {
 		logger.Warn("no admin token yet: the admin API refuses every request until you create one with `skills-mcp hub token create --scope admin`" + dataFlags(opts))
+	}
+	logger.Info("hub serving", "url", "http://"+bound, "api", "http://"+bound+"/api/", "projects", "http://"+bound+"/p/{project}/mcp", "store", storeText(opts))
+	if host, _, _ := net.SplitHostPort(bound); !httpserve.IsLoopback(host) {
+		logger.Warn("hub serve: reachable from the network; every route but /healthz needs a token, and tokens travel in clear over http: put TLS in front")
 	}
 	return srv.Serve(ctx, ln)
 }
