@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 // is checked against the OpenAPI document: the route's documented status
 // and that status's schema.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	h     *hub.Hub
 	a     *api.API
 	srv   *httptest.Server
@@ -59,13 +59,17 @@ type env struct {
 	checked map[string]bool // "METHOD /path/{x} status" answered and validated
 }
 
-func newEnv(t *testing.T, o hub.Options) *env {
+func newEnv(t testing.TB, o hub.Options) *env {
 	t.Helper()
 	h, err := hub.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
+	return newEnvHub(t, h, o)
+}
+
+func newEnvHub(t testing.TB, h *hub.Hub, o hub.Options) *env {
 	a, err := api.New(api.Options{Hub: h, Version: "test", AllowLocalRepositories: true})
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +170,7 @@ func (e *env) validate(r *http.Request, rec *httptest.ResponseRecorder) {
 	}
 }
 
-func checkErrorBody(t *testing.T, body []byte, status int) {
+func checkErrorBody(t testing.TB, body []byte, status int) {
 	t.Helper()
 	var eb struct {
 		Error struct {
@@ -193,7 +197,7 @@ func (a answer) code() string {
 	return eb.Error.Code
 }
 
-func (a answer) decode(t *testing.T, v any) {
+func (a answer) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(a.body, v); err != nil {
 		t.Fatalf("decoding %s: %v", a.body, err)
@@ -243,7 +247,7 @@ func (e *env) want(a answer, status int, code string) {
 
 const skillMD = "---\nname: pdf-tools\ndescription: Fill and merge PDF forms.\n---\n# PDF tools\n"
 
-func zipOf(t *testing.T, files map[string]string) []byte {
+func zipOf(t testing.TB, files map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
