@@ -73,8 +73,6 @@ var allowed = map[string][]string{
 	"internal/hub/endpoint": {"internal/hub", "internal/hub/store", "internal/regfile", "skills"},
 	// The hub's job service: profiles, preparations and runs in sandboxes.
 	"internal/hub/jobs": {"internal/hub/store", "internal/sandbox"},
-	// What the hub commands do and print once the CLI has parsed their flags.
-	"internal/hub/hubcmd": {"internal/atomicfile", "internal/hub", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
 	// The catalog builder, a publisher's tool: the hub's catalog format and
 	// package reader, the server's discovery rule.
 	"internal/catalogbuild": {"internal/atomicfile", "internal/catalog", "internal/hub/index", "internal/hub/pkgtree", "internal/regfile", "internal/skill", "internal/skillsext"},
@@ -83,6 +81,12 @@ var allowed = map[string][]string{
 	"internal/web/markdown":    nil,
 	"internal/web/browse":      {"internal/catalog", "internal/httpserve", "internal/skillsext", "internal/web", "internal/web/markdown"},
 	"internal/web/browsertest": nil, // test support: headless Chromium
+	// The admin REST API, on the hub's operations.
+	"internal/hub/api": {"internal/hub", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
+	// The hub's HTTP server: the API, /healthz, /metrics, the project endpoints.
+	"internal/hub/hubserve": {"internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/store"},
+	// What the hub commands do and print once the CLI has parsed their flags.
+	"internal/hub/hubcmd": {"internal/atomicfile", "internal/httpserve", "internal/hub", "internal/hub/hubserve", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},

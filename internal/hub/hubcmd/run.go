@@ -88,6 +88,8 @@ Commands:
   catalog search [QUERY]    search the catalog (or browse it by --category, --author)
   catalog refresh [URL]     replace the catalog with the document at URL
   catalog import FILE       replace the catalog with the document in FILE
+  serve [--http ADDR]       serve the admin API and the project endpoints over HTTP
+  token create|list|revoke  manage the tokens of the admin API and the projects
   backup --out FILE         write a backup of the whole hub (SQLite)
   restore FILE              restore a backup into an empty data directory
 
@@ -167,7 +169,9 @@ func (c *command) Run(ctx context.Context, args []string) error {
 	case "restore":
 		return c.restore(ctx, g, args)
 	case "serve":
-		return errors.New("hub serve is not available yet: it comes with the hub's admin API and project endpoints; the hub's other commands work on the data directory directly")
+		return c.serve(ctx, g, args)
+	case "token":
+		return c.token(ctx, g, args)
 	}
 	return usagef("skills-mcp hub help", "unknown hub command %q", name)
 }

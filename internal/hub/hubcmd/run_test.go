@@ -110,8 +110,11 @@ func TestHubUsageErrors(t *testing.T) {
 	if _, stderr, err := runHub(t, environ, "install", "-h"); !errors.Is(err, ErrHelp) || !strings.Contains(stderr, "--zip") {
 		t.Errorf("hub install -h: %v, %q; want ErrHelp and the flags on stderr", err, stderr)
 	}
-	if _, _, err := runHub(t, environ, "serve"); err == nil || isUsage(err) || !strings.Contains(err.Error(), "not available yet") {
-		t.Errorf("hub serve: %v", err)
+	if _, _, err := runHub(t, environ, "serve", "--http", "not an address"); !isUsage(err) {
+		t.Errorf("hub serve --http 'not an address': %v; want a usage error", err)
+	}
+	if _, _, err := runHub(t, environ, "token", "create", "--scope", "root"); !isUsage(err) {
+		t.Errorf("hub token create --scope root: %v; want a usage error", err)
 	}
 }
 

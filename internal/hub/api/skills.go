@@ -1,0 +1,493 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/index"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+)
+
+// register adds one operation with its rule: the scope it needs, and for
+// a change, what the audit log calls it.
+func register[I, O any](a *API, op huma.Operation, ru rule, h func(context.Context, *I) (*O, error)) {
+	op.Metadata = map[string]any{ruleKey: ru}
+	op.Security = []map[string][]string{{securityScheme: {}}}
+	if op.MaxBodyBytes == 0 {
+		op.MaxBodyBytes = MaxJSONBody
+	}
+	errs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
+	errs = append(errs, http.StatusNotFound)
+	if op.Method != http.MethodGet {
+		errs = append(errs, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
+	}
+	for _, s := range op.Errors {
+		if !slices.Contains(errs, s) {
+			errs = append(errs, s)
+		}
+	}
+	slices.Sort(errs)
+	op.Errors = errs
+	need := "Needs an admin token of scope " + string(ru.scope) + "."
+	if op.Description == "" {
+		op.Description = need
+	} else {
+		op.Description += "\n\n" + need
+	}
+	huma.Register(a.huma, op, func(ctx context.Context, in *I) (*O, error) {
+		out, err := h(ctx, in)
+		if err != nil {
+			e := a.errorOf(ctx, err)
+			if c := callOf(ctx); c != nil {
+				c.code = e.Body.Code
+			}
+			return nil, e
+		}
+		return out, nil
+	})
+}
+
+// SkillPath is a version id as a path parameter. Inputs embed these
+// shared parts, which huma reads only when exported.
+type SkillPath struct {
+	ID string `path:"id" maxLength:"300" doc:"A version id, NAME@ and 12 hex digits of its tree digest (a shorter prefix of at least 4, the full digest, or a bare name with one version also do)" example:"pdf@3f2a9c0b1d4e"`
+}
+
+// PageQuery pages a list.
+type PageQuery struct {
+	Limit  int    `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"The page's size"`
+	Cursor string `query:"cursor" maxLength:"1024" doc:"The next_cursor of the previous page"`
+}
+
+type versionBody struct {
+	Body hub.Version
+}
+
+// pageOf returns the items of a list sorted by key that come after the
+// cursor's key, at most limit of them, and the cursor of the next page.
+func pageOf[T any](items []T, key func(T) string, list string, q PageQuery) ([]T, string, error) {
+	after, err := decodeCursor(list, q.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	start := 0
+	if after != "" {
+		start, _ = slices.BinarySearchFunc(items, after, func(it T, k string) int { return strings.Compare(key(it), k) })
+		if start < len(items) && key(items[start]) == after {
+			start++
+		}
+	}
+	items = items[start:]
+	next := ""
+	if len(items) > q.Limit {
+		items = items[:q.Limit]
+		next = encodeCursor(list, key(items[len(items)-1]))
+	}
+	return items, next, nil
+}
+
+// Package is one installed package with its versions, oldest first.
+type Package struct {
+	Name     string        `json:"name"`
+	Versions []hub.Version `json:"versions"`
+}
+
+type skillsOutput struct {
+	Body struct {
+		Packages   []Package `json:"packages"`
+		NextCursor string    `json:"next_cursor,omitempty" doc:"The cursor of the next page; absent on the last"`
+	}
+}
+
+type catalogQuery struct {
+	Q        string `query:"q" maxLength:"4096" doc:"Words to search names, authors and descriptions for; empty browses the catalog in its order"`
+	Category string `query:"category" maxLength:"256"`
+	Author   string `query:"author" maxLength:"256"`
+	Limit    int    `query:"limit" minimum:"1" maximum:"1000" default:"50" doc:"The page's size; a search returns at most 50 hits in all"`
+	Cursor   string `query:"cursor" maxLength:"1024"`
+}
+
+type catalogOutput struct {
+	Body struct {
+		Items      []hub.CatalogHit `json:"items"`
+		Source     string           `json:"source" doc:"Where the catalog came from: bundled, a URL or an upload"`
+		Total      int              `json:"total" doc:"How many items the catalog holds"`
+		NextCursor string           `json:"next_cursor,omitempty"`
+	}
+}
+
+type runtimeOutput struct {
+	Body struct {
+		Backends []Backend `json:"backends" doc:"The sandbox backends jobs can use; empty until jobs are configured"`
+	}
+}
+
+type syncInput struct {
+	Body struct {
+		URL     string          `json:"url,omitempty" maxLength:"2048" doc:"An https URL of a catalog document (http only to loopback)"`
+		Content json.RawMessage `json:"content,omitempty" doc:"A catalog document itself ({\"schema_version\":1,\"items\":[…]})"`
+	}
+}
+
+type syncOutput struct {
+	Body hub.CatalogInfo
+}
+
+// Source is a package in a git repository, for POST /api/skills/install.
+type Source struct {
+	Repository string `json:"repository" minLength:"1" maxLength:"2048" doc:"The repository's https URL"`
+	Path       string `json:"path,omitempty" maxLength:"1024" doc:"The package's folder in the repository; empty for its root"`
+	Ref        string `json:"ref,omitempty" maxLength:"256" doc:"A branch or tag; empty for the default branch"`
+	Commit     string `json:"commit,omitempty" pattern:"^[0-9a-f]{40}([0-9a-f]{24})?$" doc:"The full commit id to read"`
+}
+
+type installInput struct {
+	Body struct {
+		CatalogID string  `json:"catalog_id,omitempty" maxLength:"512" doc:"A catalog item's id"`
+		Source    *Source `json:"source,omitempty"`
+	}
+}
+
+type installOutput struct {
+	Body *hub.Installed
+}
+
+type importInput struct {
+	RawBody huma.MultipartFormFiles[struct {
+		File huma.FormFile `form:"file" contentType:"application/zip,application/x-zip-compressed,application/octet-stream" required:"true" doc:"The package as a ZIP archive (at most 32 MiB)"`
+		Path string        `form:"path" required:"false" doc:"The package's folder inside the archive; empty when SKILL.md is at its root"`
+	}]
+}
+
+type inspectOutput struct {
+	Body *hub.Inspected
+}
+
+type fileInput struct {
+	SkillPath
+	Path string `query:"path" required:"true" minLength:"1" maxLength:"1024" doc:"The file's path in the package" example:"SKILL.md"`
+}
+
+type fileOutput struct {
+	ContentType string `header:"Content-Type"`
+	Digest      string `header:"X-Content-Digest" doc:"sha256: and the hex of the file's bytes"`
+	NoSniff     string `header:"X-Content-Type-Options"`
+	CSP         string `header:"Content-Security-Policy"`
+	Body        []byte
+}
+
+type notesInput struct {
+	SkillPath
+	Body struct {
+		Notes string `json:"notes" maxLength:"65536" doc:"The version's notes; empty clears them"`
+	}
+}
+
+func (a *API) registerSkills() {
+	register(a, huma.Operation{
+		OperationID: "list-skills", Method: http.MethodGet, Path: "/api/skills", Tags: []string{"skills"},
+		Summary: "List installed packages and their versions",
+	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *PageQuery) (*skillsOutput, error) {
+		pkgs, err := a.hub.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		page, next, err := pageOf(pkgs, func(p hub.Package) string { return p.Name }, "skills", *in)
+		if err != nil {
+			return nil, err
+		}
+		out := &skillsOutput{}
+		out.Body.Packages = make([]Package, 0, len(page))
+		out.Body.NextCursor = next
+		for _, p := range page {
+			vs, err := a.hub.Versions(ctx, p.Name)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // uninstalled meanwhile
+			}
+			if err != nil {
+				return nil, err
+			}
+			out.Body.Packages = append(out.Body.Packages, Package{Name: p.Name, Versions: vs})
+		}
+		return out, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "search-catalog", Method: http.MethodGet, Path: "/api/skills/catalog", Tags: []string{"catalog"},
+		Summary: "Search or browse the installable catalog",
+	}, rule{scope: store.ScopeRead}, a.searchCatalog)
+
+	register(a, huma.Operation{
+		OperationID: "skills-runtime", Method: http.MethodGet, Path: "/api/skills/runtime", Tags: []string{"skills"},
+		Summary: "List the sandbox backends jobs can use",
+	}, rule{scope: store.ScopeRead}, func(ctx context.Context, _ *struct{}) (*runtimeOutput, error) {
+		out := &runtimeOutput{}
+		out.Body.Backends = []Backend{}
+		if a.opts.Runtime != nil {
+			if bs := a.opts.Runtime(ctx); bs != nil {
+				out.Body.Backends = bs
+			}
+		}
+		return out, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "sync-catalog", Method: http.MethodPost, Path: "/api/skills/catalog/sync", Tags: []string{"catalog"},
+		Summary:      "Replace the catalog with a document from a URL or sent inline",
+		Description:  "Give exactly one of url and content. A document that is refused leaves the current catalog as it is. Installed versions and bindings are never touched.",
+		MaxBodyBytes: MaxCatalogBody,
+	}, rule{scope: store.ScopeAdmin, action: "catalog.sync", kind: "catalog"}, a.syncCatalog)
+
+	register(a, huma.Operation{
+		OperationID: "install-skill", Method: http.MethodPost, Path: "/api/skills/install", Tags: []string{"skills"},
+		Summary:     "Install a package from a catalog item or a git repository",
+		Description: "Give exactly one of catalog_id and source. Nothing in the repository runs. created is false when the same tree was installed before: nothing was written.",
+	}, rule{scope: store.ScopeAdmin, action: "skill.install", kind: "version"}, a.install)
+
+	register(a, huma.Operation{
+		OperationID: "import-skill", Method: http.MethodPost, Path: "/api/skills/import", Tags: []string{"skills"},
+		Summary:      "Install a package uploaded as a ZIP archive",
+		Description:  "A multipart form: file (the ZIP, at most 32 MiB) and an optional path. SKILL.md must be at the archive's root or in path.",
+		MaxBodyBytes: maxUploadForm,
+	}, rule{scope: store.ScopeAdmin, action: "skill.import", kind: "version"}, a.importZip)
+
+	register(a, huma.Operation{
+		OperationID: "inspect-skill", Method: http.MethodGet, Path: "/api/skills/{id}", Tags: []string{"skills"},
+		Summary: "Inspect a version: origin, inspection, files, bindings",
+	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *SkillPath) (*inspectOutput, error) {
+		ins, err := a.hub.Inspect(ctx, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &inspectOutput{Body: ins}, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "read-skill-file", Method: http.MethodGet, Path: "/api/skills/{id}/file", Tags: []string{"skills"},
+		Summary:     "Read one file of a version",
+		Description: "The bytes as stored, verified against their digest: text/plain for UTF-8, application/octet-stream otherwise, never rendered.",
+		Responses: map[string]*huma.Response{"200": {
+			Description: "The file's bytes",
+			Content: map[string]*huma.MediaType{
+				"text/plain":               {Schema: &huma.Schema{Type: huma.TypeString}},
+				"application/octet-stream": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}},
+			},
+		}},
+	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *fileInput) (*fileOutput, error) {
+		data, f, err := a.hub.ReadFile(ctx, in.ID, in.Path)
+		if err != nil {
+			return nil, err
+		}
+		ct := "application/octet-stream"
+		if utf8.Valid(data) {
+			ct = "text/plain; charset=utf-8"
+		}
+		return &fileOutput{ContentType: ct, Digest: f.Digest, NoSniff: "nosniff", CSP: "default-src 'none'; sandbox", Body: data}, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "uninstall-skill", Method: http.MethodDelete, Path: "/api/skills/{id}", Tags: []string{"skills"},
+		Summary:     "Uninstall a version",
+		Description: "Refused with 409 version_bound, naming the projects, while it is bound to any.",
+		Errors:      []int{http.StatusConflict},
+	}, rule{scope: store.ScopeAdmin, action: "skill.uninstall", kind: "version", param: "id"}, func(ctx context.Context, in *SkillPath) (*versionBody, error) {
+		v, err := a.hub.Uninstall(ctx, in.ID)
+		if v.ID != "" {
+			setObject(ctx, v.ID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &versionBody{Body: v}, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "approve-skill", Method: http.MethodPost, Path: "/api/skills/{id}/approval", Tags: []string{"skills"},
+		Summary: "Approve a version (recorded with the token's id)",
+	}, rule{scope: store.ScopeAdmin, action: "skill.approve", kind: "version", param: "id"}, func(ctx context.Context, in *SkillPath) (*versionBody, error) {
+		tok := tokenOf(ctx)
+		by := "token " + tok.ID
+		if tok.Name != "" {
+			by += " (" + tok.Name + ")"
+		}
+		v, err := a.hub.Approve(ctx, in.ID, by)
+		if err != nil {
+			return nil, err
+		}
+		setObject(ctx, v.ID)
+		return &versionBody{Body: v}, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "unapprove-skill", Method: http.MethodDelete, Path: "/api/skills/{id}/approval", Tags: []string{"skills"},
+		Summary: "Withdraw a version's approval (its bindings stay)",
+	}, rule{scope: store.ScopeAdmin, action: "skill.unapprove", kind: "version", param: "id"}, func(ctx context.Context, in *SkillPath) (*versionBody, error) {
+		v, err := a.hub.Unapprove(ctx, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		setObject(ctx, v.ID)
+		return &versionBody{Body: v}, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "set-skill-notes", Method: http.MethodPut, Path: "/api/skills/{id}/notes", Tags: []string{"skills"},
+		Summary: "Replace a version's notes",
+	}, rule{scope: store.ScopeAdmin, action: "skill.notes", kind: "version", param: "id"}, func(ctx context.Context, in *notesInput) (*versionBody, error) {
+		v, err := a.hub.SetNotes(ctx, in.ID, in.Body.Notes)
+		if err != nil {
+			return nil, err
+		}
+		setObject(ctx, v.ID)
+		return &versionBody{Body: v}, nil
+	})
+}
+
+func (a *API) searchCatalog(ctx context.Context, in *catalogQuery) (*catalogOutput, error) {
+	key, err := decodeCursor("catalog", in.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	offset := 0
+	if key != "" {
+		if offset, err = strconv.Atoi(key); err != nil || offset < 0 {
+			return nil, newError(http.StatusBadRequest, CodeBadRequest, "the cursor is not one this list gave; start again without it")
+		}
+	}
+	q := index.Query{Text: in.Q, Category: in.Category, Author: in.Author}
+	if q.Text != "" {
+		// The search ranks at most 50 hits; pages are cut from those.
+		q.Limit = min(offset+in.Limit+1, 50)
+	}
+	hits, ix, err := a.hub.SearchCatalog(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := &catalogOutput{}
+	out.Body.Source, out.Body.Total = ix.Source(), ix.Len()
+	hits = hits[min(offset, len(hits)):]
+	if len(hits) > in.Limit {
+		hits = hits[:in.Limit]
+		out.Body.NextCursor = encodeCursor("catalog", strconv.Itoa(offset+in.Limit))
+	}
+	out.Body.Items = hits
+	if out.Body.Items == nil {
+		out.Body.Items = []hub.CatalogHit{}
+	}
+	return out, nil
+}
+
+// catalogError says why a catalog sync failed: the database's errors as
+// they are, anything else (a URL refused, a download or a document that
+// failed) as catalog_refused.
+func catalogError(err error) error {
+	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrStorageFull) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return newError(http.StatusUnprocessableEntity, CodeCatalogRefused, err.Error()+"; the catalog served is unchanged")
+}
+
+func (a *API) syncCatalog(ctx context.Context, in *syncInput) (out *syncOutput, err error) {
+	b := in.Body
+	if a.opts.OnCatalogSync != nil && (b.URL == "") != (b.Content == nil) {
+		defer func() { a.opts.OnCatalogSync(err) }()
+	}
+	switch {
+	case (b.URL == "") == (b.Content == nil):
+		return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "give exactly one of url (a catalog document's https URL) and content (the document itself)")
+	case b.URL != "":
+		setObject(ctx, urlText(b.URL))
+		ix, err := a.hub.RefreshCatalog(ctx, b.URL)
+		if err != nil {
+			return nil, catalogError(err)
+		}
+		return &syncOutput{Body: hub.CatalogInfo{Source: ix.Source(), Items: ix.Len(), Loaded: ix.Loaded()}}, nil
+	}
+	setObject(ctx, "upload")
+	info, err := a.hub.ApplyCatalog(ctx, b.Content, "upload")
+	if err != nil {
+		return nil, catalogError(err)
+	}
+	return &syncOutput{Body: *info}, nil
+}
+
+// urlText is a URL for the audit log: scheme, host and path, without
+// credentials or query, which may carry secrets.
+func urlText(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Scheme + "://" + u.Host + u.EscapedPath()
+}
+
+// installError says why an install failed: the database's and the hub's
+// classified errors as they are, anything else (a repository that could
+// not be read) as install_failed.
+func (a *API) installError(ctx context.Context, err error) error {
+	if e := a.errorOf(ctx, err); e.status != http.StatusInternalServerError {
+		return e
+	}
+	return newError(http.StatusUnprocessableEntity, CodeInstallFailed, err.Error())
+}
+
+func (a *API) install(ctx context.Context, in *installInput) (*installOutput, error) {
+	b := in.Body
+	var (
+		inst *hub.Installed
+		err  error
+	)
+	switch {
+	case (b.CatalogID == "") == (b.Source == nil):
+		return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "give exactly one of catalog_id (a catalog item) and source (a repository, a path in it, and a ref or commit)")
+	case b.CatalogID != "":
+		setObject(ctx, "catalog:"+b.CatalogID)
+		inst, err = a.hub.InstallCatalogItem(ctx, b.CatalogID, nil)
+	default:
+		s := b.Source
+		setObject(ctx, urlText(s.Repository))
+		if !a.opts.AllowLocalRepositories && !strings.HasPrefix(s.Repository, "https://") {
+			return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "source.repository must be an https URL: the API does not read repositories on the server's disk")
+		}
+		inst, err = a.hub.InstallGit(ctx, hub.GitInstall{URL: s.Repository, Path: s.Path, Ref: s.Ref, Commit: s.Commit})
+	}
+	if err != nil {
+		return nil, a.installError(ctx, err)
+	}
+	setObject(ctx, inst.Version.ID)
+	return &installOutput{Body: inst}, nil
+}
+
+func (a *API) importZip(ctx context.Context, in *importInput) (*installOutput, error) {
+	form := in.RawBody.Data()
+	f := form.File
+	if !f.IsSet || f.File == nil {
+		return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "the form has no file: send the ZIP as the form's file field")
+	}
+	defer f.Close()
+	if f.Size > MaxUpload {
+		return nil, newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the ZIP is over 32 MiB")
+	}
+	name := f.Filename
+	if name == "" {
+		name = "upload.zip"
+	}
+	name = auditText(name)
+	setObject(ctx, "upload:"+name)
+	inst, err := a.hub.InstallZip(ctx, hub.ZipInstall{R: f.File, Size: f.Size, FileName: name, Path: form.Path})
+	if err != nil {
+		return nil, a.installError(ctx, err)
+	}
+	setObject(ctx, inst.Version.ID)
+	return &installOutput{Body: inst}, nil
+}

@@ -1,0 +1,278 @@
+package hubcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/httpserve"
+	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/hubserve"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+)
+
+// CLIActor is who the audit log says made a change from the shell.
+const CLIActor = "cli"
+
+const hubServeUsage = `Usage: skills-mcp hub serve [--http ADDR] [flags]
+
+Serves the hub over HTTP until interrupted:
+  /api/               the admin API (its OpenAPI document: /api/openapi.json)
+  /p/{project}/mcp    each project's MCP endpoint
+  /healthz            200 while the database answers, else 503
+  /metrics            Prometheus metrics (an admin token of scope read)
+
+Every route but /healthz and the API's document needs a token: an admin token
+for /api/ and /metrics, a project's token for its endpoint. Create the first
+admin token from the shell: skills-mcp hub token create --scope admin
+
+ADDR is host:port, :port or port (loopback), or 0.0.0.0:port to listen on
+every interface; port 0 picks a free one. The log says where it listens.
+`
+
+func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("serve", g, hubServeUsage)
+	httpAddr := fs.String("http", "", "listen on `ADDR` (or set SKILLS_HUB_HTTP; default "+httpserve.DefaultAddr+")")
+	maxConns := fs.Int("max-conns", httpserve.DefaultMaxConns, "at most `N` connections open at once")
+	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
+		return err
+	}
+	addrFlag := *httpAddr
+	if addrFlag == "" {
+		if v, ok := c.env("SKILLS_HUB_HTTP"); ok {
+			addrFlag = v
+		}
+	}
+	addr, err := httpserve.ParseAddr(addrFlag)
+	if err != nil {
+		return usagef("skills-mcp hub serve -h", "--http: %v", err)
+	}
+	opts, err := c.options(g)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	opts.Logger = logger
+	h, err := hub.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	srv, err := hubserve.New(hubserve.Options{Hub: h, Logger: logger, MaxConns: *maxConns})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("hub serve: listening on %s: %w (is another server on that port? choose another with --http)", addr, err)
+	}
+	bound := ln.Addr().String()
+	// Said before the address, so that whoever waits for the address has
+	// read it.
+	toks, err := h.Tokens(ctx, store.TokenFilter{Kind: store.AdminToken})
+	if err == nil && len(toks) == 0 {
+		logger.Warn("no admin token yet: the admin API refuses every request until you create one with `skills-mcp hub token create --scope admin`" + dataFlags(opts))
+	}
+	logger.Info("hub serving", "url", "http://"+bound, "api", "http://"+bound+"/api/", "projects", "http://"+bound+"/p/{project}/mcp", "store", storeText(opts))
+	if host, _, _ := net.SplitHostPort(bound); !httpserve.IsLoopback(host) {
+		logger.Warn("hub serve: reachable from the network; every route but /healthz needs a token, and tokens travel in clear over http: put TLS in front")
+	}
+	return srv.Serve(ctx, ln)
+}
+
+// storeText names the store for the log, without a password.
+func storeText(o hub.Options) string {
+	if o.Database == "" {
+		return "sqlite " + o.Dir
+	}
+	u, err := url.Parse(o.Database)
+	if err != nil {
+		return "postgres (unparsable URL)"
+	}
+	return "postgres " + u.Redacted()
+}
+
+// dataFlags repeats the flags that name the store, for a command line the
+// user can paste.
+func dataFlags(o hub.Options) string {
+	if o.Database != "" {
+		return " --database URL"
+	}
+	return " --data " + o.Dir
+}
+
+const hubTokenUsage = `Usage: skills-mcp hub token (create|list|revoke) [flags]
+
+Tokens open the hub: an admin token (scope read, write or admin; read < write
+< admin) the admin API and /metrics, a project token its project's endpoint.
+A token's secret is printed once, when it is created; the hub keeps only its
+hash. Revoking takes effect at once.
+
+Commands:
+  create --scope read|write|admin [--name NAME] [--expires DUR]
+  create --project ID [--name NAME] [--expires DUR]
+                     create a token and print its secret (alone) on stdout
+  list [--project ID] [--all] [--json]
+                     list tokens, never their secrets (--all: revoked too)
+  revoke ID          revoke a token
+`
+
+func (c *command) token(ctx context.Context, g *hubGlobals, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(c.stdout, hubTokenUsage)
+		return nil
+	}
+	switch args[0] {
+	case "create":
+		return c.tokenCreate(ctx, g, args[1:])
+	case "list":
+		return c.tokenList(ctx, g, args[1:])
+	case "revoke":
+		return c.tokenRevoke(ctx, g, args[1:])
+	}
+	return usagef("skills-mcp hub token -h", "unknown token command %q", args[0])
+}
+
+func (c *command) tokenCreate(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("token create", g, hubTokenUsage)
+	scope := fs.String("scope", "", "an admin token of `SCOPE`: read, write or admin")
+	project := fs.String("project", "", "a token for project `ID`'s endpoint")
+	name := fs.String("name", "", "a label for people")
+	expires := fs.Duration("expires", 0, "valid for `DUR` (720h, 90m); default: until revoked")
+	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
+		return err
+	}
+	const hint = "skills-mcp hub token create -h"
+	switch {
+	case (*scope == "") == (*project == ""):
+		return usagef(hint, "hub token create needs --scope read|write|admin (an admin token) or --project ID (a project's token)")
+	case *scope != "" && !store.Scope(*scope).Valid():
+		return usagef(hint, "--scope %q: want read, write or admin", *scope)
+	case *expires < 0:
+		return usagef(hint, "--expires %s: want a positive duration", *expires)
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	tok, secret, err := h.CreateToken(ctx, hub.TokenRequest{Project: *project, Scope: store.Scope(*scope), Name: *name, Expires: *expires})
+	result := store.AuditOK
+	if err != nil {
+		result = "failed"
+	}
+	if _, aerr := h.Audit(ctx, store.AuditEntry{Actor: CLIActor, Action: "token.create", ObjectKind: "token", ObjectID: tok.ID, Result: result}); aerr != nil && err == nil {
+		fmt.Fprintf(c.stderr, "warning: the audit log did not take the entry: %v\n", aerr)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, secret)
+	what := "admin token " + tok.ID + " (scope " + string(tok.Scope) + ")"
+	if tok.Kind == store.ProjectToken {
+		what = "token " + tok.ID + " for project " + tok.ProjectID
+	}
+	if !tok.ExpiresAt.IsZero() {
+		what += ", expires " + tok.ExpiresAt.Local().Format(time.DateTime)
+	}
+	fmt.Fprintf(c.stderr, "created %s; its secret is printed above, this once: the hub keeps only its hash\n", what)
+	return nil
+}
+
+func (c *command) tokenList(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("token list", g, hubTokenUsage)
+	project := fs.String("project", "", "only project `ID`'s tokens")
+	all := fs.Bool("all", false, "list revoked tokens too")
+	asJSON := fs.Bool("json", false, "print the tokens as JSON")
+	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
+		return err
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	f := store.TokenFilter{ProjectID: *project, IncludeRevoked: *all}
+	if *project != "" {
+		f.Kind = store.ProjectToken
+	}
+	toks, err := h.Tokens(ctx, f)
+	if err != nil {
+		return err
+	}
+	return Tokens(c.stdout, toks, *asJSON)
+}
+
+// Tokens prints a token list, never a secret.
+func Tokens(w interface{ Write([]byte) (int, error) }, toks []store.Token, asJSON bool) error {
+	if asJSON {
+		if toks == nil {
+			toks = []store.Token{}
+		}
+		return WriteJSON(w, toks)
+	}
+	if len(toks) == 0 {
+		fmt.Fprintln(w, "no tokens (create one with `skills-mcp hub token create`)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tOPENS\tNAME\tCREATED\tEXPIRES\tSTATE")
+	for _, t := range toks {
+		opens := "admin API, scope " + string(t.Scope)
+		if t.Kind == store.ProjectToken {
+			opens = "project " + t.ProjectID
+		}
+		expires := "never"
+		if !t.ExpiresAt.IsZero() {
+			expires = t.ExpiresAt.Local().Format(time.DateTime)
+		}
+		state := "active"
+		switch {
+		case !t.RevokedAt.IsZero():
+			state = "revoked " + t.RevokedAt.Local().Format(time.DateTime)
+		case !t.ExpiresAt.IsZero() && t.ExpiresAt.Before(time.Now()):
+			state = "expired"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, opens, t.Name, t.CreatedAt.Local().Format(time.DateTime), expires, state)
+	}
+	return tw.Flush()
+}
+
+func (c *command) tokenRevoke(ctx context.Context, g *hubGlobals, args []string) error {
+	fs := c.flagSet("token revoke", g, hubTokenUsage)
+	pos, err := c.parse(fs, args, 1, 1, "a token ID (see `hub token list`)")
+	if err != nil {
+		return err
+	}
+	id := pos[0]
+	if strings.HasPrefix(id, "smcp_") {
+		return usagef("skills-mcp hub token list", "give the token's ID, not its secret (the ID is the 16 hex digits `hub token list` shows)")
+	}
+	h, err := c.open(ctx, g, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	tok, err := h.RevokeToken(ctx, id)
+	result := store.AuditOK
+	if err != nil {
+		result = "failed"
+		if errors.Is(err, store.ErrNotFound) {
+			result = "not_found"
+		}
+	}
+	if _, aerr := h.Audit(ctx, store.AuditEntry{Actor: CLIActor, Action: "token.revoke", ObjectKind: "token", ObjectID: id, Result: result}); aerr != nil && err == nil {
+		fmt.Fprintf(c.stderr, "warning: the audit log did not take the entry: %v\n", aerr)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "revoked token %s at %s\n", tok.ID, tok.RevokedAt.Local().Format(time.DateTime))
+	return nil
+}

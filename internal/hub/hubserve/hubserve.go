@@ -1,0 +1,312 @@
+// Package hubserve is the skill hub's HTTP server, what `skills-mcp hub
+// serve` runs:
+//
+//	GET /healthz  200 {"status":"ok"} while the database answers, else 503
+//	/api/…        the admin API (package api)
+//	GET /metrics  Prometheus metrics, for an admin token of scope read
+//	/p/…          the project endpoints, Options.Projects
+//	anything else a JSON 404
+//
+// Every answer of its own is JSON; a panic in a handler is logged and
+// answered 500, never taking the process down. Serve listens with a bound
+// on open connections and shuts down gracefully when its context ends
+// (package httpserve).
+package hubserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/skills-mcp/skills-mcp/internal/httpserve"
+	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/api"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+)
+
+// Options configure New.
+type Options struct {
+	// Hub is the hub served. Required.
+	Hub *hub.Hub
+	// Projects serves /p/… (the project endpoints). If nil, /p/ answers a
+	// JSON 404.
+	Projects http.Handler
+	// ProjectStats, if not nil, is called at each scrape of /metrics for
+	// every project's live sessions and bindings.
+	ProjectStats func() []ProjectStat
+	// Collectors are registered on the server's metrics registry too (the
+	// project endpoints' own metrics, say).
+	Collectors []prometheus.Collector
+	// API configures the admin API; its Hub and Logger are this server's.
+	API api.Options
+	// Logger receives the server's logs. If nil, nothing is logged.
+	Logger *slog.Logger
+	// MaxConns bounds the connections open at once; if zero,
+	// httpserve.DefaultMaxConns.
+	MaxConns int
+}
+
+// ProjectStat is one project's figures for /metrics.
+type ProjectStat struct {
+	Project  string
+	Sessions int
+	Bindings int
+}
+
+// Server is the hub's HTTP handler and what it counts.
+type Server struct {
+	hub      *hub.Hub
+	log      *slog.Logger
+	api      *api.API
+	projects http.Handler
+	mux      *http.ServeMux
+	maxConns int
+	reg      *prometheus.Registry
+
+	requests    *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	storeErrors prometheus.Counter
+	refreshes   *prometheus.CounterVec
+}
+
+// New builds the server.
+func New(opts Options) (*Server, error) {
+	if opts.Hub == nil {
+		return nil, errors.New("hub server: no hub")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{hub: opts.Hub, log: log, projects: opts.Projects, mux: http.NewServeMux(), maxConns: opts.MaxConns, reg: prometheus.NewRegistry()}
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "skills_hub_http_requests_total", Help: "HTTP requests answered, by route, method and status.",
+	}, []string{"route", "method", "status"})
+	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "skills_hub_http_request_duration_seconds", Help: "Time to answer an HTTP request, by route and method.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
+	}, []string{"route", "method"})
+	s.storeErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "skills_hub_store_errors_total", Help: "Requests that failed because the database was unavailable, full or failed.",
+	})
+	s.refreshes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "skills_hub_catalog_refreshes_total", Help: "Catalog syncs through the admin API, by result (ok or failed).",
+	}, []string{"result"})
+	s.refreshes.WithLabelValues("ok")
+	s.refreshes.WithLabelValues("failed")
+	cs := []prometheus.Collector{s.requests, s.latency, s.storeErrors, s.refreshes,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
+	if opts.ProjectStats != nil {
+		cs = append(cs, projectCollector(opts.ProjectStats))
+	}
+	cs = append(cs, opts.Collectors...)
+	for _, c := range cs {
+		if err := s.reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+
+	ao := opts.API
+	ao.Hub, ao.Logger = opts.Hub, log
+	prevStore, prevSync := ao.OnStoreError, ao.OnCatalogSync
+	ao.OnStoreError = func() {
+		s.storeErrors.Inc()
+		if prevStore != nil {
+			prevStore()
+		}
+	}
+	ao.OnCatalogSync = func(err error) {
+		if err != nil {
+			s.refreshes.WithLabelValues("failed").Inc()
+		} else {
+			s.refreshes.WithLabelValues("ok").Inc()
+		}
+		if prevSync != nil {
+			prevSync(err)
+		}
+	}
+	a, err := api.New(ao)
+	if err != nil {
+		return nil, err
+	}
+	s.api = a
+	s.mux.HandleFunc("GET /healthz", s.health)
+	s.mux.Handle("GET /metrics", s.guardMetrics(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: nil})))
+	s.mux.Handle("/api/", a)
+	s.mux.HandleFunc("/p/", func(w http.ResponseWriter, r *http.Request) {
+		if s.projects == nil {
+			api.WriteError(w, api.NewError(http.StatusNotFound, api.CodeNotFound, "this hub serves no project endpoints"))
+			return
+		}
+		s.projects.ServeHTTP(w, r)
+	})
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		api.WriteError(w, api.NewError(http.StatusNotFound, api.CodeNotFound, "nothing here: the hub serves /api/ (see /api/openapi.json), /p/{project}/mcp, /healthz and /metrics"))
+	})
+	return s, nil
+}
+
+// API returns the admin API the server serves.
+func (s *Server) API() *api.API { return s.api }
+
+// Registry returns the registry /metrics serves.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// ServeHTTP serves the hub's routes, counting each request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("hub server: a handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v)
+			if !sw.wrote {
+				api.WriteError(sw, api.NewError(http.StatusInternalServerError, api.CodeInternal, "the hub failed to answer; its log says why"))
+			}
+		}
+		route := routeOf(r)
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		s.requests.WithLabelValues(route, methodOf(r.Method), strconv.Itoa(status)).Inc()
+		s.latency.WithLabelValues(route, methodOf(r.Method)).Observe(time.Since(start).Seconds())
+	}()
+	s.mux.ServeHTTP(sw, r)
+}
+
+// routeOf is the request's route as a bounded label: the pattern the
+// innermost mux matched (set on the request itself), or "other".
+func routeOf(r *http.Request) string {
+	p := r.Pattern
+	if p == "" || p == "/" || p == "/api/" {
+		return "other"
+	}
+	if _, path, ok := cutMethod(p); ok {
+		p = path
+	}
+	if len(p) >= 3 && p[:3] == "/p/" {
+		return "/p/"
+	}
+	return p
+}
+
+func cutMethod(p string) (string, string, bool) {
+	for i := 0; i < len(p); i++ {
+		if p[i] == ' ' {
+			return p[:i], p[i+1:], true
+		}
+		if p[i] == '/' {
+			break
+		}
+	}
+	return "", p, false
+}
+
+func methodOf(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
+// Serve serves s on ln until ctx ends, then shuts down gracefully.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return httpserve.Serve(ctx, httpserve.LimitListener(ln, s.maxConns, nil), s, s.log)
+}
+
+// health answers /healthz: 200 while the database answers within 2 s.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := s.hub.Ping(ctx); err != nil {
+		s.storeErrors.Inc()
+		s.log.Warn("hub server: health check: the database does not answer", "err", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		json.NewEncoder(w).Encode(map[string]string{"status": "unavailable", "reason": "the hub's database does not answer"})
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]string{"status": "ok"})
+}
+
+// guardMetrics lets through requests with an admin token of scope read.
+func (s *Server) guardMetrics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, e := api.Authenticate(r.Context(), s.hub, r.Header.Get("Authorization"), store.ScopeRead); e != nil {
+			api.WriteError(w, e)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter records the status written; Unwrap lets
+// http.ResponseController reach the connection (flushes for event
+// streams, deadlines).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// projectCollector turns ProjectStats into gauges at each scrape.
+func projectCollector(stats func() []ProjectStat) prometheus.Collector {
+	return &projectStats{
+		stats:    stats,
+		sessions: prometheus.NewDesc("skills_hub_project_sessions", "Live MCP sessions of a project's endpoint.", []string{"project"}, nil),
+		bindings: prometheus.NewDesc("skills_hub_project_bindings", "Versions bound to a project.", []string{"project"}, nil),
+	}
+}
+
+type projectStats struct {
+	stats              func() []ProjectStat
+	sessions, bindings *prometheus.Desc
+}
+
+func (p *projectStats) Describe(ch chan<- *prometheus.Desc) {
+	ch <- p.sessions
+	ch <- p.bindings
+}
+
+func (p *projectStats) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range p.stats() {
+		ch <- prometheus.MustNewConstMetric(p.sessions, prometheus.GaugeValue, float64(st.Sessions), st.Project)
+		ch <- prometheus.MustNewConstMetric(p.bindings, prometheus.GaugeValue, float64(st.Bindings), st.Project)
+	}
+}

@@ -1,0 +1,173 @@
+package hubserve_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/hubserve"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func open(t *testing.T) *hub.Hub {
+	t.Helper()
+	h, err := hub.Open(context.Background(), hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func get(t *testing.T, srv *httptest.Server, path, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.URL+path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestServer(t *testing.T) {
+	h := open(t)
+	_, read, err := h.CreateToken(context.Background(), hub.TokenRequest{Scope: store.ScopeRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ptok, _ := func() (store.Token, string, error) {
+		if _, err := h.CreateProject(context.Background(), "p1", "P1"); err != nil {
+			t.Fatal(err)
+		}
+		return h.CreateToken(context.Background(), hub.TokenRequest{Project: "p1"})
+	}()
+	projects := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/boom") {
+			panic("a fault in a handler")
+		}
+		w.Write([]byte("project endpoint " + r.URL.Path))
+	})
+	s, err := hubserve.New(hubserve.Options{
+		Hub: h, Projects: projects,
+		ProjectStats: func() []hubserve.ProjectStat {
+			return []hubserve.ProjectStat{{Project: "p1", Sessions: 2, Bindings: 3}}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+
+	if code, body := get(t, srv, "/healthz", ""); code != 200 || !strings.Contains(body, `"ok"`) {
+		t.Fatalf("healthz: %d %s", code, body)
+	}
+	if code, body := get(t, srv, "/api/projects", ""); code != 401 || !strings.Contains(body, `"unauthorized"`) {
+		t.Fatalf("api without a token: %d %s", code, body)
+	}
+	if code, _ := get(t, srv, "/api/projects", read); code != 200 {
+		t.Fatalf("api: %d", code)
+	}
+	if code, body := get(t, srv, "/p/p1/mcp", ""); code != 200 || body != "project endpoint /p/p1/mcp" {
+		t.Fatalf("projects: %d %s", code, body)
+	}
+	if code, body := get(t, srv, "/p/p1/boom", ""); code != 500 || !strings.Contains(body, `"internal"`) {
+		t.Fatalf("a panic: %d %s", code, body)
+	}
+	if code, body := get(t, srv, "/elsewhere", ""); code != 404 || !strings.Contains(body, `"not_found"`) {
+		t.Fatalf("unknown path: %d %s", code, body)
+	}
+
+	// /metrics: an admin token of scope read, and no project token.
+	for _, tok := range []string{"", ptok, "smcp_a_nonsense"} {
+		if code, body := get(t, srv, "/metrics", tok); code == 200 || !strings.Contains(body, `"error"`) {
+			t.Fatalf("metrics with %.8q: %d %s", tok, code, body)
+		}
+	}
+	code, body := get(t, srv, "/metrics", read)
+	if code != 200 {
+		t.Fatalf("metrics: %d %s", code, body)
+	}
+	for _, want := range []string{
+		`skills_hub_http_requests_total{method="GET",route="/api/projects",status="200"} 1`,
+		`skills_hub_http_requests_total{method="GET",route="/healthz",status="200"} 1`,
+		`skills_hub_http_requests_total{method="GET",route="/p/",status="500"} 1`,
+		`skills_hub_http_request_duration_seconds_bucket{method="GET",route="/api/projects"`,
+		`skills_hub_project_sessions{project="p1"} 2`,
+		`skills_hub_project_bindings{project="p1"} 3`,
+		`skills_hub_catalog_refreshes_total{result="failed"} 0`,
+		`skills_hub_store_errors_total 0`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+
+	// No project endpoints: a JSON 404.
+	s2, err := hubserve.New(hubserve.Options{Hub: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(s2)
+	defer srv2.Close()
+	if code, body := get(t, srv2, "/p/p1/mcp", ""); code != 404 || !strings.Contains(body, `"not_found"`) {
+		t.Fatalf("no projects: %d %s", code, body)
+	}
+
+	// The database gone: /healthz says so, and the API answers 503.
+	h.Close()
+	if code, body := get(t, srv, "/healthz", ""); code != 503 || !strings.Contains(body, "unavailable") {
+		t.Fatalf("healthz without a database: %d %s", code, body)
+	}
+	if code, body := get(t, srv, "/api/projects", read); code != 503 || !strings.Contains(body, `"unavailable"`) {
+		t.Fatalf("api without a database: %d %s", code, body)
+	}
+}
+
+func TestServeShutsDown(t *testing.T) {
+	s, err := hubserve.New(hubserve.Options{Hub: open(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("healthz: %d", resp.StatusCode)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
+}
