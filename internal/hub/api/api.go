@@ -87,6 +87,10 @@ type Options struct {
 	// OnCatalogSync, if not nil, is called after each catalog sync with
 	// its error (nil when the catalog was replaced).
 	OnCatalogSync func(error)
+	// OnTokenRevoked, if not nil, is called with the id of each project
+	// token the API revoked, so that this process's endpoints forget it at
+	// once (other replicas learn of it within their token cache's TTL).
+	OnTokenRevoked func(id string)
 }
 
 // Backend is one sandbox backend jobs can run in.

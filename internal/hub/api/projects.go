@@ -359,6 +359,9 @@ func (a *API) registerTokens() {
 		if err != nil {
 			return nil, err
 		}
+		if a.opts.OnTokenRevoked != nil {
+			a.opts.OnTokenRevoked(tok.ID)
+		}
 		return &tokenBody{Body: tok}, nil
 	})
 

@@ -7,12 +7,16 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/api"
+	"github.com/skills-mcp/skills-mcp/internal/hub/endpoint"
 	"github.com/skills-mcp/skills-mcp/internal/hub/hubserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
@@ -40,6 +44,9 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	fs := c.flagSet("serve", g, hubServeUsage)
 	httpAddr := fs.String("http", "", "listen on `ADDR` (or set SKILLS_HUB_HTTP; default "+httpserve.DefaultAddr+")")
 	maxConns := fs.Int("max-conns", httpserve.DefaultMaxConns, "at most `N` connections open at once")
+	baseURL := fs.String("base-url", "", "the hub's external `URL` (scheme://host[:port]), which endpoint URLs and OAuth audiences start with (or set SKILLS_HUB_BASE_URL; default http:// and the address it listens on)")
+	oauthIssuer := fs.String("oauth-issuer", "", "also accept JWT access tokens of the OAuth 2.1 authorization server at `URL` on project endpoints (or set SKILLS_HUB_OAUTH_ISSUER; needs --base-url)")
+	cacheDir := fs.String("cache", "", "keep the versions the endpoints serve unpacked in `DIR` (or set SKILLS_HUB_CACHE; default: cache/ in the data directory, or the user cache folder with --database)")
 	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
 		return err
 	}
@@ -53,6 +60,22 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	if err != nil {
 		return usagef("skills-mcp hub serve -h", "--http: %v", err)
 	}
+	c.envDefault(baseURL, "SKILLS_HUB_BASE_URL")
+	c.envDefault(oauthIssuer, "SKILLS_HUB_OAUTH_ISSUER")
+	c.envDefault(cacheDir, "SKILLS_HUB_CACHE")
+	if *baseURL != "" {
+		if err := checkBaseURL(*baseURL); err != nil {
+			return usagef("skills-mcp hub serve -h", "--base-url %q: %v", *baseURL, err)
+		}
+	}
+	if *oauthIssuer != "" {
+		if u, err := url.Parse(*oauthIssuer); err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && httpserve.IsLoopback(u.Hostname()))) || u.Host == "" {
+			return usagef("skills-mcp hub serve -h", "--oauth-issuer %q: want an https URL (http only on loopback)", *oauthIssuer)
+		}
+		if *baseURL == "" {
+			return usagef("skills-mcp hub serve -h", "--oauth-issuer needs --base-url: access tokens name the endpoint's external URL as their audience")
+		}
+	}
 	opts, err := c.options(g)
 	if err != nil {
 		return err
@@ -64,15 +87,43 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		return err
 	}
 	defer h.Close()
-	srv, err := hubserve.New(hubserve.Options{Hub: h, Logger: logger, MaxConns: *maxConns})
-	if err != nil {
-		return err
+	db, ok := h.Store().(*store.DB)
+	if !ok {
+		return errors.New("hub serve: the hub's store does not serve project endpoints")
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("hub serve: listening on %s: %w (is another server on that port? choose another with --http)", addr, err)
 	}
+	defer ln.Close()
 	bound := ln.Addr().String()
+	if *baseURL == "" {
+		*baseURL = "http://" + bound
+	}
+	cache, err := c.endpointCache(*cacheDir, opts)
+	if err != nil {
+		return err
+	}
+	eo := endpoint.Options{Store: db, CacheDir: cache, Logger: logger, BaseURL: strings.TrimSuffix(*baseURL, "/")}
+	if *oauthIssuer != "" {
+		eo.OAuth = &endpoint.OAuthOptions{Issuer: *oauthIssuer}
+	}
+	ep, err := endpoint.New(ctx, eo)
+	if err != nil {
+		return fmt.Errorf("hub serve: project endpoints: %w", err)
+	}
+	defer ep.Close()
+	srv, err := hubserve.New(hubserve.Options{
+		Hub:          h,
+		Logger:       logger,
+		MaxConns:     *maxConns,
+		Projects:     ep,
+		ProjectStats: func() []hubserve.ProjectStat { return projectStats(ep.Stats()) },
+		API:          api.Options{OnTokenRevoked: ep.TokenRevoked},
+	})
+	if err != nil {
+		return err
+	}
 	// Said before the address, so that whoever waits for the address has
 	// read it.
 	toks, err := h.Tokens(ctx, store.TokenFilter{Kind: store.AdminToken})
@@ -84,6 +135,56 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		logger.Warn("hub serve: reachable from the network; every route but /healthz needs a token, and tokens travel in clear over http: put TLS in front")
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// envDefault fills an unset string flag from its environment twin.
+func (c *command) envDefault(v *string, name string) {
+	if *v != "" {
+		return
+	}
+	if e, ok := c.env(name); ok {
+		*v = e
+	}
+}
+
+// checkBaseURL accepts scheme://host[:port] with no path, query or fragment.
+func checkBaseURL(raw string) error {
+	u, err := url.Parse(strings.TrimSuffix(raw, "/"))
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("want an http or https URL")
+	case u.Host == "" || u.User != nil:
+		return errors.New("want scheme://host[:port]")
+	case u.Path != "" || u.RawQuery != "" || u.Fragment != "":
+		return errors.New("want no path, query or fragment: endpoint paths start with /p/")
+	}
+	return nil
+}
+
+// endpointCache is the folder the project endpoints unpack versions into.
+func (c *command) endpointCache(flag string, o hub.Options) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if o.Dir != "" {
+		return filepath.Join(o.Dir, "cache"), nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("hub serve: no cache folder for the project endpoints (%v): give one with --cache DIR", err)
+	}
+	return filepath.Join(dir, "skills-mcp", "hub"), nil
+}
+
+// projectStats turns the endpoints' figures into the metrics' rows.
+func projectStats(st endpoint.Stats) []hubserve.ProjectStat {
+	out := make([]hubserve.ProjectStat, len(st.Projects))
+	for i, p := range st.Projects {
+		out[i] = hubserve.ProjectStat{Project: p.ID, Sessions: p.Sessions, Bindings: p.Bindings}
+	}
+	return out
 }
 
 // storeText names the store for the log, without a password.

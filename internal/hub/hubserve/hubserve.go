@@ -142,13 +142,17 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /healthz", s.health)
 	s.mux.Handle("GET /metrics", s.guardMetrics(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: nil})))
 	s.mux.Handle("/api/", a)
-	s.mux.HandleFunc("/p/", func(w http.ResponseWriter, r *http.Request) {
+	projects := func(w http.ResponseWriter, r *http.Request) {
 		if s.projects == nil {
 			api.WriteError(w, api.NewError(http.StatusNotFound, api.CodeNotFound, "this hub serves no project endpoints"))
 			return
 		}
 		s.projects.ServeHTTP(w, r)
-	})
+	}
+	s.mux.HandleFunc("/p/", projects)
+	// The endpoints' OAuth protected-resource metadata (RFC 9728) sits
+	// under the well-known prefix, followed by the endpoint's path.
+	s.mux.HandleFunc("/.well-known/oauth-protected-resource/p/", projects)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, api.NewError(http.StatusNotFound, api.CodeNotFound, "nothing here: the hub serves /api/ (see /api/openapi.json), /p/{project}/mcp, /healthz and /metrics"))
 	})
