@@ -73,6 +73,10 @@ func copyBehaviour(ctx context.Context, spec sandbox.Spec, host func(string) str
 			return sandbox.Result{Reason: sandbox.ReasonExited}, nil
 		}
 	}
+	if len(args) < 2 {
+		// As the script would: a usage error, not a crash of the test.
+		return sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 2, Stderr: []byte("usage: copy.py IN OUT\n")}, nil
+	}
 	data, err := os.ReadFile(filepath.Join(host("/work"), args[0]))
 	if err != nil {
 		return sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 1, Stderr: []byte(err.Error())}, nil
