@@ -82,7 +82,7 @@ var allowed = map[string][]string{
 	"internal/web/browse":      {"internal/catalog", "internal/httpserve", "internal/skillsext", "internal/web", "internal/web/markdown"},
 	"internal/web/browsertest": nil, // test support: headless Chromium
 	// The admin REST API, on the hub's operations.
-	"internal/hub/api": {"internal/hub", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
+	"internal/hub/api": {"internal/hub", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox"},
 	// The hub's HTTP server: the API, /healthz, /metrics, the project endpoints.
 	"internal/hub/hubserve": {"internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/store"},
 	// What the hub commands do and print once the CLI has parsed their flags.
