@@ -62,7 +62,7 @@ func newJobEnv(t *testing.T, o hub.Options, checkErr error) (*env, *jobs.Service
 	ex.CheckErr = checkErr
 	ex.Respond = copier
 	svc, err := jobs.New(jobs.Options{Store: h.Store().(*store.DB), Executor: ex, Replica: "api-test", Dir: filepath.Join(t.TempDir(), "jobs"),
-		RunWait: 5 * time.Second, Poll: 20 * time.Millisecond})
+		RunWait: time.Minute, Poll: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestJobRoutes(t *testing.T) {
 		e.do("POST", jobsPath, e.write, map[string]string{"skill_id": id}).decode(t, &j2)
 		done := make(chan answer, 1)
 		go func() {
-			// Run waits up to RunWait, then answers running.
+			// Run waits until the job is stopped below.
 			done <- e.do("POST", jobsPath+"/"+j2.ID+"/run", e.write, map[string]any{"script": "scripts/copy.py", "args": []string{"block"}})
 		}()
 		waitJob(t, svc, j2.ID, store.JobRunning)
@@ -260,13 +260,13 @@ func TestJobRoutes(t *testing.T) {
 		if !strings.Contains(string(a.body), j2.ID) {
 			t.Fatalf("project deletion refusal does not name the job: %s", a.body)
 		}
-		if got := <-done; got.status != 200 || !strings.Contains(string(got.body), `"running"`) {
-			t.Fatalf("a long run: %d %s", got.status, got.body)
-		}
 		if _, err := svc.Stop(context.Background(), "p", j2.ID, ""); err != nil {
 			t.Fatal(err)
 		}
 		waitJob(t, svc, j2.ID, store.JobStopped)
+		if got := <-done; got.status != 200 || !strings.Contains(string(got.body), `"stopped"`) {
+			t.Fatalf("a stopped run: %d %s", got.status, got.body)
+		}
 
 		// Deletion: admin only.
 		e.want(e.do("DELETE", jp, e.write, nil), 403, api.CodeForbidden)
