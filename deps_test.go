@@ -82,11 +82,11 @@ var allowed = map[string][]string{
 	"internal/web/browse":      {"internal/catalog", "internal/httpserve", "internal/skillsext", "internal/web", "internal/web/markdown"},
 	"internal/web/browsertest": nil, // test support: headless Chromium
 	// The admin REST API, on the hub's operations.
-	"internal/hub/api": {"internal/hub", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
+	"internal/hub/api": {"internal/hub", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox"},
 	// The hub's HTTP server: the API, /healthz, /metrics, the project endpoints.
 	"internal/hub/hubserve": {"internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/store"},
 	// What the hub commands do and print once the CLI has parsed their flags.
-	"internal/hub/hubcmd": {"internal/atomicfile", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
+	"internal/hub/hubcmd": {"internal/atomicfile", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},
