@@ -250,9 +250,18 @@ func (s *DB) SetProfile(ctx context.Context, versionID int64, ps ProfileSpec) (P
 			return nil, err
 		}
 		out, err = scanProfile(tx.QueryRowContext(ctx, q(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`), versionID))
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		return boundProjects(ctx, tx, q, versionID)
 	})
 	return out, err
+}
+
+// boundProjects lists the projects version is bound to, which the change
+// feed tells of a change of its profile (ChangeProfiles).
+func boundProjects(ctx context.Context, tx *sql.Tx, q func(string) string, versionID int64) ([]string, error) {
+	return queryStrings(ctx, tx, q(`SELECT project_id FROM bindings WHERE version_id = ?`), versionID)
 }
 
 // GetProfile returns a version's execution profile, or ErrNotFound when it
@@ -303,7 +312,10 @@ func (s *DB) SetPrepared(ctx context.Context, versionID, revision int64, identit
 			return nil, profileErr(ErrProfileChanged, "version %d: the execution profile changed while it was being prepared (revision %d): prepare it again", versionID, revision)
 		}
 		out, err = scanProfile(tx.QueryRowContext(ctx, q(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`), versionID))
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		return boundProjects(ctx, tx, q, versionID)
 	})
 	return out, err
 }
