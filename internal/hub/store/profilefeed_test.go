@@ -71,6 +71,12 @@ func TestChangeFeedProfiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		expect("prepared")
+		for p, want := range map[string]int{"a": 1, "c": 0} {
+			got, err := other.ProjectProfiles(ctx, p)
+			if err != nil || len(got) != want || (want == 1 && !got[v.ID].Prepared()) {
+				t.Errorf("ProjectProfiles(%s) = %+v, %v; want %d prepared", p, got, err, want)
+			}
+		}
 		if _, err := s.SetProfile(ctx, v.ID, spec); err != nil {
 			t.Fatal(err)
 		}

@@ -277,6 +277,30 @@ func (s *DB) GetProfile(ctx context.Context, versionID int64) (Profile, error) {
 	return p, nil
 }
 
+// ProjectProfiles returns the execution profiles of the versions bound to
+// a project, by version id, in one statement; a bound version without a
+// profile has no entry.
+func (s *DB) ProjectProfiles(ctx context.Context, projectID string) (map[int64]Profile, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT `+profileColumns+` FROM profiles
+		WHERE version_id IN (SELECT version_id FROM bindings WHERE project_id = ?)`), projectID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the profiles of project %s: %w", truncate(projectID, 80), s.d.wrap(err))
+	}
+	defer rows.Close()
+	out := map[int64]Profile{}
+	for rows.Next() {
+		p, err := scanProfile(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading the profiles of project %s: %w", truncate(projectID, 80), s.d.wrap(err))
+		}
+		out[p.VersionID] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the profiles of project %s: %w", truncate(projectID, 80), s.d.wrap(err))
+	}
+	return out, nil
+}
+
 // SetPrepared records a preparation of the profile at revision: its
 // identity when it succeeded (empty when it failed) and its log. Refused
 // with ErrProfileChanged when the profile changed since the preparation
