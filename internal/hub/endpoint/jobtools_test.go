@@ -1,0 +1,328 @@
+package endpoint_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub/endpoint"
+	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store/storetest"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/bwrap"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/docker"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/dockertest"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/sandboxtest"
+)
+
+// testCgroup names this package's bubblewrap cgroup folder, so that a
+// service's recovery here never meets another package's runs.
+var testCgroup = fmt.Sprintf("skills-mcp-ept-%d", os.Getpid())
+
+// removeTestCgroups removes the folders the runs' cgroups were made in.
+func removeTestCgroups() {
+	for _, ctl := range []string{"memory", "pids", "cpu"} {
+		os.Remove(filepath.Join("/sys/fs/cgroup", ctl, testCgroup))
+	}
+	os.Remove(filepath.Join("/sys/fs/cgroup", testCgroup))
+}
+
+// dockerEngine is the package's Docker engine, started by the first test
+// that needs one and stopped by TestMain.
+var dockerEngine struct {
+	once sync.Once
+	e    *dockertest.Engine
+	err  error
+}
+
+func needDocker(t testing.TB) *dockertest.Engine {
+	t.Helper()
+	dockerEngine.once.Do(func() { dockerEngine.e, dockerEngine.err = dockertest.Start() })
+	if dockerEngine.err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the Docker engine is required under CI=true: %v", dockerEngine.err)
+		}
+		t.Skipf("SKIPPED LOUDLY: no Docker engine for this test: %v", dockerEngine.err)
+	}
+	return dockerEngine.e
+}
+
+func stopDocker() {
+	if dockerEngine.e != nil {
+		dockerEngine.e.Stop()
+	}
+}
+
+func newBwrap(t testing.TB) sandbox.Executor {
+	t.Helper()
+	_, err := exec.LookPath("bwrap")
+	sandboxtest.Need(t, "bubblewrap (bwrap)", err)
+	return bwrap.New(&bwrap.Options{CgroupName: testCgroup})
+}
+
+func newDocker(t testing.TB) (sandbox.Executor, string) {
+	t.Helper()
+	e := needDocker(t)
+	x, err := docker.New(&docker.Options{Host: e.Host, BindUsr: "/usr", Prefix: "skills-mcp-ept-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x, e.Image
+}
+
+// The copier skills, one per runtime: each copies its first argument to
+// its second, reading and writing inside /work.
+var copiers = map[store.Runtime]struct {
+	name, script, body string
+}{
+	store.RuntimePython: {"py-copy", "scripts/copy.py", "import os, sys\ndata = open(sys.argv[1], 'rb').read()\nos.makedirs(os.path.dirname(sys.argv[2]) or '.', exist_ok=True)\nopen(sys.argv[2], 'wb').write(data)\nprint('copied', len(data))\n"},
+	store.RuntimeNode:   {"node-copy", "scripts/copy.js", "const fs = require('fs');\nconst d = fs.readFileSync(process.argv[2]);\nfs.mkdirSync(require('path').dirname(process.argv[3]), {recursive: true});\nfs.writeFileSync(process.argv[3], d);\nconsole.log('copied', d.length);\n"},
+	store.RuntimeBash:   {"sh-copy", "scripts/copy.sh", "set -eu\nmkdir -p \"$(dirname \"$2\")\"\ncp \"$1\" \"$2\"\necho copied\n"},
+}
+
+// jobHub is an endpoint with the job tools over a real job service.
+type jobHub struct {
+	*hub
+	db       *store.DB
+	svc      *jobs.Service
+	dir      string                   // the service's folder
+	versions map[store.Runtime]string // version ids, NAME@hex
+	vids     map[store.Runtime]int64
+}
+
+// traversableDir is a fresh folder the sandbox's unprivileged uid can
+// pass through (the folders above a job's mounts must be o+x).
+func traversableDir(t testing.TB) string {
+	t.Helper()
+	d := t.TempDir()
+	for _, p := range []string{d, filepath.Dir(d)} {
+		if err := os.Chmod(p, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(d, "jobs")
+}
+
+// startJobHub installs the copiers, binds them to the projects, gives
+// each an enabled profile (Docker: image), prepares it, and serves the
+// endpoint with the job tools.
+func startJobHub(t testing.TB, db *store.DB, x sandbox.Executor, image string, projects ...string) *jobHub {
+	t.Helper()
+	ctx := context.Background()
+	jh := &jobHub{db: db, dir: traversableDir(t), versions: map[store.Runtime]string{}, vids: map[store.Runtime]int64{}}
+	for _, id := range projects {
+		if err := db.CreateProject(ctx, id, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc, err := jobs.New(jobs.Options{Store: db, Executor: x, Replica: "ept", Dir: jh.dir, RunWait: 60 * time.Second, Poll: 50 * time.Millisecond, Workers: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	if _, _, err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	jh.svc = svc
+	for rt, c := range copiers {
+		v := install(t, db, c.name, "Copies a file ("+string(rt)+").", storetest.Tree{c.script: c.body, "scripts/other.py": "print('never')\n"})
+		jh.vids[rt] = v.ID
+		for _, id := range projects {
+			if err := db.Bind(ctx, id, v.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := svc.SetProfile(ctx, v.ID, store.ProfileSpec{Runtime: rt, Image: image, Scripts: []string{c.script}, TimeoutSeconds: 60, Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := svc.Prepare(ctx, v.ID); err != nil {
+			t.Fatalf("preparing %s: %v\n%s", c.name, err, p.PrepareLog)
+		}
+	}
+	jh.hub = startHub(t, db, endpoint.Options{Jobs: svc})
+	return jh
+}
+
+// The call helpers fail the test on a protocol error: every refusal of
+// a job tool must be a tool error.
+func call(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	m, isErr := callToolTB(t, cs, name, args)
+	if isErr {
+		t.Fatalf("%s(%v): tool error %v", name, brief(args), m["error"])
+	}
+	return m
+}
+
+func refused(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any, want ...string) {
+	t.Helper()
+	m, isErr := callToolTB(t, cs, name, args)
+	if !isErr {
+		t.Fatalf("%s(%v) = %v; want a tool error", name, brief(args), m)
+	}
+	msg, _ := m["error"].(string)
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s(%v): error %q; want it to say %q", name, brief(args), msg, w)
+		}
+	}
+	if strings.Contains(msg, "/tmp/") {
+		t.Errorf("%s: error %q names a host path", name, msg)
+	}
+}
+
+func callToolTB(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	m, _ := res.StructuredContent.(map[string]any)
+	if res.IsError {
+		m = map[string]any{}
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				m["error"] = tc.Text
+			}
+		}
+	}
+	return m, res.IsError
+}
+
+func brief(args map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range args {
+		if s, ok := v.(string); ok && len(s) > 40 {
+			v = s[:40] + "…"
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func connectTB(t testing.TB, h *hub, project, token string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: h.url(project), HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}
+	cs, err := c.Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// upload sends data in pieces of at most piece bytes.
+func upload(t testing.TB, cs *mcp.ClientSession, job, path string, data []byte, piece int) {
+	t.Helper()
+	for off := 0; off == 0 || off < len(data); off += piece {
+		end := min(off+piece, len(data))
+		m := call(t, cs, "upload_skill_file", map[string]any{"job_id": job, "path": path, "append": off > 0,
+			"content_base64": base64.StdEncoding.EncodeToString(data[off:end])})
+		if int(m["size"].(float64)) != end {
+			t.Fatalf("upload: size %v after %d bytes", m["size"], end)
+		}
+	}
+}
+
+// download reads a file in chunks of limit bytes and checks its size and
+// sha256 against the chunks' own report.
+func download(t testing.TB, cs *mcp.ClientSession, job, path string, limit int) []byte {
+	t.Helper()
+	var got []byte
+	var sum string
+	for {
+		m := call(t, cs, "read_skill_job_file", map[string]any{"job_id": job, "path": path, "offset": len(got), "limit": limit})
+		b, err := base64.StdEncoding.DecodeString(m["content_base64"].(string))
+		if err != nil || len(b) > limit || len(b) > endpoint.MaxJobReadBytes {
+			t.Fatalf("chunk of %d bytes (limit %d), %v", len(b), limit, err)
+		}
+		got = append(got, b...)
+		sum = m["sha256"].(string)
+		if m["eof"].(bool) {
+			break
+		}
+		if len(b) == 0 {
+			t.Fatal("an empty chunk before eof")
+		}
+	}
+	if d := sha256.Sum256(got); hex.EncodeToString(d[:]) != sum {
+		t.Fatalf("%s: the chunks' sha256 is not the file's", path)
+	}
+	return got
+}
+
+// copyJob runs one copier end to end over the endpoint and returns the
+// job id: create, upload in (in pieces of piece bytes), run, get, read out
+// in chunks, every digest checked.
+func copyJob(t testing.TB, cs *mcp.ClientSession, skill string, script string, in []byte, piece, chunk int) string {
+	t.Helper()
+	job := call(t, cs, "create_skill_job", map[string]any{"skill_id": skill})["job_id"].(string)
+	upload(t, cs, job, "in/data.bin", in, piece)
+	res := call(t, cs, "run_skill_script", map[string]any{"job_id": job, "script": script, "args": []string{"in/data.bin", "out/copy.bin"}})
+	if res["state"] != "succeeded" {
+		t.Fatalf("run: %v %v; stderr %v", res["state"], res["reason"], res["stderr"])
+	}
+	st := call(t, cs, "get_skill_job", map[string]any{"job_id": job})
+	outs, _ := st["outputs"].([]any)
+	sum := sha256.Sum256(in)
+	if len(outs) != 1 || outs[0].(map[string]any)["path"] != "out/copy.bin" || outs[0].(map[string]any)["sha256"] != hex.EncodeToString(sum[:]) ||
+		int(outs[0].(map[string]any)["size"].(float64)) != len(in) || st["exit_code"] != float64(0) {
+		t.Fatalf("get_skill_job: outputs %v, exit %v", st["outputs"], st["exit_code"])
+	}
+	if got := download(t, cs, job, "out/copy.bin", chunk); !slices.Equal(got, in) {
+		t.Fatal("the downloaded output is not the input")
+	}
+	return job
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}
+
+// Python, Node.js and Bash each run a real script in bubblewrap over the
+// MCP endpoint: an input uploaded in appended pieces is read, an output
+// written, listed with its sha256 and downloaded in 256 KiB chunks.
+func TestJobToolsBwrap(t *testing.T) {
+	x := newBwrap(t)
+	db := openStore(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	jh := startJobHub(t, db, x, "", "alpha")
+	cs := connectTB(t, jh.hub, "alpha", projectToken(t, db, "alpha"))
+	in := randomBytes(600 << 10)
+	for rt, c := range copiers {
+		t.Run(string(rt), func(t *testing.T) {
+			copyJob(t, cs, skillID(t, cs, c.name), c.script, in, 250<<10, endpoint.MaxJobReadBytes)
+		})
+	}
+}
+
+// skillID finds a skill's version id with list_skills.
+func skillID(t testing.TB, cs *mcp.ClientSession, name string) string {
+	t.Helper()
+	m := call(t, cs, "list_skills", map[string]any{"limit": 100})
+	for _, s := range m["skills"].([]any) {
+		if s.(map[string]any)["name"] == name {
+			return s.(map[string]any)["id"].(string)
+		}
+	}
+	t.Fatalf("no skill %s listed", name)
+	return ""
+}
