@@ -244,14 +244,14 @@ func (p *project) upload(ctx context.Context, js Jobs, in UploadIn) (UploadOut, 
 	}
 	// Refuse an oversize piece before decoding it.
 	if base64.StdEncoding.DecodedLen(len(in.ContentBase64)) > MaxUploadBytes+2 {
-		return UploadOut{}, fmt.Errorf("content_base64 is over %d bytes decoded, the most one call takes: send the file in pieces of at most 1 MiB, the later ones with append: true", MaxUploadBytes)
+		return UploadOut{}, fmt.Errorf("content_base64 is over %d bytes (1 MiB) decoded, the most one call takes: send the file in pieces of at most 1 MiB, the later ones with append: true", MaxUploadBytes)
 	}
 	data, err := base64.StdEncoding.DecodeString(in.ContentBase64)
 	if err != nil {
 		return UploadOut{}, fmt.Errorf("content_base64 is not standard base64 (%v): encode the file's bytes with the alphabet A-Z a-z 0-9 + / and = padding", err)
 	}
 	if len(data) > MaxUploadBytes {
-		return UploadOut{}, fmt.Errorf("content_base64 is %d bytes decoded, over the %d one call takes: send the file in pieces, the later ones with append: true", len(data), MaxUploadBytes)
+		return UploadOut{}, fmt.Errorf("content_base64 is %d bytes decoded, over the %d (1 MiB) one call takes: send the file in pieces, the later ones with append: true", len(data), MaxUploadBytes)
 	}
 	f, err := js.Upload(ctx, p.id, in.JobID, in.Path, data, in.Append)
 	if err != nil {

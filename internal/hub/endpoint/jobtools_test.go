@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -325,4 +326,147 @@ func skillID(t testing.TB, cs *mcp.ClientSession, name string) string {
 	}
 	t.Fatalf("no skill %s listed", name)
 	return ""
+}
+
+// Every bad input of issue 20 over the endpoint, with bubblewrap: each is
+// a tool error (never a protocol error) that says what and why, and
+// nothing runs that should not.
+func TestJobToolsBadInput(t *testing.T) {
+	x := newBwrap(t)
+	ctx := context.Background()
+	dataDir := filepath.Join(t.TempDir(), "data")
+	db := openStore(t, store.Options{Dir: dataDir})
+	jh := startJobHub(t, db, x, "", "alpha", "beta")
+	cs := connectTB(t, jh.hub, "alpha", projectToken(t, db, "alpha"))
+	other := connectTB(t, jh.hub, "beta", projectToken(t, db, "beta"))
+	py := copiers[store.RuntimePython]
+	skill := skillID(t, cs, py.name)
+	newJob := func() string {
+		job := call(t, cs, "create_skill_job", map[string]any{"skill_id": skill})["job_id"].(string)
+		upload(t, cs, job, "in.txt", []byte("hello"), 1<<20)
+		return job
+	}
+
+	job := newJob()
+	refused(t, cs, "run_skill_script", map[string]any{"job_id": job, "script": "scripts/other.py"}, "not allowed")
+	refused(t, cs, "run_skill_script", map[string]any{"job_id": job, "script": "../../etc/passwd"}, "not allowed")
+	refused(t, cs, "run_skill_script", map[string]any{"job_id": job, "script": py.script, "args": []any{"in.txt", 2}}, "args")
+	refused(t, cs, "run_skill_script", map[string]any{"job_id": job, "script": py.script, "args": "in.txt out.txt"}, "args")
+	refused(t, cs, "run_skill_script", map[string]any{"job_id": job, "script": py.script, "args": map[string]any{"a": "b"}}, "args")
+	// Traversal, absolute and hidden-parent paths never reach the store.
+	for _, p := range []string{"../x", "/etc/passwd", "a/../../x", "a\\..\\x", ".git/config"} {
+		refused(t, cs, "upload_skill_file", map[string]any{"job_id": job, "path": p, "content_base64": "eA=="}, "path")
+		refused(t, cs, "read_skill_job_file", map[string]any{"job_id": job, "path": p})
+	}
+	refused(t, cs, "upload_skill_file", map[string]any{"job_id": job, "path": "x", "content_base64": "not base64!"}, "base64")
+	refused(t, cs, "upload_skill_file", map[string]any{"job_id": job, "path": "big", "content_base64": base64.StdEncoding.EncodeToString(make([]byte, endpoint.MaxUploadBytes+1))}, "1 MiB", "append")
+	// The per-file limit: 31 MiB straight into the service (1 MiB tool
+	// calls cost 3 s each under the race detector), then the tools.
+	if _, err := jh.svc.Upload(ctx, "alpha", job, "big", make([]byte, store.MaxJobFileSize-endpoint.MaxUploadBytes), false); err != nil {
+		t.Fatal(err)
+	}
+	call(t, cs, "upload_skill_file", map[string]any{"job_id": job, "path": "big", "append": true, "content_base64": base64.StdEncoding.EncodeToString(make([]byte, endpoint.MaxUploadBytes))})
+	refused(t, cs, "upload_skill_file", map[string]any{"job_id": job, "path": "big", "append": true, "content_base64": "eA=="}, "32 MiB")
+	// Another project's job does not exist for it, whatever the tool.
+	refused(t, other, "get_skill_job", map[string]any{"job_id": job}, "no such job")
+	refused(t, other, "upload_skill_file", map[string]any{"job_id": job, "path": "x", "content_base64": "eA=="}, "no such job")
+	refused(t, other, "run_skill_script", map[string]any{"job_id": job, "script": py.script}, "no such job")
+	refused(t, other, "read_skill_job_file", map[string]any{"job_id": job, "path": "in.txt"}, "no such job")
+	refused(t, cs, "get_skill_job", map[string]any{"job_id": "j-nonexistent"}, "no such job")
+
+	// The run, then nothing more: no upload, no second run.
+	res := call(t, cs, "run_skill_script", map[string]any{"job_id": job, "script": py.script, "args": []string{"in.txt", "out.txt"}})
+	if res["state"] != "succeeded" {
+		t.Fatalf("run: %v", res)
+	}
+	refused(t, cs, "upload_skill_file", map[string]any{"job_id": job, "path": "late.txt", "content_base64": "eA=="}, "before its run")
+	refused(t, cs, "run_skill_script", map[string]any{"job_id": job, "script": py.script, "args": []string{"in.txt", "out.txt"}}, job)
+	refused(t, cs, "read_skill_job_file", map[string]any{"job_id": job, "path": "nothing.txt"}, "no file")
+	if got := download(t, cs, job, "out.txt", 2); string(got) != "hello" {
+		t.Errorf("output %q", got)
+	}
+
+	// A changed profile: a job made before cannot run, and no job can be
+	// made until it is prepared again.
+	before := newJob()
+	if _, err := jh.svc.SetProfile(ctx, jh.vids[store.RuntimePython], store.ProfileSpec{Runtime: store.RuntimePython, Scripts: []string{py.script}, TimeoutSeconds: 61, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, cs, "run_skill_script", map[string]any{"job_id": before, "script": py.script, "args": []string{"in.txt", "o"}}, "changed")
+	refused(t, cs, "create_skill_job", map[string]any{"skill_id": skill}, "not prepared")
+	if _, err := jh.svc.Prepare(ctx, jh.vids[store.RuntimePython]); err != nil {
+		t.Fatal(err)
+	}
+	// A disabled profile: not listed for jobs.
+	refused(t, cs, "create_skill_job", map[string]any{"skill_id": "nope@000000000000"}, "no such skill")
+
+	// A package whose stored files no longer match their digests fails
+	// its run, saying so, and runs nothing.
+	sh := copiers[store.RuntimeBash]
+	shJob := call(t, cs, "create_skill_job", map[string]any{"skill_id": skillID(t, cs, sh.name)})["job_id"].(string)
+	upload(t, cs, shJob, "in.txt", []byte("x"), 10)
+	corruptScript(t, ctx, db, dataDir, jh, store.RuntimeBash)
+	res = call(t, cs, "run_skill_script", map[string]any{"job_id": shJob, "script": sh.script, "args": []string{"in.txt", "out.txt"}})
+	if res["state"] != "failed" || !strings.Contains(res["reason"].(string), "does not match its digest") || strings.Contains(res["reason"].(string), jh.dir) {
+		t.Errorf("run of a corrupt package: %v %q", res["state"], res["reason"])
+	}
+	if outs := res["outputs"].([]any); len(outs) != 0 {
+		t.Errorf("a corrupt package's run left outputs %v", outs)
+	}
+}
+
+// corruptScript damages the stored bytes of a copier's script and the
+// service's laid-out copy of it.
+func corruptScript(t *testing.T, ctx context.Context, db *store.DB, dataDir string, jh *jobHub, rt store.Runtime) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", filepath.Join(dataDir, store.DatabaseFile)+"?_pragma=busy_timeout(20000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range []string{`DROP TRIGGER IF EXISTS blob_chunks_immutable`,
+		`UPDATE blob_chunks SET data = X'00' WHERE digest = (SELECT digest FROM version_files WHERE path = '` + copiers[rt].script + `' AND version_id = ` + fmt.Sprint(jh.vids[rt]) + `)`} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache, err := db.Materialize(ctx, jh.vids[rt], filepath.Join(jh.dir, "packages"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(cache, copiers[rt].script)
+	os.Chmod(filepath.Dir(f), 0o755)
+	os.Chmod(f, 0o644)
+	if err := os.WriteFile(f, []byte("echo evil > out.txt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Without a working backend, the job tools refuse with the reason; no
+// script runs by other means.
+func TestJobToolsNoBackend(t *testing.T) {
+	ctx := context.Background()
+	db := openStore(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	if err := db.CreateProject(ctx, "alpha", "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	c := copiers[store.RuntimePython]
+	v := install(t, db, c.name, "Copies.", storetest.Tree{c.script: c.body})
+	if err := db.Bind(ctx, "alpha", v.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SetProfile(ctx, v.ID, store.ProfileSpec{Runtime: store.RuntimePython, Scripts: []string{c.script}, TimeoutSeconds: 5, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := jobs.New(jobs.Options{Store: db, Replica: "none", Dir: traversableDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	if _, _, err := svc.Start(ctx); err == nil {
+		t.Fatal("Start without a backend succeeded")
+	}
+	h := startHub(t, db, endpoint.Options{Jobs: svc})
+	cs := connectTB(t, h, "alpha", projectToken(t, db, "alpha"))
+	refused(t, cs, "create_skill_job", map[string]any{"skill_id": skillID(t, cs, c.name)}, "sandbox", "bubblewrap or Docker")
 }
