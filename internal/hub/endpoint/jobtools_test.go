@@ -470,3 +470,105 @@ func TestJobToolsNoBackend(t *testing.T) {
 	cs := connectTB(t, h, "alpha", projectToken(t, db, "alpha"))
 	refused(t, cs, "create_skill_job", map[string]any{"skill_id": skillID(t, cs, c.name)}, "sandbox", "bubblewrap or Docker")
 }
+
+func hasJobTools(names []string) bool { return slices.Contains(names, "create_skill_job") }
+
+// The job tools are listed only while a bound version's profile is
+// enabled; enabling, disabling and binding reach that project's sessions
+// (tools/list_changed) and no other's, on SQLite and PostgreSQL; get_skill
+// shows the profile. No backend is needed to list them.
+func TestJobToolsListing(t *testing.T) {
+	backends(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		for _, id := range []string{"alpha", "beta"} {
+			if err := db.CreateProject(ctx, id, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := copiers[store.RuntimePython]
+		v := install(t, db, c.name, "Copies.", storetest.Tree{c.script: c.body})
+		plain := install(t, db, "plain", "No scripts.", nil)
+		for _, b := range []struct {
+			p string
+			v int64
+		}{{"alpha", v.ID}, {"beta", plain.ID}} {
+			if err := db.Bind(ctx, b.p, b.v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		svc, err := jobs.New(jobs.Options{Store: db, Replica: "list", Dir: traversableDir(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { svc.Close() })
+		h := startHub(t, db, endpoint.Options{Jobs: svc})
+		alpha, aev := h.connect(t, "alpha", projectToken(t, db, "alpha"))
+		beta, bev := h.connect(t, "beta", projectToken(t, db, "beta"))
+		if hasJobTools(toolNames(t, alpha)) || hasJobTools(toolNames(t, beta)) {
+			t.Fatal("job tools listed without an enabled profile")
+		}
+		id := skillID(t, alpha, c.name)
+		refused(t, alpha, "get_skill", map[string]any{"skill": "nothing"}, "no such skill")
+		if m := call(t, alpha, "get_skill", map[string]any{"skill": id}); m["profile"] != nil {
+			t.Fatalf("profile %v; want null", m["profile"])
+		}
+		spec := store.ProfileSpec{Runtime: store.RuntimePython, Scripts: []string{c.script}, TimeoutSeconds: 30}
+		if _, err := svc.SetProfile(ctx, v.ID, spec); err != nil { // set, not enabled
+			t.Fatal(err)
+		}
+		waitFor(t, "the disabled profile in get_skill", func() bool {
+			p, _ := call(t, alpha, "get_skill", map[string]any{"skill": id})["profile"].(map[string]any)
+			return p != nil && p["enabled"] == false
+		})
+		if hasJobTools(toolNames(t, alpha)) {
+			t.Fatal("job tools listed for a disabled profile")
+		}
+		spec.Enabled = true
+		if _, err := svc.SetProfile(ctx, v.ID, spec); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, aev.tools, "tools/list_changed after enabling")
+		waitFor(t, "the job tools on alpha", func() bool { return hasJobTools(toolNames(t, alpha)) })
+		quiet(t, "tools/list_changed on beta", bev.tools)
+		if hasJobTools(toolNames(t, beta)) {
+			t.Fatal("beta lists job tools for a profile of a version it does not have")
+		}
+		p, _ := call(t, alpha, "get_skill", map[string]any{"skill": id})["profile"].(map[string]any)
+		if p["runtime"] != "python" || p["prepared"] != false || p["timeout_seconds"] != float64(30) || p["network"] != false || !slices.Equal(p["scripts"].([]any), []any{c.script}) {
+			t.Errorf("get_skill profile %v", p)
+		}
+		if _, ok := p["image"]; ok {
+			t.Errorf("get_skill shows the image/rootfs: %v", p)
+		}
+		// Binding the version to beta brings beta the job tools.
+		drain(bev.tools)
+		if err := db.Bind(ctx, "beta", v.ID); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, bev.tools, "tools/list_changed on beta after the binding")
+		waitFor(t, "the job tools on beta", func() bool { return hasJobTools(toolNames(t, beta)) })
+		// Disabling withdraws them from both.
+		drain(aev.tools)
+		drain(bev.tools)
+		spec.Enabled = false
+		if _, err := svc.SetProfile(ctx, v.ID, spec); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, aev.tools, "tools/list_changed on alpha after disabling")
+		wait(t, bev.tools, "tools/list_changed on beta after disabling")
+		waitFor(t, "the job tools gone", func() bool { return !hasJobTools(toolNames(t, alpha)) && !hasJobTools(toolNames(t, beta)) })
+		if !slices.Contains(toolNames(t, alpha), "list_skills") {
+			t.Error("disabling the profile removed the hub's other tools")
+		}
+	})
+}
+
+func drain(ch chan struct{}) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
