@@ -92,7 +92,7 @@ func newDocker(t testing.TB) (sandbox.Executor, string) {
 var copiers = map[store.Runtime]struct {
 	name, script, body string
 }{
-	store.RuntimePython: {"py-copy", "scripts/copy.py", "import os, sys\ndata = open(sys.argv[1], 'rb').read()\nos.makedirs(os.path.dirname(sys.argv[2]) or '.', exist_ok=True)\nopen(sys.argv[2], 'wb').write(data)\nprint('copied', len(data))\n"},
+	store.RuntimePython: {"py-copy", "scripts/copy.py", "import os, sys, time\nif len(sys.argv) > 3:\n    time.sleep(float(sys.argv[3]))\ndata = open(sys.argv[1], 'rb').read()\nos.makedirs(os.path.dirname(sys.argv[2]) or '.', exist_ok=True)\nopen(sys.argv[2], 'wb').write(data)\nprint('copied', len(data))\n"},
 	store.RuntimeNode:   {"node-copy", "scripts/copy.js", "const fs = require('fs');\nconst d = fs.readFileSync(process.argv[2]);\nfs.mkdirSync(require('path').dirname(process.argv[3]), {recursive: true});\nfs.writeFileSync(process.argv[3], d);\nconsole.log('copied', d.length);\n"},
 	store.RuntimeBash:   {"sh-copy", "scripts/copy.sh", "set -eu\nmkdir -p \"$(dirname \"$2\")\"\ncp \"$1\" \"$2\"\necho copied\n"},
 }
@@ -123,7 +123,7 @@ func traversableDir(t testing.TB) string {
 // startJobHub installs the copiers, binds them to the projects, gives
 // each an enabled profile (Docker: image), prepares it, and serves the
 // endpoint with the job tools.
-func startJobHub(t testing.TB, db *store.DB, x sandbox.Executor, image string, projects ...string) *jobHub {
+func startJobHub(t testing.TB, db *store.DB, x sandbox.Executor, image string, rts []store.Runtime, projects ...string) *jobHub {
 	t.Helper()
 	ctx := context.Background()
 	jh := &jobHub{db: db, dir: traversableDir(t), versions: map[store.Runtime]string{}, vids: map[store.Runtime]int64{}}
@@ -132,7 +132,7 @@ func startJobHub(t testing.TB, db *store.DB, x sandbox.Executor, image string, p
 			t.Fatal(err)
 		}
 	}
-	svc, err := jobs.New(jobs.Options{Store: db, Executor: x, Replica: "ept", Dir: jh.dir, RunWait: 60 * time.Second, Poll: 50 * time.Millisecond, Workers: 24})
+	svc, err := jobs.New(jobs.Options{Store: db, Executor: x, Replica: "ept", Dir: jh.dir, RunWait: 60 * time.Second, Poll: 500 * time.Millisecond, Workers: 24})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +142,9 @@ func startJobHub(t testing.TB, db *store.DB, x sandbox.Executor, image string, p
 	}
 	jh.svc = svc
 	for rt, c := range copiers {
+		if rts != nil && !slices.Contains(rts, rt) {
+			continue
+		}
 		v := install(t, db, c.name, "Copies a file ("+string(rt)+").", storetest.Tree{c.script: c.body, "scripts/other.py": "print('never')\n"})
 		jh.vids[rt] = v.ID
 		for _, id := range projects {
@@ -305,7 +308,7 @@ func randomBytes(n int) []byte {
 func TestJobToolsBwrap(t *testing.T) {
 	x := newBwrap(t)
 	db := openStore(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
-	jh := startJobHub(t, db, x, "", "alpha")
+	jh := startJobHub(t, db, x, "", nil, "alpha")
 	cs := connectTB(t, jh.hub, "alpha", projectToken(t, db, "alpha"))
 	in := randomBytes(600 << 10)
 	for rt, c := range copiers {
@@ -336,7 +339,7 @@ func TestJobToolsBadInput(t *testing.T) {
 	ctx := context.Background()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	db := openStore(t, store.Options{Dir: dataDir})
-	jh := startJobHub(t, db, x, "", "alpha", "beta")
+	jh := startJobHub(t, db, x, "", nil, "alpha", "beta")
 	cs := connectTB(t, jh.hub, "alpha", projectToken(t, db, "alpha"))
 	other := connectTB(t, jh.hub, "beta", projectToken(t, db, "beta"))
 	py := copiers[store.RuntimePython]
@@ -571,4 +574,103 @@ func drain(ch chan struct{}) {
 			return
 		}
 	}
+}
+
+// The happy path once on Docker (the skeleton image, the host's /usr
+// bound read-only): a Python copy over the endpoint.
+func TestJobToolsDocker(t *testing.T) {
+	x, image := newDocker(t)
+	db := openStore(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	jh := startJobHub(t, db, x, image, []store.Runtime{store.RuntimePython}, "alpha")
+	cs := connectTB(t, jh.hub, "alpha", projectToken(t, db, "alpha"))
+	py := copiers[store.RuntimePython]
+	copyJob(t, cs, skillID(t, cs, py.name), py.script, randomBytes(300<<10), 200<<10, 100<<10)
+}
+
+// Twenty jobs at once across twenty projects, each over its own session:
+// all complete, and no run waits behind another: every run starts before
+// the first one ends (each sleeps 3 s, well above the start of twenty
+// sandboxes, so the assertion is the service's concurrency, not a timing).
+func TestJobToolsParallelProjects(t *testing.T) {
+	x := newBwrap(t)
+	db := openStore(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	var projects []string
+	for i := range 20 {
+		projects = append(projects, fmt.Sprintf("p%02d", i))
+	}
+	jh := startJobHub(t, db, x, "", []store.Runtime{store.RuntimePython}, projects...)
+	py := copiers[store.RuntimePython]
+	sessions := make([]*mcp.ClientSession, len(projects))
+	for i, p := range projects {
+		sessions[i] = connectTB(t, jh.hub, p, projectToken(t, db, p))
+	}
+	skill := skillID(t, sessions[0], py.name)
+	spans := make([]struct{ start, end time.Time }, len(projects))
+	// Every job is made and given its input first; then the twenty runs
+	// are asked for at once.
+	jobIDs := make([]string, len(projects))
+	var wg sync.WaitGroup
+	for i, cs := range sessions {
+		wg.Go(func() {
+			jobIDs[i] = call(t, cs, "create_skill_job", map[string]any{"skill_id": skill})["job_id"].(string)
+			upload(t, cs, jobIDs[i], "in.txt", []byte(projects[i]), 1<<20)
+		})
+	}
+	wg.Wait()
+	for i, cs := range sessions {
+		job := jobIDs[i]
+		wg.Go(func() {
+			res := call(t, cs, "run_skill_script", map[string]any{"job_id": job, "script": py.script, "args": []string{"in.txt", "out.txt", "3"}})
+			if res["state"] != "succeeded" {
+				t.Errorf("%s: %v %v %v", projects[i], res["state"], res["reason"], res["stderr"])
+				return
+			}
+			if got := download(t, cs, job, "out.txt", 1024); string(got) != projects[i] {
+				t.Errorf("%s: output %q", projects[i], got)
+			}
+			var sp struct{ start, end time.Time }
+			var err error
+			if sp.start, err = time.Parse(time.RFC3339Nano, res["started_at"].(string)); err == nil {
+				sp.end, err = time.Parse(time.RFC3339Nano, res["finished_at"].(string))
+			}
+			if err != nil {
+				t.Error(err)
+			}
+			spans[i] = sp
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	lastStart, firstEnd := spans[0].start, spans[0].end
+	for _, sp := range spans {
+		lastStart, firstEnd = later(lastStart, sp.start), earlier(firstEnd, sp.end)
+	}
+	if !lastStart.Before(firstEnd) {
+		t.Errorf("the last run started at %v, after the first ended at %v: runs waited behind others", lastStart, firstEnd)
+	}
+	t.Logf("all 20 runs overlapped for %v (starts spread over %v)", firstEnd.Sub(lastStart), lastStart.Sub(firstStart(spans)))
+}
+
+func firstStart(spans []struct{ start, end time.Time }) time.Time {
+	t := spans[0].start
+	for _, sp := range spans {
+		t = earlier(t, sp.start)
+	}
+	return t
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

@@ -47,6 +47,9 @@ func (s *Service) worker() {
 			s.log.Warn("jobs: claiming a queued job", "err", err)
 		}
 		if ok {
+			// Another job may be queued behind this one: wake another
+			// worker rather than leave it for the next poll.
+			s.kick()
 			s.execute(j)
 			continue
 		}
