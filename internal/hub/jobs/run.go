@@ -68,6 +68,8 @@ func (s *Service) execute(j store.Job) {
 	h := &runHandle{cancel: cancel, done: make(chan struct{})}
 	s.mu.Lock()
 	s.runs[j.ID] = h
+	close(s.runsChanged)
+	s.runsChanged = make(chan struct{})
 	s.mu.Unlock()
 	defer func() {
 		cancel(nil)
