@@ -480,14 +480,16 @@ func TestRecoverAfterCrash(t *testing.T) {
 	ctx := context.Background()
 	var crashed []store.Job
 	for range 2 {
-		j := e.job("x")
+		crashed = append(crashed, e.job("x"))
+	}
+	// Queued once no worker of the live service can claim them.
+	e.svc.Close()
+	for _, j := range crashed {
 		if _, err := e.st.QueueJob(ctx, j.ID, "scripts/copy.py", nil); err != nil {
 			t.Fatal(err)
 		}
-		crashed = append(crashed, j)
 	}
 	// The "crashed process" claimed both; the first still runs.
-	e.svc.Close()
 	for range 2 {
 		if _, ok, err := e.st.ClaimJob(ctx, "replica-9"); !ok || err != nil {
 			t.Fatal(ok, err)
