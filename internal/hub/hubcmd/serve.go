@@ -156,7 +156,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	if err != nil {
 		return err
 	}
-	eo := endpoint.Options{Store: db, CacheDir: cache, Logger: logger, BaseURL: strings.TrimSuffix(*baseURL, "/")}
+	eo := endpoint.Options{Store: db, CacheDir: cache, Logger: logger, BaseURL: strings.TrimSuffix(*baseURL, "/"), Jobs: js.svc}
 	if *oauthIssuer != "" {
 		eo.OAuth = &endpoint.OAuthOptions{Issuer: *oauthIssuer}
 	}
