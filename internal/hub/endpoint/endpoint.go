@@ -187,7 +187,7 @@ func (e *Endpoint) handlerOptions(ho *mcp.StreamableHTTPOptions) skills.HandlerO
 		NewServer:      e.newServer,
 		Implementation: e.impl,
 		HTTP:           ho,
-		Attach:         &skills.AttachOptions{Name: e.opts.Name, NoTools: true, NoPrompts: true, Logger: e.log},
+		Attach:         &skills.AttachOptions{Name: e.opts.Name, NoTools: true, NoPrompts: true, Private: true, Logger: e.log},
 	}
 }
 
