@@ -331,7 +331,9 @@ func TestHubReplicas(t *testing.T) {
 	waitStatus(t, a+"/healthz", 503)
 	waitStatus(t, b+"/healthz", 503)
 	code, body := hubCall(t, "GET", b+"/api/projects", admin, nil)
-	var apiErr struct{ Error struct{ Code, Message string } }
+	var apiErr struct {
+		Error struct{ Code, Message string }
+	}
 	if code != 503 || json.Unmarshal(body, &apiErr) != nil || apiErr.Error.Code == "" {
 		t.Errorf("the API on B during the outage: %d %s", code, body)
 	}
