@@ -325,12 +325,54 @@ func TestHubReplicas(t *testing.T) {
 		}
 	}
 
+	// B's /metrics, with an admin token of scope read: requests by
+	// route, method and status, latency, the project's sessions, bindings
+	// and requests, catalog refreshes and store errors.
+	code, body := hubCall(t, "POST", a+"/api/tokens", admin, map[string]string{"scope": "read", "name": "metrics"})
+	var readTok struct{ Secret string }
+	if code != 201 || json.Unmarshal(body, &readTok) != nil {
+		t.Fatalf("a read token: %d %s", code, body)
+	}
+	if code, body := hubCall(t, "GET", b+"/metrics", "", nil); code != 401 || !bytes.Contains(body, []byte(`"error"`)) {
+		t.Errorf("/metrics without a token: %d %.200s", code, body)
+	}
+	if code, _ := hubCall(t, "GET", b+"/metrics", tok, nil); code != 401 && code != 403 {
+		t.Errorf("/metrics with a project token: %d", code)
+	}
+	metrics := func() string {
+		t.Helper()
+		code, body := hubCall(t, "GET", b+"/metrics", readTok.Secret, nil)
+		if code != 200 {
+			t.Fatalf("/metrics: %d %.300s", code, body)
+		}
+		return string(body)
+	}
+	m := metrics()
+	for _, want := range []string{
+		`skills_hub_http_requests_total{method="POST",route="/p/",status="200"}`,
+		`skills_hub_http_request_duration_seconds_bucket{method="POST",route="/p/"`,
+		`skills_hub_project_sessions{project="support"} `,
+		`skills_hub_project_bindings{project="support"} 2`,
+		`skills_hub_project_requests_total{project="support"} `,
+		`skills_hub_endpoint_catalog_refreshes_total `,
+		`skills_hub_endpoint_versions 2`,
+		`skills_hub_catalog_refreshes_total{result="ok"} `,
+		`skills_hub_store_errors_total 0`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("B's /metrics lack %s", want)
+		}
+	}
+	if strings.Contains(m, `skills_hub_project_sessions{project="support"} 0`) {
+		t.Error("B's /metrics count no session of project support")
+	}
+
 	// PostgreSQL stops: both say so on /healthz, the API and a request
 	// that needs the store answer 503 JSON; nothing hangs.
 	pg.Stop()
 	waitStatus(t, a+"/healthz", 503)
 	waitStatus(t, b+"/healthz", 503)
-	code, body := hubCall(t, "GET", b+"/api/projects", admin, nil)
+	code, body = hubCall(t, "GET", b+"/api/projects", admin, nil)
 	var apiErr struct {
 		Error struct{ Code, Message string }
 	}
@@ -368,6 +410,9 @@ func TestHubReplicas(t *testing.T) {
 	t.Logf("after the restart, A → B: %v", after(t, sess.resources, start, "resources/list_changed on B's session after the restart"))
 	if code, body := mcpPost(t, b+"/p/other/mcp", otherTok, "2025-11-25", "skills/list", `{}`); code != 200 {
 		t.Errorf("the unloaded project on B after the restart: %d %s", code, body)
+	}
+	if strings.Contains(metrics(), "skills_hub_store_errors_total 0\n") {
+		t.Error("B's /metrics count no store error after the outage")
 	}
 	for _, l := range []string{logA(), logB()} {
 		if strings.Contains(l, tok) || strings.Contains(l, admin) {

@@ -116,7 +116,7 @@ type Endpoint struct {
 	byCat    map[*skills.Catalog]*project
 	versions map[int64]*versionEntry
 
-	refreshes, refreshErrors, unloaded atomic.Int64
+	refreshes, refreshErrors, unloaded, storeErrors atomic.Int64
 }
 
 // New starts the endpoints' change feed and returns them. The catalogs of
@@ -236,6 +236,9 @@ type Stats struct {
 	// Unloaded counts the catalogs dropped after Options.IdleTimeout
 	// without a session or a request.
 	Unloaded int64
+	// StoreErrors counts the requests answered 503 store_unavailable: the
+	// database did not answer a token check or a catalog's load.
+	StoreErrors int64
 }
 
 // ProjectStats is one loaded project.
@@ -259,7 +262,7 @@ func (e *Endpoint) Stats() Stats {
 	for _, p := range e.projects {
 		ps = append(ps, p)
 	}
-	st := Stats{Versions: len(e.versions), Refreshes: e.refreshes.Load(), RefreshErrors: e.refreshErrors.Load(), Unloaded: e.unloaded.Load()}
+	st := Stats{Versions: len(e.versions), Refreshes: e.refreshes.Load(), RefreshErrors: e.refreshErrors.Load(), Unloaded: e.unloaded.Load(), StoreErrors: e.storeErrors.Load()}
 	e.mu.Unlock()
 	for _, p := range ps {
 		select {
@@ -353,6 +356,7 @@ func (e *Endpoint) serveProject(w http.ResponseWriter, r *http.Request, id strin
 		return
 	case err != nil:
 		e.log.Error("loading a project's catalog", "project", id, "err", err)
+		e.storeErrors.Add(1)
 		writeError(w, http.StatusServiceUnavailable, "store_unavailable", "the project's catalog cannot be loaded now; retry later")
 		return
 	}
