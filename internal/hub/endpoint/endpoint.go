@@ -381,6 +381,12 @@ func (e *Endpoint) route(w http.ResponseWriter, r *http.Request, p *project) (ht
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		return p.sessions(e), nil
 	}
+	if statelessRevision(r.Header.Get("MCP-Protocol-Version")) {
+		// 2026-07-28 and later have no sessions: the stateless handler
+		// answers every method, initialize included (removed there: a
+		// 404 "method not found").
+		return e.stateless, nil
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -401,6 +407,12 @@ func (e *Endpoint) route(w http.ResponseWriter, r *http.Request, p *project) (ht
 		}
 	}
 	return e.stateless, nil
+}
+
+// statelessRevision reports whether a request's MCP-Protocol-Version is
+// 2026-07-28 or later (revisions are dates, which sort as strings).
+func statelessRevision(v string) bool {
+	return len(v) == len("2026-07-28") && v >= "2026-07-28"
 }
 
 var errClosed = errors.New("endpoint: closed")
