@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
@@ -342,7 +340,9 @@ func (e *Endpoint) newServer(cat *skills.Catalog) *mcp.Server {
 	p := e.byCat[cat]
 	e.mu.Unlock()
 	ms := mcp.NewServer(e.impl, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// Prompts are declared, with none: the go-sdk answers prompts/list
+		// whatever is declared, and a server must declare what it handles.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{}},
 		SchemaCache:  e.schemas,
 		// A project's answers are its bindings, behind its token: no
 		// shared cache may serve them to another authorization context.
@@ -351,7 +351,7 @@ func (e *Endpoint) newServer(cat *skills.Catalog) *mcp.Server {
 	if p == nil { // a catalog dropped meanwhile: serve it bare
 		return ms
 	}
-	ms.AddReceivingMiddleware(p.instructionsMiddleware, noPrompts)
+	ms.AddReceivingMiddleware(p.instructionsMiddleware)
 	p.smu.Lock()
 	p.servers = append(p.servers, ms)
 	if p.tools {
@@ -379,18 +379,6 @@ func (p *project) syncTools() {
 		} else {
 			ms.RemoveTools(toolNames...)
 		}
-	}
-}
-
-// noPrompts answers the prompt methods "method not found": the endpoint
-// declares no prompts capability, and the go-sdk would otherwise answer
-// prompts/list with an empty list, handling what it did not declare.
-func noPrompts(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if strings.HasPrefix(method, "prompts/") {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "project endpoints serve no prompts: use list_skills and get_skill, or skills/list"}
-		}
-		return next(ctx, method, req)
 	}
 }
 

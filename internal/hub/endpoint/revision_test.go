@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/endpoint"
@@ -92,10 +91,10 @@ func call20260728(t *testing.T, url, tok, method string, params map[string]any) 
 	return resp.StatusCode, m
 }
 
-// What a revision removed or the endpoint does not declare is "method not
-// found": initialize on 2026-07-28 (404, as the SDK answers it, never the
-// session handler's version error), and the prompt methods on every
-// revision (the endpoint has no prompts capability).
+// initialize on 2026-07-28 is "method not found" (404, as the SDK answers
+// it, never the session handler's version error); the prompts capability
+// is declared, with no prompt, since prompts/list is answered (with the
+// cache hints) on every revision.
 func TestMethodsNotServed(t *testing.T) {
 	db := openStore(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
 	if err := db.CreateProject(context.Background(), "alpha", "alpha"); err != nil {
@@ -115,14 +114,15 @@ func TestMethodsNotServed(t *testing.T) {
 	st, m = call20260728(t, h.url("alpha"), tok, "server/discover", map[string]any{})
 	res, _ := m["result"].(map[string]any)
 	caps, _ := res["capabilities"].(map[string]any)
-	if st != 200 || caps == nil || caps["prompts"] != nil {
+	if st != 200 || caps == nil || caps["prompts"] == nil {
 		t.Errorf("server/discover: %d %v", st, m)
 	}
-	if st, m := call20260728(t, h.url("alpha"), tok, "prompts/list", map[string]any{}); code(m) != float64(-32601) {
+	st, m = call20260728(t, h.url("alpha"), tok, "prompts/list", map[string]any{})
+	if res, _ := m["result"].(map[string]any); st != 200 || res["cacheScope"] != "private" || len(res["prompts"].([]any)) != 0 {
 		t.Errorf("prompts/list on 2026-07-28: %d %v", st, m)
 	}
 	cs, _ := h.connect(t, "alpha", tok)
-	if _, err := cs.ListPrompts(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "method not found") {
-		t.Errorf("prompts/list on a 2025-11-25 session: %v", err)
+	if res, err := cs.ListPrompts(context.Background(), nil); err != nil || len(res.Prompts) != 0 || cs.InitializeResult().Capabilities.Prompts == nil {
+		t.Errorf("prompts/list on a 2025-11-25 session: %v %v", res, err)
 	}
 }
