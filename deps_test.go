@@ -90,10 +90,11 @@ var allowed = map[string][]string{
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},
-	"cmd/skills-bench": {"internal/bench", "internal/bench/multiserve"},
+	"cmd/skills-bench": {"internal/bench", "internal/bench/hubbench", "internal/bench/multiserve"},
 	// The server of "skills-bench catalogs": the one part of skills-bench
 	// that knows how a server is built.
 	"internal/bench/multiserve": {"skills"},
+	"internal/bench/hubbench":   {"internal/hub", "internal/hub/store"}, // skills-bench hub: fills a hub, runs hub serve
 	"cmd/skills-searcheval":     {"internal/search", "internal/search/eval"},
 	"internal/search/eval":      {"internal/search"},
 	"internal/pull/pulltest":    {"internal/skillsext"},

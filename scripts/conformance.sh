@@ -7,8 +7,13 @@
 # with `npm ci` first (scripts/test.sh does). For each configuration below the script starts
 #   BIN --root testdata/library --http 127.0.0.1:PORT [--page-size 1]
 # on a free loopback port, waits for GET /healthz to answer 200, runs the scenarios one by one
-# (the suite is the client), then stops the server. Known, unfixable check failures are listed in
+# (the suite is the client), then stops the server. The hub configurations run the same scenarios
+# against a project endpoint of `BIN hub serve` (see run_config "hub-…" below; they need python3).
+# Known, unfixable check failures are listed in
 # scripts/conformance-baseline.yml; anything else that fails or warns fails the run.
+#
+# CONFORMANCE_CONFIGS, a shell pattern, runs only the configurations whose names match it
+# ("hub-*": the hub's; "client": the client scenarios); the default runs all of them.
 #
 # The last line printed is `conformance: N passed, M failed` (counts of scenario runs), and the exit
 # status is non-zero when M > 0 or when the suite could not be run at all.
@@ -53,12 +58,13 @@ WORK=$(mktemp -d)
 export SKILLS_CACHE_DIR="$WORK/cache"
 SERVER_PID=""
 SERVER_LOG=""
+SERVER_KIND=serve
+PROXY_PID=""
 URL=""
 
-stop_server() {
-  local pid=$SERVER_PID i
+stop_pid() {
+  local pid=$1 i
   [[ -n $pid ]] || return 0
-  SERVER_PID=""
   kill "$pid" 2>/dev/null || true
   for ((i = 0; i < 50; i++)); do
     kill -0 "$pid" 2>/dev/null || break
@@ -66,6 +72,12 @@ stop_server() {
   done
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
+}
+stop_server() {
+  local pid=$SERVER_PID proxy=$PROXY_PID
+  SERVER_PID="" PROXY_PID=""
+  stop_pid "$proxy"
+  stop_pid "$pid"
 }
 cleanup() {
   stop_server
@@ -100,7 +112,12 @@ show_server_log() {
 }
 
 # start_server NAME [SERVER-ARGS...]: starts BIN on a free port and waits for /healthz = 200.
+# With SERVER_KIND=hub it starts the hub instead (start_hub).
 start_server() {
+  if [[ $SERVER_KIND == hub ]]; then
+    start_hub "$1"
+    return
+  fi
   local name=$1 attempt i port code
   shift
   SERVER_LOG="$WORK/server-$name.log"
@@ -241,10 +258,19 @@ run_scenario() {
 # A SCENARIO-SPEC is "scenario suite-args...", split on spaces.
 run_config() {
   local name=$1 spec failed_before=$FAILED
+  # shellcheck disable=SC2053 # a pattern on purpose
+  if [[ $name != ${CONFORMANCE_CONFIGS:-*} ]]; then
+    NOT_RUN+=("configuration $name (CONFORMANCE_CONFIGS=$CONFORMANCE_CONFIGS)")
+    return 0
+  fi
   read -r -a SERVER_ARGS <<<"$2"
   shift 2
   echo
-  echo "##### configuration $name: server args: --root $LIBRARY --http 127.0.0.1:PORT ${SERVER_ARGS[*]}"
+  if [[ $SERVER_KIND == hub ]]; then
+    echo "##### configuration $name: a project endpoint of $BIN hub serve, through scripts/bearer-proxy.mjs"
+  else
+    echo "##### configuration $name: server args: --root $LIBRARY --http 127.0.0.1:PORT ${SERVER_ARGS[*]}"
+  fi
   if ! start_server "$name" "${SERVER_ARGS[@]}"; then
     for spec in "$@"; do
       record FAIL "$name: ${spec%% *}" "not run: the server could not be started"
@@ -302,6 +328,163 @@ run_config "page-size-1" "--page-size 1" \
   "sep-2640-skills-manifest $V_NEW --force" \
   "sep-2640-skills-directory $V_NEW --force"
 
+# The hub: the same SEP-2640 and HTTP scenarios against a project endpoint of `BIN hub serve`.
+# Each outermost skill folder of the test library (a folder with a SKILL.md and none above it) is
+# zipped (deterministically: sorted names, one timestamp) and imported into a fresh data directory;
+# an admin token is made from the shell; a project, its bindings and a project token through the
+# admin API. The suite cannot send a token, so it talks to the endpoint through
+# scripts/bearer-proxy.mjs, which adds the project's. Nothing of this is kept.
+HUB_DATA="$WORK/hub"
+HUB_PROJECT=conformance
+HUB_ADMIN=""
+HUB_PTOKEN=""
+
+# hub_api METHOD PATH [JSON]: calls the running hub's admin API; prints the body, fails on >= 300.
+hub_api() {
+  local method=$1 path=$2 body=${3:-} code out="$WORK/hub-api.out"
+  local args=(-s -o "$out" -w '%{http_code}' --max-time 30 -X "$method" -H "Authorization: Bearer $HUB_ADMIN")
+  [[ -z $body ]] || args+=(-H 'Content-Type: application/json' --data "$body")
+  code=$(curl "${args[@]}" "http://$HUB_ADDR$path") || code=000
+  if ((code < 200 || code >= 300)); then
+    echo "hub API $method $path: $code $(head -c 500 "$out")" >&2
+    return 1
+  fi
+  cat "$out"
+}
+
+# json_field FIELD: prints FIELD (a dotted path) of the JSON on stdin.
+json_field() {
+  python3 -c 'import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v = v[k]
+print(v)' "$1"
+}
+
+# hub_setup: data directory, imports and the admin token (once, before the first start).
+hub_setup() {
+  local zips="$WORK/hub-zips" z
+  mkdir -p "$zips"
+  python3 - "$LIBRARY" "$zips" <<'PY' || return 1
+import os, sys, zipfile
+lib, out = sys.argv[1], sys.argv[2]
+roots = []
+for dirpath, dirnames, filenames in os.walk(lib):
+    dirnames.sort()
+    if "SKILL.md" in filenames and not any(dirpath.startswith(r + os.sep) for r in roots):
+        roots.append(dirpath)
+for root in roots:
+    name = os.path.relpath(root, lib).replace(os.sep, "-")
+    with zipfile.ZipFile(os.path.join(out, name + ".zip"), "w", zipfile.ZIP_DEFLATED) as zf:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for f in sorted(filenames):
+                p = os.path.join(dirpath, f)
+                info = zipfile.ZipInfo(os.path.relpath(p, root).replace(os.sep, "/"), (2026, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                with open(p, "rb") as fh:
+                    zf.writestr(info, fh.read())
+PY
+  HUB_VERSIONS=()
+  for z in "$zips"/*.zip; do
+    local id
+    id=$("$BIN" hub --data "$HUB_DATA" import "$z" --json 2>"$WORK/hub-import.log" | json_field version.id) || {
+      echo "hub import $(basename "$z") failed: $(head -c 500 "$WORK/hub-import.log")"
+      return 1
+    }
+    echo "imported $(basename "$z") as $id"
+    HUB_VERSIONS+=("$id")
+  done
+  HUB_ADMIN=$("$BIN" hub --data "$HUB_DATA" token create --scope admin --name conformance 2>/dev/null) || {
+    echo "hub token create failed"
+    return 1
+  }
+}
+
+# start_hub NAME: starts `BIN hub serve` on a free port, makes the project (first time only) and
+# starts the bearer proxy in front of it; URL is the project endpoint through the proxy.
+start_hub() {
+  local name=$1 attempt i port code line
+  SERVER_LOG="$WORK/server-$name.log"
+  if [[ -z $HUB_ADMIN ]] && ! hub_setup; then return 1; fi
+  for ((attempt = 1; attempt <= 5; attempt++)); do
+    port=$(free_port) || {
+      echo "no free loopback port found in 39000-39999"
+      return 1
+    }
+    echo "starting: $BIN hub --data HUB serve --http 127.0.0.1:$port"
+    "$BIN" hub --data "$HUB_DATA" serve --http "127.0.0.1:$port" >"$SERVER_LOG" 2>&1 &
+    SERVER_PID=$!
+    code=""
+    for ((i = 0; i < START_TIMEOUT * 5; i++)); do
+      server_alive || break
+      code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/healthz" || true)
+      [[ $code == 200 ]] && break
+      sleep 0.2
+    done
+    [[ $code == 200 ]] && server_alive && break
+    if server_alive; then
+      echo "hub did not answer GET /healthz with 200 within ${START_TIMEOUT}s (last status: ${code:-none})"
+      show_server_log "$name"
+      stop_server
+      return 1
+    fi
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+    if ! grep -qi 'address already in use' "$SERVER_LOG"; then
+      echo "hub exited while starting"
+      show_server_log "$name"
+      return 1
+    fi
+    echo "port $port was taken meanwhile; trying another"
+  done
+  [[ -n $SERVER_PID ]] || return 1
+  HUB_ADDR="127.0.0.1:$port"
+  if [[ -z $HUB_PTOKEN ]]; then
+    local v
+    hub_api POST /api/projects "{\"id\":\"$HUB_PROJECT\",\"name\":\"Conformance\"}" >/dev/null || return 1
+    for v in "${HUB_VERSIONS[@]}"; do
+      hub_api PUT "/api/projects/$HUB_PROJECT/skills/$v" >/dev/null || return 1
+    done
+    HUB_PTOKEN=$(hub_api POST "/api/projects/$HUB_PROJECT/tokens" '{"name":"conformance"}' | json_field secret) || return 1
+    echo "project $HUB_PROJECT: ${#HUB_VERSIONS[@]} versions bound, a project token made"
+  fi
+  local plog="$WORK/proxy-$name.log"
+  BEARER_TOKEN=$HUB_PTOKEN "$NODE" scripts/bearer-proxy.mjs "http://$HUB_ADDR" >"$plog" 2>&1 &
+  PROXY_PID=$!
+  for ((i = 0; i < START_TIMEOUT * 5; i++)); do
+    line=$(grep -m1 '^listening http://127.0.0.1:' "$plog" || true)
+    [[ -n $line ]] && break
+    kill -0 "$PROXY_PID" 2>/dev/null || break
+    sleep 0.2
+  done
+  if [[ -z $line ]]; then
+    echo "the bearer proxy did not start: $(head -c 500 "$plog")"
+    stop_server
+    return 1
+  fi
+  URL="${line#listening }/p/$HUB_PROJECT/mcp"
+  echo "hub ready: project endpoint $URL through the bearer proxy (hub pid $SERVER_PID, proxy pid $PROXY_PID)"
+}
+
+SERVER_KIND=hub
+run_config "hub-2026-07-28" "" \
+  "sep-2640-skills-enumeration $V_NEW --force" \
+  "sep-2640-skills-manifest $V_NEW --force" \
+  "sep-2640-skills-directory $V_NEW --force" \
+  "server-stateless $V_NEW" \
+  "caching $V_NEW" \
+  "dns-rebinding-protection $V_NEW" \
+  "sep-2164-resource-not-found $V_NEW" \
+  "http-header-validation $V_NEW"
+run_config "hub-2025-11-25" "" \
+  "sep-2640-skills-enumeration $V_OLD --force" \
+  "sep-2640-skills-manifest $V_OLD --force" \
+  "sep-2640-skills-directory $V_OLD --force" \
+  "dns-rebinding-protection $V_OLD"
+SERVER_KIND=serve
+
 # Client scenarios: the suite is the server. It starts a mock skills server, appends its URL to the
 # command line it is given and runs it, so `BIN pull ... --url` is the client under test; {dest}
 # in the pull arguments becomes a fresh folder. The verify-* servers lie about one file, so the
@@ -311,6 +494,11 @@ run_config "page-size-1" "--page-size 1" \
 run_client_scenario() {
   local scenario=$1 rc=0 line arg
   shift
+  # shellcheck disable=SC2053 # a pattern on purpose
+  if [[ client != ${CONFORMANCE_CONFIGS:-*} ]]; then
+    NOT_RUN+=("client: $scenario (CONFORMANCE_CONFIGS=$CONFORMANCE_CONFIGS)")
+    return 0
+  fi
   local label="client: $scenario"
   local dir="$WORK/run-$((RUN_NO += 1))"
   mkdir -p "$dir/out" "$dir/dest"

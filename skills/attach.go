@@ -31,6 +31,11 @@ type AttachOptions struct {
 	// TTL is the ttlMs hint on cacheable results (0: 5 minutes; negative:
 	// 0, stale at once).
 	TTL time.Duration
+	// Private marks cacheable results cacheScope "private" instead of
+	// "public": for an endpoint whose answers depend on who asks (a
+	// catalog per user or project behind a token), so that shared caches
+	// never serve them across authorization contexts.
+	Private bool
 	// NoMethods leaves out the SEP-2640 methods skills/list, skills/get
 	// and resources/directory/read.
 	NoMethods bool
@@ -50,7 +55,11 @@ func (o *AttachOptions) server(n *server.Notifier) (*server.Options, server.Part
 	if o != nil {
 		a = *o
 	}
-	return &server.Options{Name: a.Name, Prefix: a.Prefix, PageSize: a.PageSize, TTL: a.TTL, Logger: a.Logger, Notifier: n},
+	scope := ""
+	if a.Private {
+		scope = "private"
+	}
+	return &server.Options{Name: a.Name, Prefix: a.Prefix, PageSize: a.PageSize, TTL: a.TTL, CacheScope: scope, Logger: a.Logger, Notifier: n},
 		server.Parts{NoMethods: a.NoMethods, NoResources: a.NoResources, NoTools: a.NoTools, NoPrompts: a.NoPrompts}
 }
 

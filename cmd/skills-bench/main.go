@@ -1,7 +1,8 @@
 // Command skills-bench measures Agent Skills servers over MCP: it writes
 // deterministic synthetic libraries (gen), benchmarks any server command
 // over stdio (run), load-tests a server over Streamable HTTP (http), and
-// measures 1,000 catalogs behind one handler in one process (catalogs).
+// measures 1,000 catalogs behind one handler in one process (catalogs) and
+// the real hub serve with 1,000 projects (hub).
 // Run "skills-bench help" for usage; see BENCHMARKS.md for results.
 package main
 
@@ -12,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/skills-mcp/skills-mcp/internal/bench"
+	"github.com/skills-mcp/skills-mcp/internal/bench/hubbench"
 	"github.com/skills-mcp/skills-mcp/internal/bench/multiserve"
 )
 
@@ -20,7 +22,9 @@ func main() {
 	// test, rather than leaving it behind.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var code int
-	if len(os.Args) > 1 && os.Args[1] == bench.CatalogsCommand {
+	if len(os.Args) > 1 && os.Args[1] == "hub" {
+		code = hubbench.Main(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	} else if len(os.Args) > 1 && os.Args[1] == bench.CatalogsCommand {
 		// The server "skills-bench catalogs" starts: not a command for
 		// users, so not in the help.
 		code = multiserve.Main(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)

@@ -219,8 +219,19 @@ func TestHubJobsBwrap(t *testing.T) {
 	token := strings.TrimSpace(func() string { s, _ := hubRun(t, data, 0, "token", "create", "--scope", "admin"); return s }())
 
 	jobsDir := filepath.Join(tmp, "jobs")
-	// The data folder (0700, it holds hub.db) is refused as the jobs'
-	// folder, saying how to fix it; skills are still served.
+	// A new data folder is traversable (0711, hub.db 0600), so the jobs'
+	// default folder inside it works. One an operator closed (0700) is
+	// refused as the jobs' folder, saying how to fix it; skills are still
+	// served.
+	if fi, err := os.Stat(data); err != nil || fi.Mode().Perm() != 0o711 {
+		t.Fatalf("a new data folder: %v, mode %v, want 0711", err, fi.Mode())
+	}
+	if fi, err := os.Stat(filepath.Join(data, "hub.db")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("a new hub.db: %v, mode %v, want 0600", err, fi.Mode())
+	}
+	if err := os.Chmod(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	refused := startServe(t, data, "--sandbox", "bwrap")
 	if l := refused.logText(); !strings.Contains(l, "cannot reach the jobs folder") || !strings.Contains(l, "--jobs") {
 		t.Fatalf("an unreachable jobs folder is not refused with its fix:\n%s", l)

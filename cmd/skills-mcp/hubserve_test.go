@@ -20,7 +20,14 @@ import (
 // with SIGINT when the test ends, and must exit 0.
 func hubServe(t *testing.T, data string) (string, func() string) {
 	t.Helper()
-	cmd := exec.Command(binary, "hub", "--data", data, "serve", "--http", "127.0.0.1:0")
+	return hubServeArgs(t, "hub", "--data", data, "serve", "--http", "127.0.0.1:0")
+}
+
+// hubServeArgs is hubServe with the command line args (a hub serve that
+// logs its url= line).
+func hubServeArgs(t *testing.T, args ...string) (string, func() string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
 	cmd.Env = testEnv(t)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -160,7 +160,9 @@ func (s *server) appendFastResult(b []byte, req fastRequest, version string, met
 	if skillsext.UsesCacheFields(version) {
 		b = append(b, `,"ttlMs":`...)
 		b = strconv.AppendInt(b, int64(s.ttlMs()), 10)
-		b = append(b, `,"cacheScope":"public"`...)
+		b = append(b, `,"cacheScope":"`...)
+		b = append(b, s.cacheScope()...)
+		b = append(b, '"')
 	}
 	return append(b, '}'), true
 }

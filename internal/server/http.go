@@ -236,7 +236,9 @@ func (s *server) appendFastRead(b []byte, uri string, meta []byte) ([]byte, bool
 	}
 	b = append(b, `"ttlMs":`...)
 	b = strconv.AppendInt(b, int64(s.ttlMs()), 10)
-	b = append(b, `,"cacheScope":"public","contents":[{"uri":`...)
+	b = append(b, `,"cacheScope":"`...)
+	b = append(b, s.cacheScope()...)
+	b = append(b, `","contents":[{"uri":`...)
 	b = appendEscaped(b, uri)
 	if f.MIMEType != "" {
 		b = append(b, `,"mimeType":`...)

@@ -69,7 +69,7 @@ func (s *server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 
 // cacheable is the cache hint of results that always carry one.
 func (s *server) cacheable() mcp.Cacheable {
-	return mcp.Cacheable{TTLMs: s.ttlMs(), CacheScope: "public"}
+	return mcp.Cacheable{TTLMs: s.ttlMs(), CacheScope: s.cacheScope()}
 }
 
 // nonNil returns data, or an empty slice for nil: a ResourceContents is a

@@ -48,6 +48,12 @@ type Options struct {
 	// TTL is the ttlMs hint on cacheable results. If zero, DefaultTTL; a
 	// negative value sends 0 (stale at once).
 	TTL time.Duration
+	// CacheScope is the cacheScope of cacheable results: "public" (the
+	// default, when empty) or "private", for a server whose answers
+	// depend on who asks (one endpoint per project or user behind a
+	// token), which shared caches must not serve across authorization
+	// contexts.
+	CacheScope string
 	// Logger receives request errors. If nil, nothing is logged.
 	Logger *slog.Logger
 	// Notifier, if non-nil, is bound to the new server so that the caller
@@ -240,7 +246,7 @@ func newServer(store *catalog.Store, opts *Options) (*server, *mcp.Server) {
 		Capabilities: s.capabilities(),
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs = s.ttlMs()
-			c.CacheScope = "public"
+			c.CacheScope = s.cacheScope()
 		},
 	})
 	if err := s.register(ms, Parts{}); err != nil {
@@ -269,6 +275,9 @@ func newState(store *catalog.Store, opts *Options) *server {
 	}
 	if s.opts.TTL == 0 {
 		s.opts.TTL = DefaultTTL
+	}
+	if s.opts.CacheScope != "private" {
+		s.opts.CacheScope = "public"
 	}
 	s.log = s.opts.Logger
 	if s.log == nil {
@@ -390,8 +399,11 @@ func (s *server) cacheFields(v string) skillsext.CacheFields {
 		return skillsext.CacheFields{}
 	}
 	ttl := s.ttlMs()
-	return skillsext.CacheFields{TTLMs: &ttl, CacheScope: "public"}
+	return skillsext.CacheFields{TTLMs: &ttl, CacheScope: s.cacheScope()}
 }
+
+// cacheScope is the cacheScope of cacheable results: public or private.
+func (s *server) cacheScope() string { return s.opts.CacheScope }
 
 // instructionsMiddleware recomputes the instructions of initialize and
 // server/discover from the current snapshot, so that they stay true after a

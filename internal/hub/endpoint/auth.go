@@ -206,6 +206,7 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 		case err != nil:
 			note.code, note.msg, note.status = "store_unavailable", "tokens cannot be checked now; retry later", http.StatusServiceUnavailable
 			e.log.Error("verifying a token", "err", err) // never the token
+			e.storeErrors.Add(1)
 			return nil, errors.New("store unavailable")
 		}
 		if !cached {

@@ -120,7 +120,7 @@ type Endpoint struct {
 	byCat    map[*skills.Catalog]*project
 	versions map[int64]*versionEntry
 
-	refreshes, refreshErrors, unloaded atomic.Int64
+	refreshes, refreshErrors, unloaded, storeErrors atomic.Int64
 }
 
 // New starts the endpoints' change feed and returns them. The catalogs of
@@ -191,7 +191,7 @@ func (e *Endpoint) handlerOptions(ho *mcp.StreamableHTTPOptions) skills.HandlerO
 		NewServer:      e.newServer,
 		Implementation: e.impl,
 		HTTP:           ho,
-		Attach:         &skills.AttachOptions{Name: e.opts.Name, NoTools: true, NoPrompts: true, Logger: e.log},
+		Attach:         &skills.AttachOptions{Name: e.opts.Name, NoTools: true, NoPrompts: true, Private: true, Logger: e.log},
 	}
 }
 
@@ -240,6 +240,9 @@ type Stats struct {
 	// Unloaded counts the catalogs dropped after Options.IdleTimeout
 	// without a session or a request.
 	Unloaded int64
+	// StoreErrors counts the requests answered 503 store_unavailable: the
+	// database did not answer a token check or a catalog's load.
+	StoreErrors int64
 }
 
 // ProjectStats is one loaded project.
@@ -263,7 +266,7 @@ func (e *Endpoint) Stats() Stats {
 	for _, p := range e.projects {
 		ps = append(ps, p)
 	}
-	st := Stats{Versions: len(e.versions), Refreshes: e.refreshes.Load(), RefreshErrors: e.refreshErrors.Load(), Unloaded: e.unloaded.Load()}
+	st := Stats{Versions: len(e.versions), Refreshes: e.refreshes.Load(), RefreshErrors: e.refreshErrors.Load(), Unloaded: e.unloaded.Load(), StoreErrors: e.storeErrors.Load()}
 	e.mu.Unlock()
 	for _, p := range ps {
 		select {
@@ -357,6 +360,7 @@ func (e *Endpoint) serveProject(w http.ResponseWriter, r *http.Request, id strin
 		return
 	case err != nil:
 		e.log.Error("loading a project's catalog", "project", id, "err", err)
+		e.storeErrors.Add(1)
 		writeError(w, http.StatusServiceUnavailable, "store_unavailable", "the project's catalog cannot be loaded now; retry later")
 		return
 	}
@@ -381,6 +385,12 @@ func (e *Endpoint) route(w http.ResponseWriter, r *http.Request, p *project) (ht
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		return p.sessions(e), nil
 	}
+	if statelessRevision(r.Header.Get("MCP-Protocol-Version")) {
+		// 2026-07-28 and later have no sessions: the stateless handler
+		// answers every method, initialize included (removed there: a
+		// 404 "method not found").
+		return e.stateless, nil
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -401,6 +411,12 @@ func (e *Endpoint) route(w http.ResponseWriter, r *http.Request, p *project) (ht
 		}
 	}
 	return e.stateless, nil
+}
+
+// statelessRevision reports whether a request's MCP-Protocol-Version is
+// 2026-07-28 or later (revisions are dates, which sort as strings).
+func statelessRevision(v string) bool {
+	return len(v) == len("2026-07-28") && v >= "2026-07-28"
 }
 
 var errClosed = errors.New("endpoint: closed")

@@ -383,15 +383,20 @@ func (e *Endpoint) drop(p *project) {
 }
 
 // newServer makes a server of a project's catalog: the hub's tools while a
-// version is bound, tools.listChanged always, and instructions that name
-// list_skills only when it is there.
+// version is bound, tools.listChanged always, instructions that name
+// list_skills only when it is there, and every cacheable result private.
 func (e *Endpoint) newServer(cat *skills.Catalog) *mcp.Server {
 	e.mu.Lock()
 	p := e.byCat[cat]
 	e.mu.Unlock()
 	ms := mcp.NewServer(e.impl, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// Prompts are declared, with none: the go-sdk answers prompts/list
+		// whatever is declared, and a server must declare what it handles.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{}},
 		SchemaCache:  e.schemas,
+		// A project's answers are its bindings, behind its token: no
+		// shared cache may serve them to another authorization context.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 	})
 	if p == nil { // a catalog dropped meanwhile: serve it bare
 		return ms

@@ -192,7 +192,7 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logge
 		if d, mode := traversable(f.dir); d != "" {
 			selErr = fmt.Errorf("%w: bwrap: the sandbox user (uid 65534) cannot reach the jobs folder %s: %s has mode %04o; "+
 				"give --jobs a folder whose every parent is traversable (chmod o+x, e.g. 0711), such as /var/lib/skills-mcp-jobs "+
-				"(do not open the data folder itself: it holds hub.db)", sandbox.ErrUnavailable, f.dir, d, mode)
+				"(a data folder the hub made is 0711 with hub.db 0600; do not open one that holds other people's files)", sandbox.ErrUnavailable, f.dir, d, mode)
 			for i := range js.backends {
 				if js.backends[i].Name == "bwrap" {
 					js.backends[i] = api.Backend{Name: "bwrap", Detail: selErr.Error()}

@@ -171,6 +171,10 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		MaxConns:     *maxConns,
 		Projects:     ep,
 		ProjectStats: func() []hubserve.ProjectStat { return projectStats(ep.Stats()) },
+		EndpointStats: func() hubserve.EndpointStat {
+			st := ep.Stats()
+			return hubserve.EndpointStat{Versions: st.Versions, Refreshes: st.Refreshes, RefreshErrors: st.RefreshErrors, Unloaded: st.Unloaded, StoreErrors: st.StoreErrors}
+		},
 		API: api.Options{OnTokenRevoked: ep.TokenRevoked, Jobs: js.svc,
 			Runtime: func(context.Context) []api.Backend { return js.backends }},
 	})
@@ -257,7 +261,7 @@ func (c *command) endpointCache(flag string, o hub.Options) (string, error) {
 func projectStats(st endpoint.Stats) []hubserve.ProjectStat {
 	out := make([]hubserve.ProjectStat, len(st.Projects))
 	for i, p := range st.Projects {
-		out[i] = hubserve.ProjectStat{Project: p.ID, Sessions: p.Sessions, Bindings: p.Bindings}
+		out[i] = hubserve.ProjectStat{Project: p.ID, Sessions: p.Sessions, Bindings: p.Bindings, Requests: p.Requests}
 	}
 	return out
 }

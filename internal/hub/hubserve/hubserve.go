@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,6 +44,9 @@ type Options struct {
 	// ProjectStats, if not nil, is called at each scrape of /metrics for
 	// every project's live sessions and bindings.
 	ProjectStats func() []ProjectStat
+	// EndpointStats, if not nil, is called at each scrape of /metrics for
+	// the project endpoints' totals.
+	EndpointStats func() EndpointStat
 	// Collectors are registered on the server's metrics registry too (the
 	// project endpoints' own metrics, say).
 	Collectors []prometheus.Collector
@@ -60,6 +64,23 @@ type ProjectStat struct {
 	Project  string
 	Sessions int
 	Bindings int
+	// Requests counts the requests its endpoint served.
+	Requests int64
+}
+
+// EndpointStat is the project endpoints' totals for /metrics.
+type EndpointStat struct {
+	// Versions is how many versions are materialised and open.
+	Versions int
+	// Refreshes counts the catalog refreshes after binding changes, and
+	// RefreshErrors those that failed.
+	Refreshes, RefreshErrors int64
+	// Unloaded counts the catalogs dropped for being idle.
+	Unloaded int64
+	// StoreErrors counts the endpoints' requests refused because the
+	// database did not answer; /metrics adds them to
+	// skills_hub_store_errors_total.
+	StoreErrors int64
 }
 
 // Server is the hub's HTTP handler and what it counts.
@@ -74,7 +95,7 @@ type Server struct {
 
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
-	storeErrors prometheus.Counter
+	storeErrors atomic.Int64 // the API's and /healthz's; the endpoints count theirs
 	refreshes   *prometheus.CounterVec
 }
 
@@ -95,18 +116,28 @@ func New(opts Options) (*Server, error) {
 		Name: "skills_hub_http_request_duration_seconds", Help: "Time to answer an HTTP request, by route and method.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 	}, []string{"route", "method"})
-	s.storeErrors = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "skills_hub_store_errors_total", Help: "Requests that failed because the database was unavailable, full or failed.",
+	endpointStats := opts.EndpointStats
+	storeErrors := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "skills_hub_store_errors_total", Help: "Requests (API, project endpoints, /healthz) that failed because the database was unavailable, full or failed.",
+	}, func() float64 {
+		n := s.storeErrors.Load()
+		if endpointStats != nil {
+			n += endpointStats().StoreErrors
+		}
+		return float64(n)
 	})
 	s.refreshes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "skills_hub_catalog_refreshes_total", Help: "Catalog syncs through the admin API, by result (ok or failed).",
 	}, []string{"result"})
 	s.refreshes.WithLabelValues("ok")
 	s.refreshes.WithLabelValues("failed")
-	cs := []prometheus.Collector{s.requests, s.latency, s.storeErrors, s.refreshes,
+	cs := []prometheus.Collector{s.requests, s.latency, storeErrors, s.refreshes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	if opts.ProjectStats != nil {
 		cs = append(cs, projectCollector(opts.ProjectStats))
+	}
+	if endpointStats != nil {
+		cs = append(cs, endpointCollector(endpointStats))
 	}
 	cs = append(cs, opts.Collectors...)
 	for _, c := range cs {
@@ -119,7 +150,7 @@ func New(opts Options) (*Server, error) {
 	ao.Hub, ao.Logger = opts.Hub, log
 	prevStore, prevSync := ao.OnStoreError, ao.OnCatalogSync
 	ao.OnStoreError = func() {
-		s.storeErrors.Inc()
+		s.storeErrors.Add(1)
 		if prevStore != nil {
 			prevStore()
 		}
@@ -238,7 +269,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := s.hub.Ping(ctx); err != nil {
-		s.storeErrors.Inc()
+		s.storeErrors.Add(1)
 		s.log.Warn("hub server: health check: the database does not answer", "err", err)
 		w.WriteHeader(http.StatusServiceUnavailable)
 		json.NewEncoder(w).Encode(map[string]string{"status": "unavailable", "reason": "the hub's database does not answer"})
@@ -295,22 +326,56 @@ func projectCollector(stats func() []ProjectStat) prometheus.Collector {
 		stats:    stats,
 		sessions: prometheus.NewDesc("skills_hub_project_sessions", "Live MCP sessions of a project's endpoint.", []string{"project"}, nil),
 		bindings: prometheus.NewDesc("skills_hub_project_bindings", "Versions bound to a project.", []string{"project"}, nil),
+		requests: prometheus.NewDesc("skills_hub_project_requests_total", "Requests a project's endpoint served since its catalog was loaded.", []string{"project"}, nil),
 	}
 }
 
 type projectStats struct {
-	stats              func() []ProjectStat
-	sessions, bindings *prometheus.Desc
+	stats                        func() []ProjectStat
+	sessions, bindings, requests *prometheus.Desc
 }
 
 func (p *projectStats) Describe(ch chan<- *prometheus.Desc) {
 	ch <- p.sessions
 	ch <- p.bindings
+	ch <- p.requests
 }
 
 func (p *projectStats) Collect(ch chan<- prometheus.Metric) {
 	for _, st := range p.stats() {
 		ch <- prometheus.MustNewConstMetric(p.sessions, prometheus.GaugeValue, float64(st.Sessions), st.Project)
 		ch <- prometheus.MustNewConstMetric(p.bindings, prometheus.GaugeValue, float64(st.Bindings), st.Project)
+		ch <- prometheus.MustNewConstMetric(p.requests, prometheus.CounterValue, float64(st.Requests), st.Project)
 	}
+}
+
+// endpointCollector turns EndpointStats into metrics at each scrape.
+func endpointCollector(stats func() EndpointStat) prometheus.Collector {
+	return &endpointStats{
+		stats:         stats,
+		versions:      prometheus.NewDesc("skills_hub_endpoint_versions", "Versions materialised and open for the project endpoints.", nil, nil),
+		refreshes:     prometheus.NewDesc("skills_hub_endpoint_catalog_refreshes_total", "Project catalogs refreshed after a binding change.", nil, nil),
+		refreshErrors: prometheus.NewDesc("skills_hub_endpoint_catalog_refresh_errors_total", "Refreshes of project catalogs that failed (the catalog kept what it served).", nil, nil),
+		unloaded:      prometheus.NewDesc("skills_hub_endpoint_catalogs_unloaded_total", "Project catalogs dropped for being idle.", nil, nil),
+	}
+}
+
+type endpointStats struct {
+	stats                                        func() EndpointStat
+	versions, refreshes, refreshErrors, unloaded *prometheus.Desc
+}
+
+func (e *endpointStats) Describe(ch chan<- *prometheus.Desc) {
+	ch <- e.versions
+	ch <- e.refreshes
+	ch <- e.refreshErrors
+	ch <- e.unloaded
+}
+
+func (e *endpointStats) Collect(ch chan<- prometheus.Metric) {
+	st := e.stats()
+	ch <- prometheus.MustNewConstMetric(e.versions, prometheus.GaugeValue, float64(st.Versions))
+	ch <- prometheus.MustNewConstMetric(e.refreshes, prometheus.CounterValue, float64(st.Refreshes))
+	ch <- prometheus.MustNewConstMetric(e.refreshErrors, prometheus.CounterValue, float64(st.RefreshErrors))
+	ch <- prometheus.MustNewConstMetric(e.unloaded, prometheus.CounterValue, float64(st.Unloaded))
 }

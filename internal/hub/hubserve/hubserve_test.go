@@ -66,7 +66,10 @@ func TestServer(t *testing.T) {
 	s, err := hubserve.New(hubserve.Options{
 		Hub: h, Projects: projects,
 		ProjectStats: func() []hubserve.ProjectStat {
-			return []hubserve.ProjectStat{{Project: "p1", Sessions: 2, Bindings: 3}}
+			return []hubserve.ProjectStat{{Project: "p1", Sessions: 2, Bindings: 3, Requests: 9}}
+		},
+		EndpointStats: func() hubserve.EndpointStat {
+			return hubserve.EndpointStat{Versions: 4, Refreshes: 5, RefreshErrors: 1, Unloaded: 2, StoreErrors: 7}
 		},
 	})
 	if err != nil {
@@ -112,7 +115,12 @@ func TestServer(t *testing.T) {
 		`skills_hub_project_sessions{project="p1"} 2`,
 		`skills_hub_project_bindings{project="p1"} 3`,
 		`skills_hub_catalog_refreshes_total{result="failed"} 0`,
-		`skills_hub_store_errors_total 0`,
+		`skills_hub_project_requests_total{project="p1"} 9`,
+		`skills_hub_endpoint_versions 4`,
+		`skills_hub_endpoint_catalog_refreshes_total 5`,
+		`skills_hub_endpoint_catalog_refresh_errors_total 1`,
+		`skills_hub_endpoint_catalogs_unloaded_total 2`,
+		`skills_hub_store_errors_total 7`, // the endpoints' count, none of the API's yet
 		`go_goroutines`,
 	} {
 		if !strings.Contains(body, want) {

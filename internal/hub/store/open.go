@@ -115,12 +115,18 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		if strings.ContainsAny(opts.Dir, "?#") {
 			return nil, fmt.Errorf("hub data directory %q: the name may not contain '?' or '#'; choose another directory", opts.Dir)
 		}
-		if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		// Traversable but not listable: the job sandboxes' user must reach
+		// the jobs folder inside it; the database itself is the owner's
+		// alone (SQLite gives its journal and WAL files the same mode).
+		if err := os.MkdirAll(opts.Dir, 0o711); err != nil {
 			return nil, fmt.Errorf("hub data directory: %w", err)
 		}
 		path := filepath.Join(opts.Dir, DatabaseFile)
 		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("hub database %s is not a regular file: move it away or point --data at a hub data directory", path)
+		}
+		if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			f.Close()
 		}
 		db, err = sql.Open("sqlite", sqliteDSN(path, opts.sqlitePragmas))
 		if err != nil {
