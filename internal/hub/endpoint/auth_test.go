@@ -48,6 +48,13 @@ func TestWrongProjectToken(t *testing.T) {
 		{"tools/call", map[string]any{"name": "list_skills", "arguments": map[string]any{}}},
 		{"tools/call", map[string]any{"name": "get_skill", "arguments": map[string]any{"skill": "pdf"}}},
 		{"tools/call", map[string]any{"name": "read_skill_file", "arguments": map[string]any{"skill": "pdf", "path": "SKILL.md"}}},
+		// The job tools (listed only with an enabled profile; refused here
+		// before any lookup all the same).
+		{"tools/call", map[string]any{"name": "create_skill_job", "arguments": map[string]any{"skill_id": "pdf"}}},
+		{"tools/call", map[string]any{"name": "upload_skill_file", "arguments": map[string]any{"job_id": "j-x", "path": "in.txt", "content_base64": "aGk="}}},
+		{"tools/call", map[string]any{"name": "run_skill_script", "arguments": map[string]any{"job_id": "j-x", "script": "scripts/x.py", "args": []string{}}}},
+		{"tools/call", map[string]any{"name": "get_skill_job", "arguments": map[string]any{"job_id": "j-x"}}},
+		{"tools/call", map[string]any{"name": "read_skill_job_file", "arguments": map[string]any{"job_id": "j-x", "path": "out.txt"}}},
 		{"resources/list", map[string]any{}}, {"resources/templates/list", map[string]any{}},
 		{"resources/read", map[string]any{"uri": uri}},
 		{"resources/directory/read", map[string]any{"uri": strings.TrimSuffix(uri, "SKILL.md")}},
