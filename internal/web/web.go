@@ -67,6 +67,11 @@ type Identity struct {
 	// Scopes are what the token may do; the site keeps them for the
 	// handlers (the hub checks them per action).
 	Scopes []string
+	// Credential is the token the session acts with, for pages that call
+	// an API on the user's behalf (the hub's administration calls its admin
+	// API with it). It lives in the session's memory only: no page, log or
+	// cookie carries it.
+	Credential string
 }
 
 // Options configures [NewSite]. A nil *Options means defaults.

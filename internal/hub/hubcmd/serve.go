@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub/endpoint"
 	"github.com/skills-mcp/skills-mcp/internal/hub/hubserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/web/hubadmin"
 )
 
 // CLIActor is who the audit log says made a change from the shell.
@@ -113,6 +115,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		return fmt.Errorf("hub serve: project endpoints: %w", err)
 	}
 	defer ep.Close()
+	var admin *hubadmin.Admin
 	srv, err := hubserve.New(hubserve.Options{
 		Hub:          h,
 		Logger:       logger,
@@ -120,9 +123,17 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		Projects:     ep,
 		ProjectStats: func() []hubserve.ProjectStat { return projectStats(ep.Stats()) },
 		API:          api.Options{OnTokenRevoked: ep.TokenRevoked},
+		UI: func(a http.Handler) (http.Handler, error) {
+			var err error
+			admin, err = hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, BaseURL: strings.TrimSuffix(*baseURL, "/"), Logger: logger})
+			return admin, err
+		},
 	})
 	if err != nil {
 		return err
+	}
+	if admin != nil {
+		defer admin.Close()
 	}
 	// Said before the address, so that whoever waits for the address has
 	// read it.
