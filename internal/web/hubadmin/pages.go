@@ -494,15 +494,20 @@ func (a *Admin) loadProject(r *http.Request, id string) (*projectData, error) {
 // snippet is an MCP client's configuration for a project's endpoint, with
 // a placeholder where the project token goes.
 func snippet(id, endpoint string) string {
-	cfg := map[string]any{"mcpServers": map[string]any{
-		"skills-" + id: map[string]any{
-			"type":    "http",
-			"url":     endpoint,
-			"headers": map[string]string{"Authorization": "Bearer <project token>"},
-		},
+	type server struct {
+		Type    string            `json:"type"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	cfg := map[string]any{"mcpServers": map[string]server{
+		"skills-" + id: {Type: "http", URL: endpoint, Headers: map[string]string{"Authorization": "Bearer <project token>"}},
 	}}
-	b, _ := json.MarshalIndent(cfg, "", "  ")
-	return string(b)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the page escapes it; the text must read as written
+	enc.SetIndent("", "  ")
+	enc.Encode(cfg)
+	return strings.TrimSpace(b.String())
 }
 
 // origin is the hub's external URL: the configured base, else the one
