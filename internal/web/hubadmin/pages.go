@@ -58,6 +58,8 @@ var notes = map[string]string{
 	"revoked":     "Revoked: the token opens nothing any more.",
 	"imported":    "Imported.",
 	"same":        "Already there: the same tree was installed before; nothing was written.",
+	"profile":     "Profile saved. A change to anything but enabled needs a new preparation.",
+	"uploaded":    "Uploaded.",
 }
 
 func note(r *http.Request) string { return notes[r.URL.Query().Get("ok")] }
@@ -73,6 +75,7 @@ func (a *Admin) routes() {
 	s.Handle("POST /packages/install", a.installGit)
 	s.Handle("GET /packages/{id}", a.version)
 	s.Handle("GET /packages/{id}/file", a.file)
+	s.Handle("GET /packages/{id}/profile", a.profile)
 	s.Handle("POST /packages/{id}/{action}", a.versionAction)
 	s.Handle("GET /projects", a.projects)
 	s.Handle("POST /projects", a.createProject)
@@ -81,6 +84,10 @@ func (a *Admin) routes() {
 	s.Handle("POST /projects/{id}/tokens", a.createProjectToken)
 	s.Handle("POST /projects/{id}/tokens/{tid}/revoke", a.revokeProjectToken)
 	s.Handle("POST /projects/{id}/{action}", a.projectAction)
+	s.Handle("POST /projects/{id}/jobs", a.createJob)
+	s.Handle("GET /projects/{id}/jobs/{jid}", a.job)
+	s.Handle("GET /projects/{id}/jobs/{jid}/file", a.jobFile)
+	s.Handle("POST /projects/{id}/jobs/{jid}/{action}", a.jobAction)
 	s.Handle("GET /tokens", a.tokens)
 	s.Handle("POST /tokens", a.createToken)
 	s.Handle("POST /tokens/{tid}/revoke", a.revokeToken)
@@ -394,6 +401,11 @@ func (a *Admin) versionAction(w http.ResponseWriter, r *http.Request) {
 		err, ok = c.do(r.Context(), http.MethodDelete, base+"/approval", nil, nil, "", nil), "unapproved"
 	case "notes":
 		err, ok = c.do(r.Context(), http.MethodPut, base+"/notes", nil, map[string]string{"notes": r.PostFormValue("notes")}, "", nil), "notes"
+	case "profile":
+		err, ok, to = a.setProfile(w, r, id), "profile", to+"/profile"
+	case "prepare":
+		a.prepare(w, r, id)
+		return
 	case "uninstall":
 		if r.PostFormValue("confirm") != "yes" {
 			a.site.Error(w, r, http.StatusUnprocessableEntity, "Not confirmed", "Tick the box to confirm the uninstall. Nothing was changed.")
@@ -459,6 +471,7 @@ type projectData struct {
 	Endpoint string
 	Snippet  string
 	NewToken *newToken
+	Jobs     jobsList
 }
 
 type newToken struct {
@@ -486,6 +499,10 @@ func (a *Admin) loadProject(r *http.Request, id string) (*projectData, error) {
 		return nil, err
 	}
 	d.Skills, d.Tokens = sk.Skills, tk.Tokens
+	var err error
+	if d.Jobs, err = a.projectJobs(r, id); err != nil {
+		return nil, err
+	}
 	d.Endpoint = a.origin(r) + "/p/" + url.PathEscape(d.Project.ID) + "/mcp"
 	d.Snippet = snippet(d.Project.ID, d.Endpoint)
 	return d, nil
