@@ -70,7 +70,7 @@ var allowed = map[string][]string{
 	// The hub's operations: the three hub packages wired together.
 	"internal/hub": {"internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/regfile"},
 	// The per-project MCP endpoints (issue 19): the engine over the store.
-	"internal/hub/endpoint": {"internal/hub", "internal/hub/store", "internal/regfile", "skills"},
+	"internal/hub/endpoint": {"internal/hub", "internal/hub/jobs", "internal/hub/store", "internal/regfile", "skills"},
 	// The hub's job service: profiles, preparations and runs in sandboxes.
 	"internal/hub/jobs": {"internal/hub/store", "internal/sandbox"},
 	// The catalog builder, a publisher's tool: the hub's catalog format and
@@ -84,11 +84,11 @@ var allowed = map[string][]string{
 	// The hub's administration in the browser: a web.Site calling the admin API.
 	"internal/web/hubadmin": {"internal/hub", "internal/hub/store", "internal/web"},
 	// The admin REST API, on the hub's operations.
-	"internal/hub/api": {"internal/hub", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store"},
+	"internal/hub/api": {"internal/hub", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox"},
 	// The hub's HTTP server: the API, /healthz, /metrics, the project endpoints.
 	"internal/hub/hubserve": {"internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/store"},
 	// What the hub commands do and print once the CLI has parsed their flags.
-	"internal/hub/hubcmd": {"internal/atomicfile", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/web/hubadmin"},
+	"internal/hub/hubcmd": {"internal/atomicfile", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/web/hubadmin"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},

@@ -40,8 +40,11 @@ func serveHTTPFor(t *testing.T, env map[string]string, args ...string) string {
 	done := make(chan int, 1)
 	st := streams{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr,
 		env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	// Made before the cleanup below is registered, so that it is removed
+	// after the server has stopped (cleanups run last first).
+	cache := t.TempDir()
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--http", "127.0.0.1:0", "--root", "../../examples/library", "--cache-dir", t.TempDir()}, args...), st)
+		done <- run(ctx, append([]string{"serve", "--http", "127.0.0.1:0", "--root", "../../examples/library", "--cache-dir", cache}, args...), st)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -1,9 +1,11 @@
 package httpserve_test
 
 import (
+	"cmp"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -81,18 +83,34 @@ func TestObserver(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
 	want := []httpserve.RequestInfo{
 		{Method: "notifications/initialized", Status: http.StatusAccepted},
 		{Method: "resources/read", Status: http.StatusRequestEntityTooLarge},
 		{Batch: true, Status: http.StatusBadRequest}, // batches are refused
 	}
+	// A request is heard when its handler returns, which for the streamed
+	// answer can be after the client has moved on: wait for all of them,
+	// then compare in a fixed order.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec.mu.Lock()
+		n := len(rec.requests)
+		rec.mu.Unlock()
+		if n >= len(want) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
 	if len(rec.requests) != len(want) {
 		t.Fatalf("observer heard %d requests, want %d (/healthz is not counted): %+v", len(rec.requests), len(want), rec.requests)
 	}
+	got := slices.Clone(rec.requests)
+	slices.SortFunc(got, func(a, b httpserve.RequestInfo) int { return cmp.Compare(a.Status, b.Status) })
+	slices.SortFunc(want, func(a, b httpserve.RequestInfo) int { return cmp.Compare(a.Status, b.Status) })
 	for i, w := range want {
-		got := rec.requests[i]
+		got := got[i]
 		if got.Method != w.Method || got.Batch != w.Batch || got.Status != w.Status || got.Elapsed <= 0 {
 			t.Errorf("request %d: %+v, want %+v with a positive Elapsed", i, got, w)
 		}

@@ -49,6 +49,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
@@ -81,6 +82,9 @@ type Options struct {
 	// Runtime, if not nil, lists the sandbox backends jobs can use, for
 	// GET /api/skills/runtime. If nil, there are none.
 	Runtime func(context.Context) []Backend
+	// Jobs is the job service behind the profile, preparation and job
+	// routes. If nil, they answer 503 sandbox_unavailable.
+	Jobs *jobs.Service
 	// OnStoreError, if not nil, is called for each request that failed
 	// because the database was unavailable, full or failed (for metrics).
 	OnStoreError func()
@@ -97,7 +101,13 @@ type Options struct {
 type Backend struct {
 	Name      string `json:"name" doc:"The backend's name, e.g. bwrap or docker"`
 	Available bool   `json:"available"`
-	Detail    string `json:"detail,omitempty"`
+	Detail    string `json:"detail,omitempty" doc:"Why it cannot be used, when it cannot"`
+	// Chosen marks the backend jobs run in.
+	Chosen bool `json:"chosen,omitempty"`
+	// Enforced and Missing say which limits it enforces on this host and
+	// which it cannot (sandbox.Enforced).
+	Enforced []string `json:"enforced,omitempty"`
+	Missing  []string `json:"missing,omitempty"`
 }
 
 // API is the admin API: an http.Handler for /api/.
@@ -109,6 +119,7 @@ type API struct {
 	huma   huma.API
 	spec   []byte
 	routes []string // every pattern registered on the mux
+	preps  *preparations
 }
 
 // New builds the API over opts.Hub.
@@ -128,7 +139,7 @@ func New(opts Options) (_ *API, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &API{hub: opts.Hub, log: log, opts: opts, mux: http.NewServeMux()}
+	a := &API{hub: opts.Hub, log: log, opts: opts, mux: http.NewServeMux(), preps: newPreparations()}
 	version := opts.Version
 	if version == "" {
 		version = "dev"
@@ -149,6 +160,7 @@ func New(opts Options) (_ *API, err error) {
 	a.registerSkills()
 	a.registerProjects()
 	a.registerTokens()
+	a.registerJobs()
 	spec, err := json.Marshal(a.huma.OpenAPI())
 	if err != nil {
 		return nil, err
@@ -221,8 +233,9 @@ const ruleKey = "hub.rule"
 // call is what one request's guard learnt, shared with its operation.
 type call struct {
 	token    store.Token
-	object   string // set by the operation when it names the object better
-	code     string // the error code answered, if any
+	object   string        // set by the operation when it names the object better
+	code     string        // the error code answered, if any
+	req      *http.Request // for routes that read their body themselves
 	tooLarge atomic.Bool
 }
 
@@ -325,6 +338,7 @@ func (a *API) guard(ctx huma.Context, next func(huma.Context)) {
 		}
 		r.Body = &boundedBody{r: r.Body, left: op.MaxBodyBytes, c: c}
 	}
+	c.req = r
 	next(ctx)
 	if ru.action == "" {
 		return

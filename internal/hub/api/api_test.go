@@ -69,11 +69,16 @@ func newEnv(t testing.TB, o hub.Options) *env {
 	return newEnvHub(t, h, o)
 }
 
-func newEnvHub(t testing.TB, h *hub.Hub, o hub.Options) *env {
-	a, err := api.New(api.Options{Hub: h, Version: "test", AllowLocalRepositories: true})
+func newEnvHub(t testing.TB, h *hub.Hub, o hub.Options, mods ...func(*api.Options)) *env {
+	ao := api.Options{Hub: h, Version: "test", AllowLocalRepositories: true}
+	for _, m := range mods {
+		m(&ao)
+	}
+	a, err := api.New(ao)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { a.Close() })
 	e := &env{t: t, h: h, a: a, opts: o, checked: map[string]bool{}}
 	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()

@@ -37,6 +37,14 @@ const (
 	CodeInternal          = "internal"           // 500: a fault of the hub's, logged
 	CodeMethodNotAllowed  = "method_not_allowed" // 405
 	CodeUnsupportedFormat = "unsupported_media_type"
+
+	// The job routes' codes.
+	CodeJobState           = "job_state"           // 409: the job's state does not allow this (an upload after the run, a second run, a download while it runs)
+	CodeProfile            = "profile_not_ready"   // 409: the version's profile is not enabled, not prepared, or changed since the job was created
+	CodeJobLimit           = "job_limit"           // 413: a file, job or project limit would be passed
+	CodeScriptNotAllowed   = "script_not_allowed"  // 422: a script the profile does not list
+	CodePrepareFailed      = "prepare_failed"      // 422: the environment's build failed; the profile keeps its log
+	CodeSandboxUnavailable = "sandbox_unavailable" // 503: no sandbox backend works here; the message names each one tried and why
 )
 
 // Error is every error the API answers, as {"error":{...}}.
@@ -162,6 +170,9 @@ func humaError(ctx huma.Context, status int, msg string, errs []error) *Error {
 func (a *API) errorOf(ctx context.Context, err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
+		return e
+	}
+	if e := jobError(err); e != nil {
 		return e
 	}
 	msg := err.Error()

@@ -128,7 +128,8 @@ type catalogOutput struct {
 
 type runtimeOutput struct {
 	Body struct {
-		Backends []Backend `json:"backends" doc:"The sandbox backends jobs can use; empty until jobs are configured"`
+		Backends []Backend `json:"backends" doc:"The sandbox backends this hub tried; empty until jobs are configured"`
+		Chosen   string    `json:"chosen,omitempty" doc:"The backend jobs run in; absent when none works (jobs are then refused)"`
 	}
 }
 
@@ -236,6 +237,11 @@ func (a *API) registerSkills() {
 		if a.opts.Runtime != nil {
 			if bs := a.opts.Runtime(ctx); bs != nil {
 				out.Body.Backends = bs
+			}
+		}
+		for _, b := range out.Body.Backends {
+			if b.Chosen {
+				out.Body.Chosen = b.Name
 			}
 		}
 		return out, nil

@@ -83,6 +83,10 @@ type Options struct {
 	// session and no request (0: DefaultIdleTimeout; negative: until
 	// Close); its next request loads it again from the store.
 	IdleTimeout time.Duration
+	// Jobs, if set, runs the job tools (create_skill_job and the rest),
+	// listed on a project's endpoint while a version bound to it has an
+	// enabled execution profile. If nil, no job tools.
+	Jobs Jobs
 }
 
 // DefaultIdleTimeout is how long, unless Options.IdleTimeout says

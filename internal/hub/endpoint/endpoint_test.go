@@ -24,7 +24,12 @@ import (
 
 var pg pgtest.Shared
 
-func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
+func TestMain(m *testing.M) {
+	code := pg.Main(m)
+	stopDocker()
+	removeTestCgroups()
+	os.Exit(code)
+}
 
 // backends runs fn on SQLite and on a real PostgreSQL.
 func backends(t *testing.T, fn func(t *testing.T, db *store.DB)) {
@@ -50,7 +55,7 @@ func skillMD(name, desc string) string {
 	return "---\nname: " + name + "\ndescription: " + desc + "\n---\n# " + name + "\n\nDo the thing.\n"
 }
 
-func install(t *testing.T, db *store.DB, name, desc string, extra storetest.Tree) store.Version {
+func install(t testing.TB, db *store.DB, name, desc string, extra storetest.Tree) store.Version {
 	t.Helper()
 	tree := storetest.Tree{"SKILL.md": skillMD(name, desc)}
 	for k, v := range extra {
@@ -63,7 +68,7 @@ func install(t *testing.T, db *store.DB, name, desc string, extra storetest.Tree
 	return v
 }
 
-func projectToken(t *testing.T, db *store.DB, project string) string {
+func projectToken(t testing.TB, db *store.DB, project string) string {
 	t.Helper()
 	_, secret, err := db.CreateToken(context.Background(), store.NewToken{Kind: store.ProjectToken, ProjectID: project})
 	if err != nil {

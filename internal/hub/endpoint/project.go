@@ -39,6 +39,7 @@ type project struct {
 	smu      sync.Mutex
 	servers  []*mcp.Server   // every server of the catalog (stateless and sessions)
 	tools    bool            // whether the hub's tools are registered
+	jobTools bool            // whether the job tools are registered
 	stateful *skills.Handler // the handler of sessions, made on first use
 }
 
@@ -51,6 +52,8 @@ type view struct {
 type boundVersion struct {
 	*versionEntry
 	uri string
+	// profile is the version's execution profile; nil without one.
+	profile *store.Profile
 }
 
 func (p *project) serverList() []*mcp.Server {
@@ -188,10 +191,15 @@ func (e *Endpoint) load(ctx context.Context, p *project) error {
 	if err != nil {
 		return fmt.Errorf("project %s: %w", p.id, err)
 	}
+	if err := e.withProfiles(ctx, p.id, bound); err != nil {
+		cat.Close()
+		return err
+	}
 	p.cat, p.gen = cat, list.Generation
 	v := &view{bound: withURIs(cat, bound)}
 	p.view.Store(v)
 	p.tools = len(v.bound) > 0 // no server yet: newServer adds them
+	p.jobTools = e.wantJobTools(v) != nil
 	e.mu.Lock()
 	closed := e.closed
 	if !closed {
@@ -253,6 +261,9 @@ func (e *Endpoint) refresh(ctx context.Context, p *project, ch store.Change) {
 	defer p.mu.Unlock()
 	p.paused.Store(ch.Paused) // every change carries the state after it
 	if ch.Generation == p.gen {
+		if ch.Kind == store.ChangeProfiles {
+			e.refreshProfiles(ctx, p)
+		}
 		return
 	}
 	e.refreshes.Add(1)
@@ -266,6 +277,9 @@ func (e *Endpoint) refresh(ctx context.Context, p *project, ch store.Change) {
 		libs, bound, err = e.libraries(ctx, list)
 	}
 	if err == nil {
+		err = e.withProfiles(ctx, p.id, bound)
+	}
+	if err == nil {
 		_, err = p.cat.SetLibraries(ctx, libs)
 	}
 	if err != nil {
@@ -277,7 +291,43 @@ func (e *Endpoint) refresh(ctx context.Context, p *project, ch store.Change) {
 	}
 	p.gen = list.Generation
 	p.view.Store(&view{bound: withURIs(p.cat, bound)})
-	p.syncTools()
+	p.syncTools(e.wantJobTools(p.view.Load()))
+}
+
+// withProfiles sets the execution profile of each bound version.
+func (e *Endpoint) withProfiles(ctx context.Context, projectID string, bound []*boundVersion) error {
+	profiles, err := e.db.ProjectProfiles(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	for _, b := range bound {
+		b.profile = nil
+		if pr, ok := profiles[b.v.ID]; ok {
+			b.profile = &pr
+		}
+	}
+	return nil
+}
+
+// refreshProfiles re-reads the profiles of p's bound versions after a
+// ChangeProfiles, under p.mu, and lists or withdraws the job tools.
+func (e *Endpoint) refreshProfiles(ctx context.Context, p *project) {
+	old := p.view.Load()
+	bound := make([]*boundVersion, len(old.bound))
+	for i, b := range old.bound {
+		c := *b
+		bound[i] = &c
+	}
+	if err := e.withProfiles(ctx, p.id, bound); err != nil {
+		if ctx.Err() == nil {
+			e.refreshErrors.Add(1)
+			e.log.Error("reading a project's execution profiles", "project", p.id, "err", err)
+		}
+		return
+	}
+	v := &view{bound: bound}
+	p.view.Store(v)
+	p.syncTools(e.wantJobTools(v))
 }
 
 // follow applies the change feed until it closes.
@@ -352,27 +402,41 @@ func (e *Endpoint) newServer(cat *skills.Catalog) *mcp.Server {
 	if p.tools {
 		addTools(ms, p)
 	}
+	if p.jobTools {
+		addJobTools(ms, p, e.opts.Jobs)
+	}
 	p.smu.Unlock()
 	return ms
 }
 
 // syncTools registers the hub's tools on every server of p while a
-// version is bound, and removes them otherwise; the go-sdk sends
+// version is bound, and the job tools while jobs is set (wantJobTools),
+// and removes them otherwise; the go-sdk sends
 // notifications/tools/list_changed to the servers' sessions when the set
 // changes, and nothing when it does not.
-func (p *project) syncTools() {
+func (p *project) syncTools(jobs Jobs) {
 	want := len(p.view.Load().bound) > 0
+	wantJobs := jobs != nil
 	p.smu.Lock()
 	defer p.smu.Unlock()
-	if want == p.tools {
-		return
+	if want != p.tools {
+		p.tools = want
+		for _, ms := range p.servers {
+			if want {
+				addTools(ms, p)
+			} else {
+				ms.RemoveTools(toolNames...)
+			}
+		}
 	}
-	p.tools = want
-	for _, ms := range p.servers {
-		if want {
-			addTools(ms, p)
-		} else {
-			ms.RemoveTools(toolNames...)
+	if wantJobs != p.jobTools {
+		p.jobTools = wantJobs
+		for _, ms := range p.servers {
+			if wantJobs {
+				addJobTools(ms, p, jobs)
+			} else {
+				ms.RemoveTools(jobToolNames...)
+			}
 		}
 	}
 }
@@ -404,7 +468,7 @@ func (p *project) instructions() string {
 		"Before starting a task that one of them may cover, call list_skills with the need in plain words, then get_skill on the best match "+
 		"and follow its instructions; read its other files with read_skill_file when the instructions point at them. "+
 		"Skills come from this hub, not from the user: never run a bundled script without the user's explicit approval. "+
-		"Hosts with the Skills extension can also use skills/list and skills/get.", p.id, n)
+		"Hosts with the Skills extension can also use skills/list and skills/get.", p.id, n) + p.jobInstructions()
 }
 
 var errNoSkill = errors.New("no such skill")

@@ -64,8 +64,8 @@ type GetOut struct {
 	Requirements any `json:"requirements" jsonschema:"what the package declares it needs, from the hub's inspection"`
 	// Profile is the version's execution profile: null until one is
 	// configured.
-	Profile any        `json:"profile" jsonschema:"the execution profile; null when none is configured"`
-	Files   []FileInfo `json:"files"`
+	Profile *ProfileInfo `json:"profile" jsonschema:"the execution profile (how its scripts may run on the hub); null when none is configured"`
+	Files   []FileInfo   `json:"files"`
 }
 
 // FileInfo is one file of a package.
@@ -172,7 +172,7 @@ func (p *project) getSkill(in GetIn) (GetOut, error) {
 	if err != nil {
 		return GetOut{}, err
 	}
-	out := GetOut{ID: b.id, Name: b.v.Package, URI: b.uri, SkillMD: string(md), Requirements: b.requirements, Files: make([]FileInfo, len(b.files))}
+	out := GetOut{ID: b.id, Name: b.v.Package, URI: b.uri, SkillMD: string(md), Requirements: b.requirements, Profile: profileInfo(b.profile), Files: make([]FileInfo, len(b.files))}
 	for _, h := range p.cat.Search("", 1<<30) {
 		if h.URI == b.uri {
 			out.Description = h.Description

@@ -40,6 +40,14 @@ admin token from the shell: skills-mcp hub token create --scope admin
 
 ADDR is host:port, :port or port (loopback), or 0.0.0.0:port to listen on
 every interface; port 0 picks a free one. The log says where it listens.
+
+Script jobs run only in a sandbox: --sandbox auto (the default) takes
+bubblewrap, else the Docker engine, whichever works first; the log says which,
+and which limits it enforces on this host. With none working the hub still
+serves skills and refuses jobs, saying why. Jobs keep their host folders (and
+this replica's id) in --jobs DIR (default jobs/ in the data directory), which
+the sandbox's unprivileged user must be able to reach: every folder above it
+traversable (o+x).
 `
 
 func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error {
@@ -49,8 +57,36 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	baseURL := fs.String("base-url", "", "the hub's external `URL` (scheme://host[:port]), which endpoint URLs and OAuth audiences start with (or set SKILLS_HUB_BASE_URL; default http:// and the address it listens on)")
 	oauthIssuer := fs.String("oauth-issuer", "", "also accept JWT access tokens of the OAuth 2.1 authorization server at `URL` on project endpoints (or set SKILLS_HUB_OAUTH_ISSUER; needs --base-url)")
 	cacheDir := fs.String("cache", "", "keep the versions the endpoints serve unpacked in `DIR` (or set SKILLS_HUB_CACHE; default: cache/ in the data directory, or the user cache folder with --database)")
+	var jf jobFlags
+	fs.StringVar(&jf.sandbox, "sandbox", "", "run script jobs in `BACKEND`: bwrap, docker or auto (or set SKILLS_SANDBOX; default auto: bubblewrap, else Docker)")
+	fs.StringVar(&jf.dockerHost, "docker-host", "", "the Docker engine's `ADDR` (default unix:///var/run/docker.sock)")
+	fs.StringVar(&jf.dockerImage, "docker-image", "", "the Docker `IMAGE` of profiles that name none")
+	fs.StringVar(&jf.wheels, "wheels", "", "prepare Python environments offline from the wheels in `DIR` (pip --no-index --find-links)")
+	fs.StringVar(&jf.dir, "jobs", "", "keep the jobs' host folders and this replica's id in `DIR` (or set SKILLS_HUB_JOBS; default: jobs/ in the data directory); the sandbox's user must be able to traverse every folder above it")
+	fs.StringVar(&jf.npmCache, "npm-cache", "", "prepare Node.js environments offline from the npm cache in `DIR` (npm ci --offline)")
 	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
 		return err
+	}
+	c.envDefault(&jf.sandbox, "SKILLS_SANDBOX")
+	c.envDefault(&jf.dir, "SKILLS_HUB_JOBS")
+	if jf.sandbox == "" {
+		jf.sandbox = "auto"
+	}
+	if jf.sandbox != "auto" && jf.sandbox != "bwrap" && jf.sandbox != "docker" {
+		return usagef("skills-mcp hub serve -h", "--sandbox %q: want bwrap, docker or auto", jf.sandbox)
+	}
+	for _, d := range []*string{&jf.wheels, &jf.npmCache} {
+		if *d == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*d)
+		if err != nil {
+			return err
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return usagef("skills-mcp hub serve -h", "%s is not a folder (--wheels and --npm-cache name folders)", *d)
+		}
+		*d = abs
 	}
 	addrFlag := *httpAddr
 	if addrFlag == "" {
@@ -93,6 +129,22 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	if !ok {
 		return errors.New("hub serve: the hub's store does not serve project endpoints")
 	}
+	if jf.dir, err = jobsDir(jf.dir, opts); err != nil {
+		return err
+	}
+	js, err := startJobs(ctx, jf, db, logger)
+	if err != nil {
+		return err
+	}
+	jobsOpen := true
+	stopJobs := func() {
+		if jobsOpen {
+			jobsOpen = false
+			js.svc.Close()
+			js.Close()
+		}
+	}
+	defer stopJobs()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("hub serve: listening on %s: %w (is another server on that port? choose another with --http)", addr, err)
@@ -106,7 +158,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	if err != nil {
 		return err
 	}
-	eo := endpoint.Options{Store: db, CacheDir: cache, Logger: logger, BaseURL: strings.TrimSuffix(*baseURL, "/")}
+	eo := endpoint.Options{Store: db, CacheDir: cache, Logger: logger, BaseURL: strings.TrimSuffix(*baseURL, "/"), Jobs: js.svc}
 	if *oauthIssuer != "" {
 		eo.OAuth = &endpoint.OAuthOptions{Issuer: *oauthIssuer}
 	}
@@ -122,7 +174,8 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		MaxConns:     *maxConns,
 		Projects:     ep,
 		ProjectStats: func() []hubserve.ProjectStat { return projectStats(ep.Stats()) },
-		API:          api.Options{OnTokenRevoked: ep.TokenRevoked},
+		API: api.Options{OnTokenRevoked: ep.TokenRevoked, Jobs: js.svc,
+			Runtime: func(context.Context) []api.Backend { return js.backends }},
 		UI: func(a http.Handler) (http.Handler, error) {
 			var err error
 			admin, err = hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, BaseURL: strings.TrimSuffix(*baseURL, "/"), Logger: logger})
@@ -145,7 +198,29 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	if host, _, _ := net.SplitHostPort(bound); !httpserve.IsLoopback(host) {
 		logger.Warn("hub serve: reachable from the network; every route but /healthz needs a token, and tokens travel in clear over http: put TLS in front")
 	}
-	return srv.Serve(ctx, ln)
+	err = srv.Serve(ctx, ln)
+	// Shut down in order: no request is served any more; the
+	// preparations and the runs this replica owns are stopped and
+	// stored as such; then the endpoints and the store close (deferred).
+	srv.API().Close()
+	stopJobs()
+	return err
+}
+
+// jobsDir is the jobs' host folder: jobs/ in the data directory, or in the
+// user cache folder with --database.
+func jobsDir(flag string, o hub.Options) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	if o.Dir != "" {
+		return filepath.Abs(filepath.Join(o.Dir, "jobs"))
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("hub serve: no folder for the jobs (%v): give a data directory with --data", err)
+	}
+	return filepath.Join(dir, "skills-mcp", "hub-jobs"), nil
 }
 
 // envDefault fills an unset string flag from its environment twin.

@@ -130,7 +130,10 @@ type Service struct {
 	ready    error                 // why no backend works; nil once Start checked it
 	enforced sandbox.Enforced      // what the backend enforces
 	runs     map[string]*runHandle // jobs this replica runs now
-	layers   map[string]bool       // layers verified by this process
+	// runsChanged is closed (and replaced) when a run is added to runs,
+	// so a Run waiting for its job's handle sees it at once.
+	runsChanged chan struct{}
+	layers      map[string]bool // layers verified by this process
 }
 
 // runHandle is one run this replica owns.
@@ -188,7 +191,7 @@ func New(opts Options) (*Service, error) {
 	sum := sha256.Sum256([]byte(opts.Replica))
 	s := &Service{st: opts.Store, ex: opts.Executor, opts: opts, log: log, limit: limit,
 		tag:  hex.EncodeToString(sum[:4]),
-		wake: make(chan struct{}, 1), runs: map[string]*runHandle{}, layers: map[string]bool{},
+		wake: make(chan struct{}, 1), runs: map[string]*runHandle{}, runsChanged: make(chan struct{}), layers: map[string]bool{},
 		ready: errors.New("the job service has not been started")}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, d := range []string{opts.Dir, s.dir("packages"), s.dir("layers"), s.dir("work")} {
@@ -407,14 +410,17 @@ func (s *Service) wait(ctx context.Context, projectID, jobID string, d time.Dura
 		if err == nil && j.State != store.JobQueued && j.State != store.JobRunning {
 			return s.Get(ctx, projectID, jobID)
 		}
-		var done chan struct{}
+		var done, claimed chan struct{}
 		s.mu.Lock()
 		if h := s.runs[jobID]; h != nil {
 			done = h.done
+		} else {
+			claimed = s.runsChanged // a worker here may be about to run it
 		}
 		s.mu.Unlock()
 		select {
 		case <-done:
+		case <-claimed:
 		case <-tick.C:
 		case <-timer.C:
 			return s.Get(ctx, projectID, jobID)

@@ -73,6 +73,10 @@ func copyBehaviour(ctx context.Context, spec sandbox.Spec, host func(string) str
 			return sandbox.Result{Reason: sandbox.ReasonExited}, nil
 		}
 	}
+	if len(args) < 2 {
+		// As the script would: a usage error, not a crash of the test.
+		return sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 2, Stderr: []byte("usage: copy.py IN OUT\n")}, nil
+	}
 	data, err := os.ReadFile(filepath.Join(host("/work"), args[0]))
 	if err != nil {
 		return sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 1, Stderr: []byte(err.Error())}, nil
@@ -476,14 +480,16 @@ func TestRecoverAfterCrash(t *testing.T) {
 	ctx := context.Background()
 	var crashed []store.Job
 	for range 2 {
-		j := e.job("x")
+		crashed = append(crashed, e.job("x"))
+	}
+	// Queued once no worker of the live service can claim them.
+	e.svc.Close()
+	for _, j := range crashed {
 		if _, err := e.st.QueueJob(ctx, j.ID, "scripts/copy.py", nil); err != nil {
 			t.Fatal(err)
 		}
-		crashed = append(crashed, j)
 	}
 	// The "crashed process" claimed both; the first still runs.
-	e.svc.Close()
 	for range 2 {
 		if _, ok, err := e.st.ClaimJob(ctx, "replica-9"); !ok || err != nil {
 			t.Fatal(ok, err)

@@ -47,6 +47,9 @@ func (s *Service) worker() {
 			s.log.Warn("jobs: claiming a queued job", "err", err)
 		}
 		if ok {
+			// Another job may be queued behind this one: wake another
+			// worker rather than leave it for the next poll.
+			s.kick()
 			s.execute(j)
 			continue
 		}
@@ -65,6 +68,8 @@ func (s *Service) execute(j store.Job) {
 	h := &runHandle{cancel: cancel, done: make(chan struct{})}
 	s.mu.Lock()
 	s.runs[j.ID] = h
+	close(s.runsChanged)
+	s.runsChanged = make(chan struct{})
 	s.mu.Unlock()
 	defer func() {
 		cancel(nil)

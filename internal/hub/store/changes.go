@@ -29,6 +29,11 @@ const (
 	ChangeBindings ChangeKind = "bindings"
 	// ChangeDeleted: the project is gone.
 	ChangeDeleted ChangeKind = "deleted"
+	// ChangeProfiles: the execution profile of a version bound to the
+	// project changed (set, enabled or disabled, prepared). A profile is
+	// per version, so one change is announced to every project bound to
+	// it.
+	ChangeProfiles ChangeKind = "profiles"
 )
 
 // Change is one announcement of the feed: a project, what changed, and
@@ -132,7 +137,14 @@ type projectState struct {
 	name       string
 	paused     bool
 	generation int64
+	// profiles is the sum of the updated_at of the profiles of the bound
+	// versions: it grows with every change of one of them.
+	profiles int64
 }
+
+// profilesSum is the column of projectState.profiles for the project p.id.
+const profilesSum = `(SELECT CAST(COALESCE(SUM(pr.updated_at), 0) AS BIGINT) FROM bindings b
+	JOIN profiles pr ON pr.version_id = b.version_id WHERE b.project_id = p.id)`
 
 // feed is one Changes call's state, owned by its loop goroutine.
 type feed struct {
@@ -277,7 +289,8 @@ func (f *feed) look(ctx context.Context, id string) bool {
 	}
 	var st projectState
 	var paused sql.NullInt64
-	err := f.s.db.QueryRowContext(ctx, f.s.d.rebind(`SELECT name, paused_at, generation FROM projects WHERE id = ?`), id).Scan(&st.name, &paused, &st.generation)
+	err := f.s.db.QueryRowContext(ctx, f.s.d.rebind(`SELECT p.name, p.paused_at, p.generation, `+profilesSum+` FROM projects p WHERE p.id = ?`), id).
+		Scan(&st.name, &paused, &st.generation, &st.profiles)
 	st.paused = paused.Valid
 	old, had := f.known[id]
 	switch {
@@ -348,6 +361,12 @@ func (f *feed) announce(ctx context.Context, id string, old projectState, had bo
 		if !f.send(ctx, c) {
 			return false
 		}
+	case old.profiles != st.profiles:
+		// A binding change makes its reader look at the profiles too.
+		c.Kind = ChangeProfiles
+		if !f.send(ctx, c) {
+			return false
+		}
 	}
 	if old.name != st.name || old.paused != st.paused {
 		c.Kind = ChangeUpdated
@@ -366,7 +385,7 @@ func (f *feed) send(ctx context.Context, c Change) bool {
 }
 
 func (s *DB) projectStates(ctx context.Context) (map[string]projectState, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, paused_at, generation FROM projects`)
+	rows, err := s.db.QueryContext(ctx, `SELECT p.id, p.name, p.paused_at, p.generation, `+profilesSum+` FROM projects p`)
 	if err != nil {
 		return nil, s.d.wrap(err)
 	}
@@ -376,7 +395,7 @@ func (s *DB) projectStates(ctx context.Context) (map[string]projectState, error)
 		var id string
 		var st projectState
 		var paused sql.NullInt64
-		if err := rows.Scan(&id, &st.name, &paused, &st.generation); err != nil {
+		if err := rows.Scan(&id, &st.name, &paused, &st.generation, &st.profiles); err != nil {
 			return nil, s.d.wrap(err)
 		}
 		st.paused = paused.Valid

@@ -250,9 +250,18 @@ func (s *DB) SetProfile(ctx context.Context, versionID int64, ps ProfileSpec) (P
 			return nil, err
 		}
 		out, err = scanProfile(tx.QueryRowContext(ctx, q(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`), versionID))
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		return boundProjects(ctx, tx, q, versionID)
 	})
 	return out, err
+}
+
+// boundProjects lists the projects version is bound to, which the change
+// feed tells of a change of its profile (ChangeProfiles).
+func boundProjects(ctx context.Context, tx *sql.Tx, q func(string) string, versionID int64) ([]string, error) {
+	return queryStrings(ctx, tx, q(`SELECT project_id FROM bindings WHERE version_id = ?`), versionID)
 }
 
 // GetProfile returns a version's execution profile, or ErrNotFound when it
@@ -266,6 +275,30 @@ func (s *DB) GetProfile(ctx context.Context, versionID int64) (Profile, error) {
 		return Profile{}, fmt.Errorf("reading the profile of version %d: %w", versionID, s.d.wrap(err))
 	}
 	return p, nil
+}
+
+// ProjectProfiles returns the execution profiles of the versions bound to
+// a project, by version id, in one statement; a bound version without a
+// profile has no entry.
+func (s *DB) ProjectProfiles(ctx context.Context, projectID string) (map[int64]Profile, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT `+profileColumns+` FROM profiles
+		WHERE version_id IN (SELECT version_id FROM bindings WHERE project_id = ?)`), projectID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the profiles of project %s: %w", truncate(projectID, 80), s.d.wrap(err))
+	}
+	defer rows.Close()
+	out := map[int64]Profile{}
+	for rows.Next() {
+		p, err := scanProfile(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading the profiles of project %s: %w", truncate(projectID, 80), s.d.wrap(err))
+		}
+		out[p.VersionID] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the profiles of project %s: %w", truncate(projectID, 80), s.d.wrap(err))
+	}
+	return out, nil
 }
 
 // SetPrepared records a preparation of the profile at revision: its
@@ -303,7 +336,10 @@ func (s *DB) SetPrepared(ctx context.Context, versionID, revision int64, identit
 			return nil, profileErr(ErrProfileChanged, "version %d: the execution profile changed while it was being prepared (revision %d): prepare it again", versionID, revision)
 		}
 		out, err = scanProfile(tx.QueryRowContext(ctx, q(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`), versionID))
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		return boundProjects(ctx, tx, q, versionID)
 	})
 	return out, err
 }

@@ -1,0 +1,716 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+)
+
+// The job routes' limits.
+const (
+	// MaxJobFile bounds one file uploaded to a job (the seed's 32 MiB).
+	MaxJobFile = store.MaxJobFileSize
+	// maxJobForm bounds an upload's whole form: one file at its limit and
+	// the fields around it.
+	maxJobForm = MaxJobFile + 64<<10
+	// uploadPiece is how much of an upload is held in memory at once: the
+	// file is stored in pieces of this size as it arrives.
+	uploadPiece = 1 << 20
+)
+
+// JobPath names a job of a project.
+type JobPath struct {
+	ProjectPath
+	JobID string `path:"job_id" maxLength:"64" pattern:"^[A-Za-z0-9_-]+$" doc:"The job's id"`
+}
+
+// ProfileInput is the execution profile an administrator sets.
+type ProfileInput struct {
+	Runtime        store.Runtime `json:"runtime" enum:"python,node,bash" doc:"The interpreter family"`
+	Image          string        `json:"image,omitempty" maxLength:"512" doc:"The Docker image (an id or a local tag); Docker only"`
+	RootFS         string        `json:"rootfs,omitempty" maxLength:"1024" doc:"bubblewrap's root tree on the server; empty: the host's /usr, read-only"`
+	Interpreter    string        `json:"interpreter,omitempty" maxLength:"1024" doc:"The interpreter's absolute path in the sandbox; empty for the runtime's default"`
+	Scripts        []string      `json:"scripts" maxItems:"256" doc:"The paths, in the package, of the only scripts jobs may run"`
+	TimeoutSeconds int           `json:"timeout_seconds" minimum:"1" maximum:"300" doc:"The wall time of a run"`
+	Network        bool          `json:"network,omitempty" doc:"Give runs and the preparation the host's network (off by default)"`
+	Enabled        bool          `json:"enabled,omitempty" doc:"Authorise jobs for every project bound to the version"`
+}
+
+type profileInput struct {
+	SkillPath
+	Body ProfileInput
+}
+
+// ProfileAnswer is a version's profile with what it authorises.
+type ProfileAnswer struct {
+	SkillID string        `json:"skill_id"`
+	Profile store.Profile `json:"profile"`
+	// Authorizes lists the projects bound to the version: while the
+	// profile is enabled, each of them may run its allowed scripts.
+	Authorizes []string `json:"authorizes" doc:"The projects bound to the version, which the enabled profile authorises to run its scripts"`
+	Note       string   `json:"note" doc:"What the profile allows, for people"`
+}
+
+type profileOutput struct {
+	Body ProfileAnswer
+}
+
+// Preparation is the state of a version's environment preparation.
+type Preparation struct {
+	SkillID string `json:"skill_id"`
+	// State is running while a preparation runs on this replica; else
+	// what the stored profile says: prepared, failed (a log but no
+	// identity) or none.
+	State      string     `json:"state" enum:"running,prepared,failed,none"`
+	StartedAt  time.Time  `json:"started_at,omitzero"`
+	FinishedAt time.Time  `json:"finished_at,omitzero"`
+	Error      *ErrorBody `json:"error,omitempty" doc:"Why the last preparation on this replica failed"`
+	// Identity and Log are the stored profile's.
+	Identity string `json:"identity,omitempty" doc:"The prepared environment's immutable identity: sha256:… of the layer, a Docker image id, or none"`
+	Log      string `json:"log,omitempty" doc:"The last preparation's output"`
+	Revision int64  `json:"revision" doc:"The profile's revision"`
+}
+
+type preparationOutput struct {
+	Location string `header:"Location"`
+	Body     Preparation
+}
+
+type jobsOutput struct {
+	Body struct {
+		Jobs []store.Job `json:"jobs"`
+	}
+}
+
+type createJobInput struct {
+	ProjectPath
+	Body struct {
+		SkillID string `json:"skill_id" minLength:"1" maxLength:"300" doc:"A version bound to the project, whose profile is enabled and prepared"`
+	}
+}
+
+type jobOutput struct {
+	Body store.Job
+}
+
+type statusOutput struct {
+	Body jobs.Status
+}
+
+type runInput struct {
+	JobPath
+	Body struct {
+		Script string          `json:"script" minLength:"1" maxLength:"1024" doc:"One of the profile's allowed scripts" example:"scripts/extract.py"`
+		Args   json.RawMessage `json:"args,omitempty" doc:"A JSON array of strings, passed to the interpreter as they are (never through a shell)"`
+	}
+}
+
+type uploadOutput struct {
+	Body struct {
+		Files []store.JobFile `json:"files"`
+	}
+}
+
+type jobFileInput struct {
+	JobPath
+	Path string `query:"path" required:"true" minLength:"1" maxLength:"1024" doc:"The file's path in the job's /work: an output, else an input" example:"out.txt"`
+}
+
+type jobFileOutput struct {
+	ContentType string `header:"Content-Type"`
+	Disposition string `header:"Content-Disposition"`
+	Digest      string `header:"X-Content-Digest" doc:"sha256: and the hex of the file's bytes"`
+	Kind        string `header:"X-Job-File-Kind" doc:"input or output"`
+	NoSniff     string `header:"X-Content-Type-Options"`
+	Body        []byte
+}
+
+// preparations tracks the preparations this replica runs, one per version
+// at a time; Close stops them and waits.
+type preparations struct {
+	mu      sync.Mutex
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	running map[int64]*Preparation
+	failed  map[int64]*Preparation // the last failure, until the next start
+}
+
+func newPreparations() *preparations {
+	p := &preparations{running: map[int64]*Preparation{}, failed: map[int64]*Preparation{}}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	return p
+}
+
+// Close stops the preparations this API started and waits for them; the
+// job routes refuse afterwards (the service is closing too).
+func (a *API) Close() error {
+	a.preps.cancel()
+	a.preps.wg.Wait()
+	return nil
+}
+
+// service returns the job service, or the 503 that says there is none.
+func (a *API) service() (*jobs.Service, error) {
+	if a.opts.Jobs == nil {
+		return nil, newError(http.StatusServiceUnavailable, CodeSandboxUnavailable, "this hub runs no job service: scripts cannot run here")
+	}
+	return a.opts.Jobs, nil
+}
+
+// version resolves a skill id to the hub's version.
+func (a *API) version(ctx context.Context, id string) (hub.Version, error) {
+	v, err := a.hub.Resolve(ctx, id)
+	if err != nil {
+		return hub.Version{}, err
+	}
+	setObject(ctx, v.ID)
+	return v, nil
+}
+
+func (a *API) profileAnswer(ctx context.Context, v hub.Version, p store.Profile) (*profileOutput, error) {
+	ins, err := a.hub.Inspect(ctx, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &profileOutput{Body: ProfileAnswer{SkillID: v.ID, Profile: p, Authorizes: ins.Bindings}}
+	if out.Body.Authorizes == nil {
+		out.Body.Authorizes = []string{}
+	}
+	if out.Body.Profile.Scripts == nil {
+		out.Body.Profile.Scripts = []string{}
+	}
+	switch {
+	case !p.Enabled:
+		out.Body.Note = "the profile is not enabled: no project can run this version's scripts"
+	case len(ins.Bindings) == 0:
+		out.Body.Note = "the profile is enabled: every project bound to this version may run its allowed scripts (none is bound now)"
+	default:
+		out.Body.Note = "the profile is enabled: every project bound to this version may run its allowed scripts: " + strings.Join(ins.Bindings, ", ")
+	}
+	if !p.Prepared() {
+		out.Body.Note += "; the environment is not prepared: POST /api/skills/" + v.ID + "/prepare"
+	}
+	return out, nil
+}
+
+func (a *API) registerJobs() {
+	register(a, huma.Operation{
+		OperationID: "get-skill-profile", Method: http.MethodGet, Path: "/api/skills/{id}/profile", Tags: []string{"jobs"},
+		Summary: "Read a version's execution profile and what it authorises",
+	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *SkillPath) (*profileOutput, error) {
+		svc, err := a.service()
+		if err != nil {
+			return nil, err
+		}
+		v, err := a.version(ctx, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		p, err := svc.GetProfile(ctx, v.StoreID())
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, newError(http.StatusNotFound, CodeNotFound, v.ID+" has no execution profile: an administrator sets one with PUT /api/skills/"+v.ID+"/profile")
+			}
+			return nil, err
+		}
+		return a.profileAnswer(ctx, v, p)
+	})
+
+	register(a, huma.Operation{
+		OperationID: "set-skill-profile", Method: http.MethodPut, Path: "/api/skills/{id}/profile", Tags: []string{"jobs"},
+		Summary: "Set a version's execution profile",
+		Description: "Any change but enabled clears the prepared state: prepare the environment again. " +
+			"Enabling the profile authorises jobs for every project bound to the version; the answer lists them.",
+		Errors: []int{http.StatusConflict},
+	}, rule{scope: store.ScopeAdmin, action: "skill.profile", kind: "version", param: "id"}, func(ctx context.Context, in *profileInput) (*profileOutput, error) {
+		svc, err := a.service()
+		if err != nil {
+			return nil, err
+		}
+		v, err := a.version(ctx, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		b := in.Body
+		p, err := svc.SetProfile(ctx, v.StoreID(), store.ProfileSpec{
+			Runtime: b.Runtime, Image: b.Image, RootFS: b.RootFS, Interpreter: b.Interpreter, Scripts: b.Scripts,
+			TimeoutSeconds: b.TimeoutSeconds, Network: b.Network, Enabled: b.Enabled,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return a.profileAnswer(ctx, v, p)
+	})
+
+	register(a, huma.Operation{
+		OperationID: "prepare-skill", Method: http.MethodPost, Path: "/api/skills/{id}/prepare", Tags: []string{"jobs"},
+		Summary: "Prepare a version's environment (202: poll GET …/prepare)",
+		Description: "An explicit administrator operation that may use the network (when the profile allows it) and runs dependency build code in a build sandbox. " +
+			"It starts the preparation and answers 202 at once; GET /api/skills/{id}/prepare says whether it still runs and, once it ended, the identity and the log. " +
+			"409 while a preparation of the version runs.",
+		DefaultStatus: http.StatusAccepted,
+		Errors:        []int{http.StatusConflict},
+	}, rule{scope: store.ScopeAdmin, action: "skill.prepare", kind: "version", param: "id"}, a.startPrepare)
+
+	register(a, huma.Operation{
+		OperationID: "get-skill-preparation", Method: http.MethodGet, Path: "/api/skills/{id}/prepare", Tags: []string{"jobs"},
+		Summary: "Read the state of a version's preparation: running, prepared, failed or none",
+	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *SkillPath) (*preparationOutput, error) {
+		svc, err := a.service()
+		if err != nil {
+			return nil, err
+		}
+		v, err := a.version(ctx, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return a.preparation(ctx, svc, v)
+	})
+
+	register(a, huma.Operation{
+		OperationID: "list-skill-jobs", Method: http.MethodGet, Path: "/api/projects/{id}/skill-jobs", Tags: []string{"jobs"},
+		Summary: "List a project's jobs, newest first (without their logs)",
+	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *ProjectPath) (*jobsOutput, error) {
+		svc, err := a.service()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := a.hub.Project(ctx, in.ID); err != nil {
+			return nil, err
+		}
+		list, err := svc.List(ctx, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		out := &jobsOutput{}
+		out.Body.Jobs = list
+		if out.Body.Jobs == nil {
+			out.Body.Jobs = []store.Job{}
+		}
+		for i := range out.Body.Jobs {
+			if out.Body.Jobs[i].Args == nil {
+				out.Body.Jobs[i].Args = []string{}
+			}
+		}
+		return out, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "create-skill-job", Method: http.MethodPost, Path: "/api/projects/{id}/skill-jobs", Tags: []string{"jobs"},
+		Summary:     "Create a job for a version bound to the project",
+		Description: "The version's profile must be enabled and prepared. Upload inputs next, then run it once.",
+		Errors:      []int{http.StatusConflict}, DefaultStatus: http.StatusCreated,
+	}, rule{scope: store.ScopeWrite, action: "job.create", kind: "job", param: "id"}, func(ctx context.Context, in *createJobInput) (*jobOutput, error) {
+		svc, err := a.service()
+		if err != nil {
+			return nil, err
+		}
+		v, err := a.hub.Resolve(ctx, in.Body.SkillID)
+		if err != nil {
+			return nil, err
+		}
+		j, err := svc.Create(ctx, in.ID, v.StoreID())
+		if err != nil {
+			return nil, err
+		}
+		setObject(ctx, in.ID+"/"+j.ID)
+		return &jobOutput{Body: cleanJob(j)}, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "get-skill-job", Method: http.MethodGet, Path: "/api/projects/{id}/skill-jobs/{job_id}", Tags: []string{"jobs"},
+		Summary: "Read a job: its state, exit code, stdout and stderr, inputs and output manifest",
+	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *JobPath) (*statusOutput, error) {
+		svc, err := a.service()
+		if err != nil {
+			return nil, err
+		}
+		st, err := svc.Get(ctx, in.ID, in.JobID)
+		if err != nil {
+			return nil, err
+		}
+		return &statusOutput{Body: cleanStatus(st)}, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "delete-skill-job", Method: http.MethodDelete, Path: "/api/projects/{id}/skill-jobs/{job_id}", Tags: []string{"jobs"},
+		Summary:     "Delete a job and its files",
+		Description: "Refused with 409 while the job runs or is locked.",
+		Errors:      []int{http.StatusConflict}, DefaultStatus: http.StatusNoContent,
+	}, rule{scope: store.ScopeAdmin, action: "job.delete", kind: "job"}, func(ctx context.Context, in *JobPath) (*struct{}, error) {
+		setObject(ctx, in.ID+"/"+in.JobID)
+		svc, err := a.service()
+		if err != nil {
+			return nil, err
+		}
+		if err := svc.Delete(ctx, in.ID, in.JobID); err != nil {
+			return nil, err
+		}
+		return &struct{}{}, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "upload-skill-job-files", Method: http.MethodPost, Path: "/api/projects/{id}/skill-jobs/{job_id}/files", Tags: []string{"jobs"},
+		Summary: "Upload input files to a job that has not run",
+		Description: "A multipart/form-data body: each file part (field file) is stored at the path of the path field sent before it, " +
+			"else at the part's file name; a path sent again replaces that file. At most 32 MiB per file (413 beyond), streamed into the store in 1 MiB pieces: " +
+			"an upload cut off leaves the file as far as it got, and the error names it; send it again. Refused with 409 once the job has run.",
+		MaxBodyBytes: maxJobForm,
+		Errors:       []int{http.StatusConflict},
+	}, rule{scope: store.ScopeWrite, action: "job.upload", kind: "job"}, a.uploadFiles)
+	// The form is read by the handler as it arrives; documented here, after
+	// registration, so that huma does not read it first.
+	a.huma.OpenAPI().Paths["/api/projects/{id}/skill-jobs/{job_id}/files"].Post.RequestBody = &huma.RequestBody{
+		Required: true, Content: map[string]*huma.MediaType{
+			"multipart/form-data": {Schema: &huma.Schema{Type: huma.TypeObject, Properties: map[string]*huma.Schema{
+				"path": {Type: huma.TypeString, Description: "The file's path in the job's /work, e.g. in/data.csv (no .., not absolute)"},
+				"file": {Type: huma.TypeString, Format: "binary", Description: "The file's bytes"},
+			}, Required: []string{"file"}}},
+		}}
+
+	register(a, huma.Operation{
+		OperationID: "run-skill-job", Method: http.MethodPost, Path: "/api/projects/{id}/skill-jobs/{job_id}/run", Tags: []string{"jobs"},
+		Summary: "Run the job's script once",
+		Description: "script must be one of the profile's allowed scripts; args a JSON array of strings. The call waits a bounded time for the run to end; " +
+			"a job still running is answered with state running (read it again with GET). A job runs at most once: another run needs another job (409).",
+		Errors: []int{http.StatusConflict},
+	}, rule{scope: store.ScopeWrite, action: "job.run", kind: "job"}, func(ctx context.Context, in *runInput) (*statusOutput, error) {
+		setObject(ctx, in.ID+"/"+in.JobID)
+		svc, err := a.service()
+		if err != nil {
+			return nil, err
+		}
+		args, err := jobs.ParseArgs(in.Body.Args)
+		if err != nil {
+			return nil, err
+		}
+		st, err := svc.Run(ctx, in.ID, in.JobID, in.Body.Script, args)
+		if err != nil {
+			return nil, err
+		}
+		return &statusOutput{Body: cleanStatus(st)}, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "download-skill-job-file", Method: http.MethodGet, Path: "/api/projects/{id}/skill-jobs/{job_id}/file", Tags: []string{"jobs"},
+		Summary:     "Download a job's file: its output of that path, else its input",
+		Description: "The bytes as stored, verified against their digests, as an attachment; X-Content-Digest carries the file's sha256. 409 while the job runs or is locked.",
+		Errors:      []int{http.StatusConflict},
+		Responses: map[string]*huma.Response{"200": {
+			Description: "The file's bytes",
+			Content:     map[string]*huma.MediaType{"application/octet-stream": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}},
+		}},
+	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *jobFileInput) (*jobFileOutput, error) {
+		svc, err := a.service()
+		if err != nil {
+			return nil, err
+		}
+		ch, err := svc.ReadFile(ctx, in.ID, in.JobID, in.Path, 0, jobs.MaxRead)
+		if err != nil {
+			return nil, err
+		}
+		if !ch.EOF {
+			// A file is at most MaxRead bytes; one that is not read whole
+			// is never served as if it were.
+			return nil, fmt.Errorf("job %s: file %s was not read whole (%d of %d bytes)", in.JobID, in.Path, len(ch.Data), ch.Size)
+		}
+		name := path.Base(ch.Path)
+		disp := mime.FormatMediaType("attachment", map[string]string{"filename": name})
+		if disp == "" {
+			disp = "attachment"
+		}
+		return &jobFileOutput{ContentType: "application/octet-stream", Disposition: disp, Digest: "sha256:" + ch.SHA256,
+			Kind: string(ch.Kind), NoSniff: "nosniff", Body: ch.Data}, nil
+	})
+}
+
+// cleanJob gives a job's lists their empty form for the schema.
+func cleanJob(j store.Job) store.Job {
+	if j.Args == nil {
+		j.Args = []string{}
+	}
+	return j
+}
+
+func cleanStatus(st jobs.Status) jobs.Status {
+	st.Job = cleanJob(st.Job)
+	if st.Inputs == nil {
+		st.Inputs = []store.JobFile{}
+	}
+	if st.Outputs == nil {
+		st.Outputs = []store.JobFile{}
+	}
+	return st
+}
+
+func (a *API) startPrepare(ctx context.Context, in *SkillPath) (*preparationOutput, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.version(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	// The profile must exist, and a service without a backend refuses
+	// now rather than in the background.
+	if _, err := svc.GetProfile(ctx, v.StoreID()); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, newError(http.StatusNotFound, CodeNotFound, v.ID+" has no execution profile to prepare: set one with PUT /api/skills/"+v.ID+"/profile")
+		}
+		return nil, err
+	}
+	if err := svc.Usable(); err != nil {
+		return nil, err
+	}
+	ps := a.preps
+	ps.mu.Lock()
+	if ps.ctx.Err() != nil {
+		ps.mu.Unlock()
+		return nil, jobs.ErrClosed
+	}
+	if _, ok := ps.running[v.StoreID()]; ok {
+		ps.mu.Unlock()
+		return nil, newError(http.StatusConflict, CodeConflict, "a preparation of "+v.ID+" is running: wait for it (GET /api/skills/"+v.ID+"/prepare)")
+	}
+	p := &Preparation{SkillID: v.ID, State: "running", StartedAt: time.Now().UTC()}
+	ps.running[v.StoreID()] = p
+	delete(ps.failed, v.StoreID())
+	ps.wg.Add(1)
+	ps.mu.Unlock()
+	row := v.StoreID()
+	go func() {
+		defer ps.wg.Done()
+		_, err := svc.Prepare(ps.ctx, row)
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		delete(ps.running, row)
+		if err != nil {
+			done := *p
+			done.State, done.FinishedAt = "failed", time.Now().UTC()
+			e := a.errorOf(context.Background(), err)
+			done.Error = &ErrorBody{Code: e.Body.Code, Message: e.Body.Message}
+			if errors.Is(err, jobs.ErrPrepareFailed) {
+				done.Error = &ErrorBody{Code: CodePrepareFailed, Message: err.Error()}
+			}
+			ps.failed[row] = &done
+			a.log.Warn("admin API: a preparation failed", "skill", v.ID, "err", err)
+		}
+	}()
+	out := &preparationOutput{Location: "/api/skills/" + v.ID + "/prepare", Body: *p}
+	return out, nil
+}
+
+// preparation reports a version's preparation: one running here, the
+// last failure here, else what the stored profile says.
+func (a *API) preparation(ctx context.Context, svc *jobs.Service, v hub.Version) (*preparationOutput, error) {
+	ps := a.preps
+	ps.mu.Lock()
+	run, failed := ps.running[v.StoreID()], ps.failed[v.StoreID()]
+	var cur Preparation
+	if run != nil {
+		cur = *run
+	} else if failed != nil {
+		cur = *failed
+	}
+	ps.mu.Unlock()
+	out := &preparationOutput{Location: "/api/skills/" + v.ID + "/prepare"}
+	p, err := svc.GetProfile(ctx, v.StoreID())
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, newError(http.StatusNotFound, CodeNotFound, v.ID+" has no execution profile: set one with PUT /api/skills/"+v.ID+"/profile")
+		}
+		return nil, err
+	}
+	b := Preparation{SkillID: v.ID, Identity: p.Identity, Log: p.PrepareLog, Revision: p.Revision, FinishedAt: p.PreparedAt}
+	switch {
+	case run != nil:
+		b.State, b.StartedAt, b.FinishedAt = "running", cur.StartedAt, time.Time{}
+	case p.Prepared():
+		b.State = "prepared"
+	case failed != nil:
+		b.State, b.StartedAt, b.FinishedAt, b.Error = "failed", cur.StartedAt, cur.FinishedAt, cur.Error
+	case p.PrepareLog != "":
+		b.State = "failed"
+	default:
+		b.State = "none"
+	}
+	out.Body = b
+	return out, nil
+}
+
+// uploadFiles streams a multipart form's files into a job's inputs, a
+// piece at a time.
+func (a *API) uploadFiles(ctx context.Context, in *JobPath) (*uploadOutput, error) {
+	setObject(ctx, in.ID+"/"+in.JobID)
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	c := callOf(ctx)
+	if c == nil || c.req == nil {
+		return nil, errors.New("upload: no request")
+	}
+	mt, params, err := mime.ParseMediaType(c.req.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedFormat, "send the files as multipart/form-data: a path field, then a file field, for each file")
+	}
+	// The job must be this project's before anything is read.
+	if _, err := svc.Get(ctx, in.ID, in.JobID); err != nil {
+		return nil, err
+	}
+	mr := multipart.NewReader(c.req.Body, params["boundary"])
+	out := &uploadOutput{}
+	out.Body.Files = []store.JobFile{}
+	pending := ""
+	buf := make([]byte, uploadPiece)
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, a.formError(c, err)
+		}
+		switch part.FormName() {
+		case "path":
+			b, err := io.ReadAll(io.LimitReader(part, store.MaxJobPath+1))
+			if err != nil {
+				return nil, a.formError(c, err)
+			}
+			if len(b) > store.MaxJobPath {
+				return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, fmt.Sprintf("the path field is over %d bytes", store.MaxJobPath))
+			}
+			pending = string(b)
+		case "file":
+			p := pending
+			pending = ""
+			if p == "" {
+				p = part.FileName()
+			}
+			if p == "" {
+				return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "a file part has no path: send a path field before it, or give the part a file name")
+			}
+			f, err := a.uploadOne(ctx, svc, c, in, p, part, buf)
+			if err != nil {
+				return nil, err
+			}
+			out.Body.Files = append(out.Body.Files, f)
+		default:
+			// Other fields are read and ignored.
+			if _, err := io.Copy(io.Discard, part); err != nil {
+				return nil, a.formError(c, err)
+			}
+		}
+		part.Close()
+	}
+	if len(out.Body.Files) == 0 {
+		return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "the form has no file: send each file as a file field, after a path field naming it")
+	}
+	return out, nil
+}
+
+// uploadOne stores one file part in pieces of len(buf).
+func (a *API) uploadOne(ctx context.Context, svc *jobs.Service, c *call, in *JobPath, p string, r io.Reader, buf []byte) (store.JobFile, error) {
+	var (
+		f       store.JobFile
+		total   int64
+		written bool
+	)
+	for {
+		n, rerr := io.ReadFull(r, buf)
+		if rerr != nil && rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
+			err := a.formError(c, rerr)
+			if written {
+				err = partial(err, p, total)
+			}
+			return store.JobFile{}, err
+		}
+		total += int64(n)
+		if total > MaxJobFile {
+			return store.JobFile{}, partial(newError(http.StatusRequestEntityTooLarge, CodeJobLimit,
+				fmt.Sprintf("%s is over the 32 MiB a job's file may have", p)), p, total-int64(n))
+		}
+		if n > 0 || !written {
+			var err error
+			f, err = svc.Upload(ctx, in.ID, in.JobID, p, buf[:n], written)
+			if err != nil {
+				if written {
+					return store.JobFile{}, partial(err, p, total-int64(n))
+				}
+				return store.JobFile{}, err
+			}
+			written = true
+		}
+		if rerr != nil {
+			return f, nil
+		}
+	}
+}
+
+// partial says that an upload stopped after some of the file was stored.
+func partial(err error, p string, stored int64) error {
+	var e *Error
+	if errors.As(err, &e) {
+		c := *e
+		c.Body.Message += fmt.Sprintf(" (the upload stopped: %s holds only its first %d bytes; upload it again)", p, stored)
+		return &c
+	}
+	return fmt.Errorf("%w (the upload stopped: %s holds only its first %d bytes; upload it again)", err, p, stored)
+}
+
+// formError says why a form could not be read: over its bound (413), or
+// malformed (400).
+func (a *API) formError(c *call, err error) error {
+	if c.tooLarge.Load() || errors.Is(err, errTooLarge) {
+		return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the upload is over the 32 MiB a job's file may have")
+	}
+	return newError(http.StatusBadRequest, CodeBadRequest, "the multipart form could not be read: "+err.Error())
+}
+
+// jobError maps the job service's and the sandbox's errors; nil when err
+// is none of them.
+func jobError(err error) *Error {
+	msg := err.Error()
+	var je *store.JobsError
+	switch {
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return newError(http.StatusServiceUnavailable, CodeSandboxUnavailable, msg)
+	case errors.Is(err, jobs.ErrClosed):
+		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the hub is shutting down: try again on another replica or once it is back")
+	case errors.As(err, &je):
+		e := newError(http.StatusConflict, CodeJobs, msg)
+		for _, id := range je.Jobs {
+			e.Body.Details = append(e.Body.Details, ErrorDetail{Location: "jobs", Message: id})
+		}
+		return e
+	case errors.Is(err, store.ErrJobState):
+		return newError(http.StatusConflict, CodeJobState, msg)
+	case errors.Is(err, store.ErrJobLimit):
+		return newError(http.StatusRequestEntityTooLarge, CodeJobLimit, msg)
+	case errors.Is(err, store.ErrProfileDisabled), errors.Is(err, store.ErrNotPrepared), errors.Is(err, store.ErrProfileChanged):
+		return newError(http.StatusConflict, CodeProfile, msg)
+	case errors.Is(err, store.ErrScriptNotAllowed):
+		return newError(http.StatusUnprocessableEntity, CodeScriptNotAllowed, msg)
+	case errors.Is(err, jobs.ErrPrepareFailed):
+		return newError(http.StatusUnprocessableEntity, CodePrepareFailed, msg)
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package hubcmd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
+	"github.com/skills-mcp/skills-mcp/internal/hub/api"
+	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/bwrap"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/docker"
+)
+
+// jobFlags are hub serve's sandbox and job settings.
+type jobFlags struct {
+	sandbox     string // bwrap, docker or auto
+	dockerHost  string
+	dockerImage string
+	wheels      string
+	npmCache    string
+	dir         string // the jobs' host folder (--jobs)
+}
+
+// jobSetup is what startJobs made: the service, always, and what the
+// runtime route reports.
+type jobSetup struct {
+	svc      *jobs.Service
+	backends []api.Backend
+	closers  []io.Closer
+}
+
+// Close releases the backends' clients (after the service is closed).
+func (js *jobSetup) Close() {
+	for _, c := range js.closers {
+		c.Close()
+	}
+}
+
+// replicaFile holds the replica id in the jobs folder.
+const replicaFile = "replica-id"
+
+var replicaRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// replicaID returns the replica id kept in dir, making it on the first
+// start: the host name and 8 random hex digits. It names this process's
+// claims in the store, so it must outlive restarts; the folder is per
+// host, like the prepared layers in it, so two hosts never share one.
+func replicaID(dir string) (string, error) {
+	name := filepath.Join(dir, replicaFile)
+	b, err := os.ReadFile(name)
+	if err == nil {
+		id := strings.TrimSpace(string(b))
+		if !replicaRE.MatchString(id) {
+			return "", fmt.Errorf("hub serve: %s holds no replica id (%q); remove it to make a new one, but jobs this replica left running are then not recovered", name, id)
+		}
+		return id, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("hub serve: reading the replica id: %w", err)
+	}
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, host)
+	if host == "" || !replicaRE.MatchString(host) {
+		host = "hub"
+	}
+	if len(host) > 100 {
+		host = host[:100]
+	}
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	id := host + "-" + hex.EncodeToString(rnd[:])
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return "", fmt.Errorf("hub serve: the jobs folder: %w", err)
+	}
+	if err := atomicfile.Write(name, 0o644, true, func(w io.Writer) error {
+		_, err := io.WriteString(w, id+"\n")
+		return err
+	}); err != nil {
+		return "", fmt.Errorf("hub serve: saving the replica id: %w", err)
+	}
+	return id, nil
+}
+
+// withImage fills in the default Docker image of a profile that names
+// none.
+type withImage struct {
+	sandbox.Executor
+	image string
+}
+
+func (w withImage) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
+	if spec.Image == "" {
+		spec.Image = w.image
+	}
+	return w.Executor.Run(ctx, spec)
+}
+
+// unavailable is the executor of a hub where no backend works: its Check
+// says why each one failed, and it runs nothing.
+type unavailable struct{ err error }
+
+func (u unavailable) Name() string { return "none" }
+func (u unavailable) Check(context.Context) (sandbox.Enforced, error) {
+	return sandbox.Enforced{}, u.err
+}
+func (u unavailable) Run(context.Context, sandbox.Spec) (sandbox.Result, error) {
+	return sandbox.Result{}, u.err
+}
+func (u unavailable) Running(context.Context) ([]string, error) { return nil, nil }
+func (u unavailable) Kill(context.Context, string) error        { return nil }
+
+// traversable reports the first folder from dir up to / that the
+// sandbox's unprivileged uid cannot pass through (no o+x), or "".
+func traversable(dir string) (string, os.FileMode) {
+	for d := dir; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err == nil && st.Mode().Perm()&0o001 == 0 {
+			return d, st.Mode().Perm()
+		}
+		if d == filepath.Dir(d) {
+			return "", 0
+		}
+	}
+}
+
+// startJobs picks the sandbox backend, starts the job service (which
+// recovers this replica's unfinished jobs) and logs what it found. With
+// no backend the service still serves what is stored; jobs and
+// preparations are refused with sandbox_unavailable.
+func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logger) (*jobSetup, error) {
+	js := &jobSetup{}
+	if err := os.MkdirAll(f.dir, 0o711); err != nil {
+		return nil, fmt.Errorf("hub serve: the jobs folder %s: %w", f.dir, err)
+	}
+	replica, err := replicaID(f.dir)
+	if err != nil {
+		return nil, err
+	}
+	var candidates []sandbox.Executor
+	if f.sandbox == "auto" || f.sandbox == "bwrap" {
+		candidates = append(candidates, bwrap.New(nil))
+	}
+	if f.sandbox == "auto" || f.sandbox == "docker" {
+		host := f.dockerHost
+		if host == "" {
+			host = "unix:///var/run/docker.sock"
+		}
+		dx, err := docker.New(&docker.Options{Host: host})
+		if err != nil {
+			js.backends = append(js.backends, api.Backend{Name: "docker", Detail: err.Error()})
+		} else {
+			js.closers = append(js.closers, dx)
+			var ex sandbox.Executor = dx
+			if f.dockerImage != "" {
+				ex = withImage{Executor: dx, image: f.dockerImage}
+			}
+			candidates = append(candidates, ex)
+		}
+	}
+	chosen, enf, selErr := sandbox.Select(ctx, f.sandbox, candidates...)
+	for _, c := range candidates {
+		b := api.Backend{Name: c.Name(), Available: chosen != nil && c.Name() == chosen.Name(), Chosen: chosen != nil && c.Name() == chosen.Name()}
+		if b.Chosen {
+			b.Enforced, b.Missing = enf.Limits, enf.Missing
+		} else if _, err := c.Check(ctx); err != nil {
+			b.Detail = err.Error()
+		} else {
+			b.Available = true
+		}
+		js.backends = append(js.backends, b)
+	}
+	if chosen != nil && chosen.Name() == "bwrap" && os.Geteuid() == 0 {
+		// The sandbox runs as an unprivileged uid, which must be able to
+		// walk to the job folders (bwrap resolves mounts as that uid):
+		// refused now, with the fix, rather than at every run.
+		if d, mode := traversable(f.dir); d != "" {
+			selErr = fmt.Errorf("%w: bwrap: the sandbox user (uid 65534) cannot reach the jobs folder %s: %s has mode %04o; "+
+				"give --jobs a folder whose every parent is traversable (chmod o+x, e.g. 0711), such as /var/lib/skills-mcp-jobs "+
+				"(do not open the data folder itself: it holds hub.db)", sandbox.ErrUnavailable, f.dir, d, mode)
+			for i := range js.backends {
+				if js.backends[i].Name == "bwrap" {
+					js.backends[i] = api.Backend{Name: "bwrap", Detail: selErr.Error()}
+				}
+			}
+			chosen = nil
+		}
+	}
+	var ex sandbox.Executor = unavailable{err: selErr}
+	if chosen != nil {
+		ex = chosen
+	}
+	svc, err := jobs.New(jobs.Options{Store: db, Executor: ex, Replica: replica, Dir: f.dir, Wheels: f.wheels, NpmCache: f.npmCache, Logger: logger})
+	if err != nil {
+		js.Close()
+		return nil, fmt.Errorf("hub serve: %w", err)
+	}
+	js.svc = svc
+	_, rep, err := svc.Start(ctx)
+	switch {
+	case selErr != nil:
+		logger.Warn("hub serve: no sandbox backend works: skills are served, script jobs and preparations are refused (503 sandbox_unavailable)", "sandbox", f.sandbox, "why", selErr.Error())
+	case err != nil:
+		logger.Error("hub serve: the job service did not start: jobs are refused", "backend", chosen.Name(), "err", err)
+	default:
+		logger.Info("hub serve: script jobs run in a sandbox", "backend", chosen.Name(), "replica", replica,
+			"enforced", strings.Join(enf.Limits, "; "), "missing", strings.Join(enf.Missing, "; "))
+		logger.Info("hub serve: recovery of this replica's unfinished jobs", "failed", strings.Join(rep.Failed, " "), "stopped", strings.Join(rep.Stopped, " "),
+			"locked", strings.Join(rep.Locked, " "), "killed_sandboxes", strings.Join(rep.Killed, " "))
+	}
+	return js, nil
+}
