@@ -2,6 +2,8 @@ package hubadmin_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -61,10 +63,12 @@ func grantClipboard(origin string) chromedp.Action[chromedp.Void] {
 // refresh the catalog (its progress updates in place), import a ZIP,
 // inspect it, approve it, create a project, connect the version with the
 // "+" flow, copy the client configuration (its URL checked from the
-// clipboard); then a forged form from another origin and an expired
-// session, which change nothing.
+// clipboard), configure and prepare the execution profile, run a job with
+// an uploaded input in a real bubblewrap sandbox and download its output,
+// checking its sha256 in the page; then a forged form from another origin
+// and an expired session, which change nothing.
 func TestBrowserAdmin(t *testing.T) {
-	e := newEnv(t)
+	e := newJobEnv(t)
 	catURL := catalogServer(t)
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -75,6 +79,13 @@ func TestBrowserAdmin(t *testing.T) {
 	if err := os.WriteFile(zipPath, zipOf(t, reportSkill()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	input := []byte("one\ntwo\nthree\n")
+	inputPath := filepath.Join(t.TempDir(), "data.txt")
+	if err := os.WriteFile(inputPath, input, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inSum := sha256.Sum256(input)
+	outSum := sha256.Sum256([]byte("lines=3 sha256=" + hex.EncodeToString(inSum[:]) + "\n"))
 	b := browsertest.New(t)
 	var shots []string
 	start := time.Now()
@@ -173,6 +184,61 @@ func TestBrowserAdmin(t *testing.T) {
 		t.Errorf("copied configuration %+v, want url %s and an Authorization header", cfg, want)
 	}
 	shots = append(shots, b.Screenshots("06-project")...)
+
+	// The execution profile: the inspection's script is offered; enable it
+	// and prepare the environment (nothing to install: the interpreter is
+	// checked), following the preparation in place.
+	b.Do("open the profile", chromedp.Navigate(versionURL), chromedp.Click(chromedp.CSS("#profile-link")),
+		chromedp.WaitVisible(chromedp.CSS("#profile-form")))
+	if got := browsertest.Eval[string](b, "read the scripts", `document.getElementById("scripts-field").value`); got != "scripts/report.py" {
+		t.Errorf("suggested scripts %q", got)
+	}
+	b.Do("enable and save the profile", chromedp.Click(chromedp.CSS("#enabled")), chromedp.Click(chromedp.CSS("#save-profile")),
+		chromedp.WaitVisible(chromedp.CSS("#prepare-button")))
+	if got := b.Text("#profile-note"); !strings.Contains(got, "enabled") || !strings.Contains(got, "support") {
+		t.Errorf("profile note %q: want it enabled for support", got)
+	}
+	b.Do("prepare", chromedp.Click(chromedp.CSS("#prepare-button")), chromedp.WaitVisible(chromedp.CSS("#task")))
+	b.WaitFor("the preparation to end", `["done", "failed"].includes(document.getElementById("task").dataset.state)`)
+	if got := b.Text("#task-log"); !strings.Contains(got, "Prepared: ") {
+		t.Fatalf("preparation log %q", got)
+	}
+	shots = append(shots, b.Screenshots("08-prepare")...)
+
+	// A job: upload the input, run the script with arguments, download
+	// the output and check its digest in the page.
+	b.Do("open the project", chromedp.Navigate(e.srv.URL+"/projects/support"), chromedp.Click(chromedp.CSS("#create-job")),
+		chromedp.WaitVisible(chromedp.CSS("#input-file")))
+	b.Do("upload the input", chromedp.SendKeys(chromedp.CSS("#input-path"), "in/data.txt"),
+		chromedp.SetUploadFiles(chromedp.CSS("#input-file"), []string{inputPath}), chromedp.Click(chromedp.CSS("#upload")),
+		chromedp.WaitVisible(chromedp.CSS("#input-files")))
+	if got := b.Text("#input-files"); !strings.Contains(got, "in/data.txt") || !strings.Contains(got, hex.EncodeToString(inSum[:])) {
+		t.Errorf("inputs %q", got)
+	}
+	b.Do("give the arguments", chromedp.Evaluate[chromedp.Void](`document.getElementById("args").value = '["in/data.txt"]'`))
+	b.Do("run", chromedp.Click(chromedp.CSS("#run-button")), chromedp.WaitVisible(chromedp.CSS("#task")))
+	b.WaitFor("the run to end", `["done", "failed"].includes(document.getElementById("task").dataset.state)`)
+	if got := b.Text("#task-log"); !strings.Contains(got, "Exit code 0") {
+		t.Fatalf("run log %q", got)
+	}
+	shots = append(shots, b.Screenshots("09-run")...)
+	b.Do("open the job", chromedp.Click(chromedp.CSS("#task-result")), chromedp.WaitVisible(chromedp.CSS("#output-files")))
+	var got string
+	b.Do("download the output", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		got, err = chromedp.Evaluate[string](`(async () => {
+			const a = document.querySelector('#output-files a');
+			const r = await fetch(a.href, {credentials: "same-origin"});
+			if (!r.ok) return "status " + r.status;
+			const sum = await crypto.subtle.digest("SHA-256", await r.arrayBuffer());
+			return [...new Uint8Array(sum)].map(b => b.toString(16).padStart(2, "0")).join("");
+		})()`, chromedp.EvalAwaitPromise)(ctx, tg)
+		return chromedp.Void{}, err
+	})
+	if want := hex.EncodeToString(outSum[:]); got != want {
+		t.Errorf("downloaded output's sha256 %s, want %s", got, want)
+	}
+	shots = append(shots, b.Screenshots("10-job")...)
 
 	// A forged form from another origin changes nothing.
 	b.Do("submit a forged form from another origin", chromedp.Navigate(evil.URL), chromedp.Click(chromedp.CSS("#go")),

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -24,7 +25,10 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
+	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/bwrap"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/sandboxtest"
 	"github.com/skills-mcp/skills-mcp/internal/web/hubadmin"
 )
 
@@ -69,17 +73,51 @@ type env struct {
 	admin, write, read string
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { return newEnvJobs(t, false) }
+
+// newJobEnv is newEnv with a job service on the bubblewrap backend: jobs
+// run for real. Without bwrap the test is skipped loudly (failed under
+// CI=true).
+func newJobEnv(t testing.TB) *env { return newEnvJobs(t, true) }
+
+func newEnvJobs(t testing.TB, withJobs bool) *env {
 	t.Helper()
-	h, err := hub.Open(context.Background(), hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	ctx := context.Background()
+	if withJobs {
+		_, err := exec.LookPath("bwrap")
+		sandboxtest.Need(t, "bubblewrap (bwrap)", err)
+	}
+	h, err := hub.Open(ctx, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	a, err := api.New(api.Options{Hub: h, Version: "test"})
+	ao := api.Options{Hub: h, Version: "test"}
+	if withJobs {
+		// The sandbox runs as an unprivileged uid, which must be able to
+		// walk to the job folders.
+		tmp := t.TempDir()
+		for _, d := range []string{tmp, filepath.Dir(tmp)} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				t.Fatal(err)
+			}
+		}
+		svc, err := jobs.New(jobs.Options{Store: h.Store().(*store.DB), Executor: bwrap.New(nil), Replica: "ui-test",
+			Dir: filepath.Join(tmp, "jobs"), RunWait: 30 * time.Second, Poll: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { svc.Close() })
+		if _, _, err := svc.Start(ctx); err != nil {
+			sandboxtest.Need(t, "a working bubblewrap sandbox", err)
+		}
+		ao.Jobs = svc
+	}
+	a, err := api.New(ao)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { a.Close() })
 	e := &env{t: t, h: h, api: a, clk: &clock{t: time.Now()}}
 	adm, err := hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, Now: e.clk.now, SessionTTL: time.Hour})
 	if err != nil {
@@ -255,7 +293,7 @@ func zipOf(t testing.TB, files map[string]string) []byte {
 func reportSkill() map[string]string {
 	return map[string]string{
 		"SKILL.md": "---\nname: report\ndescription: Counts the lines of an input file and writes a report.\n---\n\n# Report\n\nRun `scripts/report.py INPUT`.\n",
-		"scripts/report.py": "#!/usr/bin/env python3\nimport sys, hashlib\n" +
+		"scripts/report.py": "#!/usr/bin/env python3\nimport os, sys, hashlib\nos.chdir('/work')\n" +
 			"data = open(sys.argv[1], 'rb').read()\n" +
 			"open('report.txt', 'w').write('lines=%d sha256=%s\\n' % (data.count(b'\\n'), hashlib.sha256(data).hexdigest()))\n",
 		"notes/<img src=x onerror=window.__pwned=1>.md": "<script>window.__pwned = 'file'</script>\n",
