@@ -21,6 +21,16 @@ type client struct {
 	token string
 }
 
+// upload is a request body passed on from the browser, with the length
+// it declared (-1: unknown).
+type upload struct {
+	r io.Reader
+	n int64
+}
+
+// uploadOf is the body of r, to pass on to the API.
+func uploadOf(r *http.Request) upload { return upload{r: r.Body, n: r.ContentLength} }
+
 // apiError is an error answer of the API.
 type apiError struct {
 	Status  int
@@ -55,8 +65,11 @@ func (c client) do(ctx context.Context, method, path string, q url.Values, body 
 // answer is an *apiError.
 func (c client) raw(ctx context.Context, method, path string, q url.Values, body any, ctype string) ([]byte, http.Header, error) {
 	var rd io.Reader
+	length := int64(-1)
 	switch b := body.(type) {
 	case nil:
+	case upload:
+		rd, length = b.r, b.n
 	case io.Reader:
 		rd = b
 	default:
@@ -74,6 +87,11 @@ func (c client) raw(ctx context.Context, method, path string, q url.Values, body
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return nil, nil, err
+	}
+	if length >= 0 {
+		// The API refuses a declared length over its bound before it
+		// reads a byte.
+		req.ContentLength = length
 	}
 	req.RemoteAddr = "127.0.0.1:0"
 	req.Header.Set("Authorization", "Bearer "+c.token)

@@ -253,7 +253,7 @@ func (a *Admin) jobAction(w http.ResponseWriter, r *http.Request) {
 			a.site.Error(w, r, http.StatusUnsupportedMediaType, "Not an upload", "Send the file with the upload form. Nothing was changed.")
 			return
 		}
-		if err := c.do(r.Context(), http.MethodPost, base+"/files", nil, r.Body, ct, nil); err != nil {
+		if err := c.do(r.Context(), http.MethodPost, base+"/files", nil, uploadOf(r), ct, nil); err != nil {
 			a.fail(w, r, err)
 			return
 		}

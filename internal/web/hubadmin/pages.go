@@ -303,7 +303,7 @@ func (a *Admin) importZip(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var inst hub.Installed
-	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/skills/import", nil, r.Body, ct, &inst); err != nil {
+	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/skills/import", nil, uploadOf(r), ct, &inst); err != nil {
 		a.fail(w, r, err)
 		return
 	}

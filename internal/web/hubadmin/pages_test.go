@@ -60,6 +60,15 @@ func TestAdminFlow(t *testing.T) {
 	if st, body = u.post("/projects", url.Values{"id": {"support"}, "name": {"Support bot"}}); st != http.StatusOK || !strings.Contains(body, "Support bot") {
 		t.Fatalf("create project answered %d:\n%s", st, body)
 	}
+	// A hostile name is text wherever it is shown.
+	hostile := `<script>window.__pwned=1</script><img src=x onerror=alert(1)>`
+	u.post("/projects", url.Values{"id": {"hostile"}, "name": {hostile}})
+	for _, p := range []string{"/projects", "/projects/hostile"} {
+		if _, b := u.get(p); strings.Contains(b, "<script>window") || strings.Contains(b, "<img src=x") || !strings.Contains(b, "&lt;script&gt;window.__pwned=1&lt;/script&gt;") {
+			t.Errorf("%s does not show the hostile name as text", p)
+		}
+	}
+	u.post("/projects/hostile/delete", url.Values{"confirm": {"yes"}})
 	if st, body = u.get("/projects/support/connect"); st != http.StatusOK || !strings.Contains(body, id) {
 		t.Fatalf("connect page answered %d:\n%s", st, body)
 	}
@@ -174,6 +183,11 @@ func TestRefusals(t *testing.T) {
 	}
 
 	admin := e.signIn(e.admin)
+	admin.get("/packages")
+	st, body = admin.upload("/packages/import", "file", "big.zip", make([]byte, 32<<20+1), nil)
+	if st != http.StatusRequestEntityTooLarge || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("an upload over 32 MiB got %d:\n%s", st, body)
+	}
 	st, body = admin.post("/projects", url.Values{"id": {"forged"}, "csrf": {"not-the-token"}})
 	if st != http.StatusForbidden || !strings.Contains(body, "Nothing was changed") {
 		t.Errorf("a forged form got %d:\n%s", st, body)
@@ -236,7 +250,7 @@ func TestFirstLoadBudget(t *testing.T) {
 		}
 		assets += len(b)
 	}
-	for _, p := range []string{"/catalog", "/packages", "/packages/" + id, "/packages/" + id + "/file?path=notes%2Fhuge.txt",
+	for _, p := range []string{"/catalog", "/packages", "/packages/" + id, "/packages/" + id + "/file?path=notes%2Fhuge.txt", "/packages/" + id + "/profile",
 		"/projects", "/projects/p", "/projects/p/connect", "/tokens", "/audit"} {
 		st, body := u.get(p)
 		if st != http.StatusOK {
@@ -286,4 +300,38 @@ func hubJS(t *testing.T, e *env, u *user) string {
 	}
 	t.Fatalf("the task page links no hub.js:\n%s", body)
 	return ""
+}
+
+// TestJobScopes: the execution profile needs an admin token, as the API
+// says; a read or write token's attempt is refused on a clear page and
+// the profile stays unset (checked through the API).
+func TestJobScopes(t *testing.T) {
+	e := newJobEnv(t)
+	admin := e.signIn(e.admin)
+	id := importReport(t, admin)
+	for _, secret := range []string{e.read, e.write} {
+		u := e.signIn(secret)
+		u.get("/packages/" + id + "/profile")
+		st, body := u.post("/packages/"+id+"/profile", url.Values{"runtime": {"python"}, "scripts": {"scripts/report.py"}, "timeout_seconds": {"60"}, "enabled": {"on"}})
+		if st != http.StatusForbidden || !strings.Contains(body, "scope admin") || !strings.Contains(body, "Nothing was changed") {
+			t.Errorf("a non-admin token setting a profile got %d:\n%s", st, body)
+		}
+		if st, body := u.post("/packages/"+id+"/prepare", url.Values{}); st != http.StatusForbidden {
+			t.Errorf("a non-admin token preparing got %d:\n%s", st, body)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/api/skills/"+id+"/profile", nil)
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the profile after refused changes: %d, want 404 (none)", resp.StatusCode)
+	}
+	// The admin's profile page offers the inspection's script.
+	if _, body := admin.get("/packages/" + id + "/profile"); !strings.Contains(body, ">scripts/report.py</textarea>") {
+		t.Errorf("the profile form does not offer the package's script:\n%s", body)
+	}
 }
