@@ -81,12 +81,14 @@ var allowed = map[string][]string{
 	"internal/web/markdown":    nil,
 	"internal/web/browse":      {"internal/catalog", "internal/httpserve", "internal/skillsext", "internal/web", "internal/web/markdown"},
 	"internal/web/browsertest": nil, // test support: headless Chromium
+	// The hub's administration in the browser: a web.Site calling the admin API.
+	"internal/web/hubadmin": {"internal/hub", "internal/hub/store", "internal/web"},
 	// The admin REST API, on the hub's operations.
 	"internal/hub/api": {"internal/hub", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox"},
 	// The hub's HTTP server: the API, /healthz, /metrics, the project endpoints.
 	"internal/hub/hubserve": {"internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/store"},
 	// What the hub commands do and print once the CLI has parsed their flags.
-	"internal/hub/hubcmd": {"internal/atomicfile", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker"},
+	"internal/hub/hubcmd": {"internal/atomicfile", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/web/hubadmin"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},

@@ -44,9 +44,10 @@ import (
 )
 
 // CSP is the Content-Security-Policy of every page: resources from the
-// site itself only (images also as data: URLs), no inline script or style,
-// forms posting only to the site, no framing, no <base>.
-const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; " +
+// site itself only (images also as data: URLs; script may fetch only from
+// the site, as the hub's progress pages poll it), no inline script or
+// style, forms posting only to the site, no framing, no <base>.
+const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 //go:embed templates
@@ -67,6 +68,11 @@ type Identity struct {
 	// Scopes are what the token may do; the site keeps them for the
 	// handlers (the hub checks them per action).
 	Scopes []string
+	// Credential is the token the session acts with, for pages that call
+	// an API on the user's behalf (the hub's administration calls its admin
+	// API with it). It lives in the session's memory only: no page, log or
+	// cookie carries it.
+	Credential string
 }
 
 // Options configures [NewSite]. A nil *Options means defaults.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub/endpoint"
 	"github.com/skills-mcp/skills-mcp/internal/hub/hubserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/web/hubadmin"
 )
 
 // CLIActor is who the audit log says made a change from the shell.
@@ -165,6 +167,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		return fmt.Errorf("hub serve: project endpoints: %w", err)
 	}
 	defer ep.Close()
+	var admin *hubadmin.Admin
 	srv, err := hubserve.New(hubserve.Options{
 		Hub:          h,
 		Logger:       logger,
@@ -177,9 +180,17 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		},
 		API: api.Options{OnTokenRevoked: ep.TokenRevoked, Jobs: js.svc,
 			Runtime: func(context.Context) []api.Backend { return js.backends }},
+		UI: func(a http.Handler) (http.Handler, error) {
+			var err error
+			admin, err = hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, BaseURL: strings.TrimSuffix(*baseURL, "/"), Logger: logger})
+			return admin, err
+		},
 	})
 	if err != nil {
 		return err
+	}
+	if admin != nil {
+		defer admin.Close()
 	}
 	// Said before the address, so that whoever waits for the address has
 	// read it.

@@ -5,7 +5,7 @@
 //	/api/…        the admin API (package api)
 //	GET /metrics  Prometheus metrics, for an admin token of scope read
 //	/p/…          the project endpoints, Options.Projects
-//	anything else a JSON 404
+//	anything else the web interface, Options.UI; without one a JSON 404
 //
 // Every answer of its own is JSON; a panic in a handler is logged and
 // answered 500, never taking the process down. Serve listens with a bound
@@ -52,6 +52,11 @@ type Options struct {
 	Collectors []prometheus.Collector
 	// API configures the admin API; its Hub and Logger are this server's.
 	API api.Options
+	// UI, if not nil, builds the web interface served at every path the
+	// routes above do not take (the hub's administration, package
+	// hubadmin), given the admin API it acts through. If nil, those paths
+	// answer a JSON 404.
+	UI func(api http.Handler) (http.Handler, error)
 	// Logger receives the server's logs. If nil, nothing is logged.
 	Logger *slog.Logger
 	// MaxConns bounds the connections open at once; if zero,
@@ -89,6 +94,7 @@ type Server struct {
 	log      *slog.Logger
 	api      *api.API
 	projects http.Handler
+	ui       http.Handler
 	mux      *http.ServeMux
 	maxConns int
 	reg      *prometheus.Registry
@@ -170,6 +176,11 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.api = a
+	if opts.UI != nil {
+		if s.ui, err = opts.UI(a); err != nil {
+			return nil, err
+		}
+	}
 	s.mux.HandleFunc("GET /healthz", s.health)
 	s.mux.Handle("GET /metrics", s.guardMetrics(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: nil})))
 	s.mux.Handle("/api/", a)
@@ -185,6 +196,10 @@ func New(opts Options) (*Server, error) {
 	// under the well-known prefix, followed by the endpoint's path.
 	s.mux.HandleFunc("/.well-known/oauth-protected-resource/p/", projects)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if s.ui != nil {
+			s.ui.ServeHTTP(w, r)
+			return
+		}
 		api.WriteError(w, api.NewError(http.StatusNotFound, api.CodeNotFound, "nothing here: the hub serves /api/ (see /api/openapi.json), /p/{project}/mcp, /healthz and /metrics"))
 	})
 	return s, nil

@@ -2,6 +2,7 @@ package hubserve_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -177,5 +178,39 @@ func TestServeShutsDown(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Serve did not return after its context ended")
+	}
+}
+
+// TestUI: the web interface gets every path the server's own routes do
+// not take, and acts through the API it was given.
+func TestUI(t *testing.T) {
+	h := open(t)
+	_, read, err := h.CreateToken(context.Background(), hub.TokenRequest{Scope: store.ScopeRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := hubserve.New(hubserve.Options{Hub: h, UI: func(a http.Handler) (http.Handler, error) {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The page asks the API, as the administration pages do.
+			req := httptest.NewRequest("GET", "/api/projects", nil)
+			req.Header.Set("Authorization", r.Header.Get("Authorization"))
+			rec := httptest.NewRecorder()
+			a.ServeHTTP(rec, req)
+			fmt.Fprintf(w, "ui %s api %d", r.URL.Path, rec.Code)
+		}), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	if code, body := get(t, srv, "/projects", read); code != 200 || body != "ui /projects api 200" {
+		t.Fatalf("ui: %d %s", code, body)
+	}
+	if code, body := get(t, srv, "/api/nothing", read); code != 404 || !strings.Contains(body, `"not_found"`) {
+		t.Fatalf("api under the ui: %d %s", code, body)
+	}
+	if code, _ := get(t, srv, "/healthz", ""); code != 200 {
+		t.Fatalf("healthz under the ui: %d", code)
 	}
 }

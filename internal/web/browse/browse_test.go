@@ -68,7 +68,7 @@ func TestPages(t *testing.T) {
 				t.Errorf("page shows the library's path %s", dir)
 			}
 			h := resp.Header
-			if got := h.Get("Content-Security-Policy"); got != "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'" {
+			if got := h.Get("Content-Security-Policy"); got != "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'" {
 				t.Errorf("CSP = %q", got)
 			}
 			if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Cache-Control") != "no-store" {

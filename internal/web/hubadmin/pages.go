@@ -1,0 +1,789 @@
+package hubadmin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/web"
+)
+
+// maxViewBytes bounds the escaped text the file viewer shows (96 KiB).
+const maxViewBytes = 96 << 10
+
+// maxFormBytes bounds a urlencoded form.
+const maxFormBytes = 64 << 10
+
+var funcs = map[string]any{
+	"vpath": func(id string) string { return "/packages/" + url.PathEscape(id) },
+	"ppath": func(id string) string { return "/projects/" + url.PathEscape(id) },
+	"fpath": func(id, p string) string {
+		return "/packages/" + url.PathEscape(id) + "/file?" + url.Values{"path": {p}}.Encode()
+	},
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+	"shorten":  web.Shorten,
+	"severity": func(s fmt.Stringer) string { return s.String() },
+	"short":    func(s string) string { return web.Shorten(s, 19) },
+}
+
+// notes are the fixed messages a redirect after a change may show (?ok=KEY);
+// the text is never taken from the URL.
+var notes = map[string]string{
+	"created":     "Created.",
+	"approved":    "Approved: the version may now be bound to projects.",
+	"unapproved":  "Approval withdrawn.",
+	"notes":       "Notes saved.",
+	"uninstalled": "Uninstalled.",
+	"bound":       "Connected: the project's endpoint serves the version now.",
+	"unbound":     "Disconnected.",
+	"paused":      "Paused: the endpoint refuses requests until resumed.",
+	"resumed":     "Resumed.",
+	"duplicated":  "Duplicated.",
+	"deleted":     "Deleted.",
+	"revoked":     "Revoked: the token opens nothing any more.",
+	"imported":    "Imported.",
+	"same":        "Already there: the same tree was installed before; nothing was written.",
+	"profile":     "Profile saved. A change to anything but enabled needs a new preparation.",
+	"uploaded":    "Uploaded.",
+}
+
+func note(r *http.Request) string { return notes[r.URL.Query().Get("ok")] }
+
+func (a *Admin) routes() {
+	s := a.site
+	s.Handle("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/catalog", http.StatusSeeOther) })
+	s.Handle("GET /catalog", a.catalog)
+	s.Handle("POST /catalog/refresh", a.refresh)
+	s.Handle("POST /catalog/install", a.installCatalog)
+	s.Handle("GET /packages", a.packages)
+	s.Handle("POST /packages/import", a.importZip)
+	s.Handle("POST /packages/install", a.installGit)
+	s.Handle("GET /packages/{id}", a.version)
+	s.Handle("GET /packages/{id}/file", a.file)
+	s.Handle("GET /packages/{id}/profile", a.profile)
+	s.Handle("POST /packages/{id}/{action}", a.versionAction)
+	s.Handle("GET /projects", a.projects)
+	s.Handle("POST /projects", a.createProject)
+	s.Handle("GET /projects/{id}", a.project)
+	s.Handle("GET /projects/{id}/connect", a.connect)
+	s.Handle("POST /projects/{id}/tokens", a.createProjectToken)
+	s.Handle("POST /projects/{id}/tokens/{tid}/revoke", a.revokeProjectToken)
+	s.Handle("POST /projects/{id}/{action}", a.projectAction)
+	s.Handle("POST /projects/{id}/jobs", a.createJob)
+	s.Handle("GET /projects/{id}/jobs/{jid}", a.job)
+	s.Handle("GET /projects/{id}/jobs/{jid}/file", a.jobFile)
+	s.Handle("POST /projects/{id}/jobs/{jid}/{action}", a.jobAction)
+	s.Handle("GET /tokens", a.tokens)
+	s.Handle("POST /tokens", a.createToken)
+	s.Handle("POST /tokens/{tid}/revoke", a.revokeToken)
+	s.Handle("GET /audit", a.audit)
+	s.Handle("GET /tasks/{id}", a.task)
+	s.Handle("GET /tasks/{id}/status", a.taskStatus)
+	s.Handle("/", func(w http.ResponseWriter, r *http.Request) {
+		a.site.NotFound(w, r, "There is no page at this address. The navigation lists the hub's pages.")
+	})
+}
+
+// fail shows an error of an API call as a page saying what happened and,
+// for a change, that nothing was changed.
+func (a *Admin) fail(w http.ResponseWriter, r *http.Request, err error) {
+	change := r.Method != http.MethodGet && r.Method != http.MethodHead
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		if errors.Is(err, context.Canceled) {
+			return
+		}
+		a.log.Error("hub admin pages: an API call failed", "path", r.URL.Path, "err", err)
+		a.site.Error(w, r, http.StatusInternalServerError, "Something went wrong", "The page could not be made; the server's log says why.")
+		return
+	}
+	msg := ae.Message
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	if change {
+		msg += " Nothing was changed."
+	}
+	switch ae.Status {
+	case http.StatusUnauthorized:
+		a.site.Error(w, r, http.StatusUnauthorized, "Your token is no longer accepted", msg+" Sign out and sign in with a valid admin token.")
+	case http.StatusForbidden:
+		a.site.Error(w, r, http.StatusForbidden, "Not allowed with this token", msg)
+	case http.StatusNotFound:
+		a.site.Error(w, r, http.StatusNotFound, "Not found", msg)
+	default:
+		heading := "Refused"
+		if ae.Status >= 500 {
+			heading = "The hub could not do that"
+		}
+		a.site.Error(w, r, ae.Status, heading, msg)
+	}
+}
+
+// form parses a urlencoded form (the CSRF check may have already).
+func form(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	r.ParseForm()
+}
+
+func (a *Admin) render(w http.ResponseWriter, r *http.Request, tmpl, title, nav string, data any) {
+	a.site.Render(w, r, http.StatusOK, web.Page{Template: tmpl, Title: title, Nav: nav, Data: data})
+}
+
+func redirect(w http.ResponseWriter, r *http.Request, path, ok string) {
+	if ok != "" {
+		path += "?ok=" + ok
+	}
+	http.Redirect(w, r, path, http.StatusSeeOther)
+}
+
+// ---- catalog
+
+type catalogData struct {
+	Q, Category string
+	Items       []hub.CatalogHit
+	Source      string
+	Total       int
+	Next        string
+	Categories  []string
+}
+
+func (a *Admin) catalog(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d := catalogData{Q: q.Get("q"), Category: q.Get("category")}
+	var out struct {
+		Items      []hub.CatalogHit `json:"items"`
+		Source     string           `json:"source"`
+		Total      int              `json:"total"`
+		NextCursor string           `json:"next_cursor"`
+	}
+	aq := url.Values{"limit": {"50"}}
+	for _, k := range []string{"q", "category", "cursor"} {
+		if v := q.Get(k); v != "" {
+			aq.Set(k, v)
+		}
+	}
+	if err := a.client(r).do(r.Context(), http.MethodGet, "/api/skills/catalog", aq, nil, "", &out); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	d.Items, d.Source, d.Total = out.Items, out.Source, out.Total
+	if out.NextCursor != "" {
+		nq := url.Values{"cursor": {out.NextCursor}}
+		if d.Q != "" {
+			nq.Set("q", d.Q)
+		}
+		if d.Category != "" {
+			nq.Set("category", d.Category)
+		}
+		d.Next = "/catalog?" + nq.Encode()
+	}
+	seen := map[string]bool{}
+	for _, it := range d.Items {
+		if it.Category != "" && !seen[it.Category] {
+			seen[it.Category] = true
+			d.Categories = append(d.Categories, it.Category)
+		}
+	}
+	if d.Category != "" && !seen[d.Category] {
+		d.Categories = append(d.Categories, d.Category)
+	}
+	sort.Strings(d.Categories)
+	a.render(w, r, "catalog.html", "Catalog", "catalog", d)
+}
+
+// refresh reads the catalog again from a URL, as a task.
+func (a *Admin) refresh(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	u := strings.TrimSpace(r.PostFormValue("url"))
+	if u == "" {
+		a.site.Error(w, r, http.StatusUnprocessableEntity, "No catalog URL", "Give the https URL of a catalog document to read. Nothing was changed.")
+		return
+	}
+	c := a.client(r)
+	t := a.tasks.start(owner(r), "Refresh the catalog", func(ctx context.Context, t *task) (string, error) {
+		t.say("Reading the catalog document…")
+		var info hub.CatalogInfo
+		if err := c.do(ctx, http.MethodPost, "/api/skills/catalog/sync", nil, map[string]string{"url": u}, "", &info); err != nil {
+			return "", err
+		}
+		t.say(fmt.Sprintf("The catalog holds %d items now (source %s).", info.Items, info.Source))
+		return "/catalog", nil
+	})
+	http.Redirect(w, r, "/tasks/"+t.id, http.StatusSeeOther)
+}
+
+func (a *Admin) installCatalog(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	id := r.PostFormValue("catalog_id")
+	a.install(w, r, "Install "+web.Shorten(id, 80), map[string]any{"catalog_id": id})
+}
+
+func (a *Admin) installGit(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	src := map[string]string{"repository": strings.TrimSpace(r.PostFormValue("repository"))}
+	for _, k := range []string{"path", "ref", "commit"} {
+		if v := strings.TrimSpace(r.PostFormValue(k)); v != "" {
+			src[k] = v
+		}
+	}
+	a.install(w, r, "Install from "+web.Shorten(src["repository"], 80), map[string]any{"source": src})
+}
+
+// install runs an install as a task whose page goes on to the version.
+func (a *Admin) install(w http.ResponseWriter, r *http.Request, title string, body map[string]any) {
+	c := a.client(r)
+	t := a.tasks.start(owner(r), title, func(ctx context.Context, t *task) (string, error) {
+		t.say("Fetching the package and checking its files…")
+		var inst hub.Installed
+		if err := c.do(ctx, http.MethodPost, "/api/skills/install", nil, body, "", &inst); err != nil {
+			return "", err
+		}
+		if inst.Created {
+			t.say(fmt.Sprintf("Installed %s: %d files, %s.", inst.Version.ID, inst.Version.FileCount, web.FormatBytes(inst.Version.Size)))
+		} else {
+			t.say("Already installed as " + inst.Version.ID + ": nothing was written.")
+		}
+		t.say(fmt.Sprintf("Inspection: %d findings, %d scripts.", len(inst.Inspection.Findings), len(inst.Inspection.Scripts)))
+		return "/packages/" + url.PathEscape(inst.Version.ID), nil
+	})
+	http.Redirect(w, r, "/tasks/"+t.id, http.StatusSeeOther)
+}
+
+// ---- packages
+
+type packagesData struct {
+	Note     string
+	Packages []struct {
+		Name     string        `json:"name"`
+		Versions []hub.Version `json:"versions"`
+	} `json:"packages"`
+	NextCursor string `json:"next_cursor"`
+	Next       string `json:"-"`
+}
+
+func (a *Admin) packages(w http.ResponseWriter, r *http.Request) {
+	var d packagesData
+	q := url.Values{"limit": {"200"}}
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		q.Set("cursor", c)
+	}
+	if err := a.client(r).do(r.Context(), http.MethodGet, "/api/skills", q, nil, "", &d); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if d.NextCursor != "" {
+		d.Next = "/packages?" + url.Values{"cursor": {d.NextCursor}}.Encode()
+	}
+	d.Note = note(r)
+	a.render(w, r, "packages.html", "Skills", "packages", d)
+}
+
+// importZip passes the uploaded form on to the API as it came: the file is
+// streamed, never held whole by the page.
+func (a *Admin) importZip(w http.ResponseWriter, r *http.Request) {
+	ct := r.Header.Get("Content-Type")
+	if !strings.HasPrefix(ct, "multipart/form-data") {
+		a.site.Error(w, r, http.StatusUnsupportedMediaType, "Not an upload", "Send the ZIP with the import form. Nothing was changed.")
+		return
+	}
+	var inst hub.Installed
+	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/skills/import", nil, uploadOf(r), ct, &inst); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	ok := "imported"
+	if !inst.Created {
+		ok = "same"
+	}
+	redirect(w, r, "/packages/"+url.PathEscape(inst.Version.ID), ok)
+}
+
+type versionData struct {
+	Note string
+	hub.Inspected
+	Frontmatter []kv
+}
+
+type kv struct{ Key, Value string }
+
+func (a *Admin) version(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var d versionData
+	if err := a.client(r).do(r.Context(), http.MethodGet, "/api/skills/"+url.PathEscape(id), nil, nil, "", &d.Inspected); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	var fm map[string]any
+	if json.Unmarshal(d.Version.Frontmatter, &fm) == nil {
+		for k, v := range fm {
+			s, ok := v.(string)
+			if !ok {
+				b, _ := json.Marshal(v)
+				s = string(b)
+			}
+			d.Frontmatter = append(d.Frontmatter, kv{k, web.Shorten(s, 2000)})
+		}
+		sort.Slice(d.Frontmatter, func(i, j int) bool { return d.Frontmatter[i].Key < d.Frontmatter[j].Key })
+	}
+	d.Note = note(r)
+	a.render(w, r, "version.html", d.Version.ID, "packages", d)
+}
+
+type fileData struct {
+	ID, Path, Digest, ContentType string
+	Size                          int64
+	Text                          string
+	Binary, Cut                   bool
+}
+
+func (a *Admin) file(w http.ResponseWriter, r *http.Request) {
+	id, p := r.PathValue("id"), r.URL.Query().Get("path")
+	body, h, err := a.client(r).raw(r.Context(), http.MethodGet, "/api/skills/"+url.PathEscape(id)+"/file", url.Values{"path": {p}}, nil, "")
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	d := fileData{ID: id, Path: p, Digest: h.Get("X-Content-Digest"), ContentType: h.Get("Content-Type"), Size: int64(len(body))}
+	head := body[:min(len(body), 8000)]
+	if bytes.IndexByte(head, 0) >= 0 {
+		d.Binary = true
+	} else {
+		d.Text, d.Cut = web.CutEscaped(visible(body), maxViewBytes)
+	}
+	a.render(w, r, "file.html", p, "packages", d)
+}
+
+// visible is b as text, each invalid byte shown as U+FFFD.
+func visible(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			sb.WriteRune(utf8.RuneError)
+		} else {
+			sb.Write(b[:n])
+		}
+		b = b[n:]
+	}
+	return sb.String()
+}
+
+func (a *Admin) versionAction(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	id := r.PathValue("id")
+	base := "/api/skills/" + url.PathEscape(id)
+	c := a.client(r)
+	var err error
+	ok, to := "", "/packages/"+url.PathEscape(id)
+	switch r.PathValue("action") {
+	case "approve":
+		err, ok = c.do(r.Context(), http.MethodPost, base+"/approval", nil, nil, "", nil), "approved"
+	case "unapprove":
+		err, ok = c.do(r.Context(), http.MethodDelete, base+"/approval", nil, nil, "", nil), "unapproved"
+	case "notes":
+		err, ok = c.do(r.Context(), http.MethodPut, base+"/notes", nil, map[string]string{"notes": r.PostFormValue("notes")}, "", nil), "notes"
+	case "profile":
+		err, ok, to = a.setProfile(w, r, id), "profile", to+"/profile"
+	case "prepare":
+		a.prepare(w, r, id)
+		return
+	case "uninstall":
+		if r.PostFormValue("confirm") != "yes" {
+			a.site.Error(w, r, http.StatusUnprocessableEntity, "Not confirmed", "Tick the box to confirm the uninstall. Nothing was changed.")
+			return
+		}
+		err, ok, to = c.do(r.Context(), http.MethodDelete, base, nil, nil, "", nil), "uninstalled", "/packages"
+	default:
+		a.site.NotFound(w, r, "A version has no such action.")
+		return
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	redirect(w, r, to, ok)
+}
+
+// ---- projects
+
+type projectsData struct {
+	Note     string
+	Projects []store.Project `json:"projects"`
+	Next     string          `json:"next_cursor"`
+}
+
+func (a *Admin) projects(w http.ResponseWriter, r *http.Request) {
+	var d projectsData
+	q := url.Values{"limit": {"200"}}
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		q.Set("cursor", c)
+	}
+	if err := a.client(r).do(r.Context(), http.MethodGet, "/api/projects", q, nil, "", &d); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if d.Next != "" {
+		d.Next = "/projects?" + url.Values{"cursor": {d.Next}}.Encode()
+	}
+	d.Note = note(r)
+	a.render(w, r, "projects.html", "Projects", "projects", d)
+}
+
+func (a *Admin) createProject(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	id := strings.TrimSpace(r.PostFormValue("id"))
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	if name == "" {
+		name = id
+	}
+	var p store.Project
+	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/projects", nil, map[string]string{"id": id, "name": name}, "", &p); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	redirect(w, r, "/projects/"+url.PathEscape(p.ID), "created")
+}
+
+type projectData struct {
+	Note     string
+	Project  store.Project
+	Skills   []hub.Bound
+	Tokens   []store.Token
+	Endpoint string
+	Snippet  string
+	NewToken *newToken
+	Jobs     jobsList
+}
+
+type newToken struct {
+	Token  store.Token `json:"token"`
+	Secret string      `json:"secret"`
+}
+
+func (a *Admin) loadProject(r *http.Request, id string) (*projectData, error) {
+	c := a.client(r)
+	base := "/api/projects/" + url.PathEscape(id)
+	d := &projectData{}
+	if err := c.do(r.Context(), http.MethodGet, base, nil, nil, "", &d.Project); err != nil {
+		return nil, err
+	}
+	var sk struct {
+		Skills []hub.Bound `json:"skills"`
+	}
+	if err := c.do(r.Context(), http.MethodGet, base+"/skills", url.Values{"limit": {"1000"}}, nil, "", &sk); err != nil {
+		return nil, err
+	}
+	var tk struct {
+		Tokens []store.Token `json:"tokens"`
+	}
+	if err := c.do(r.Context(), http.MethodGet, base+"/tokens", url.Values{"limit": {"1000"}}, nil, "", &tk); err != nil {
+		return nil, err
+	}
+	d.Skills, d.Tokens = sk.Skills, tk.Tokens
+	var err error
+	if d.Jobs, err = a.projectJobs(r, id); err != nil {
+		return nil, err
+	}
+	d.Endpoint = a.origin(r) + "/p/" + url.PathEscape(d.Project.ID) + "/mcp"
+	d.Snippet = snippet(d.Project.ID, d.Endpoint)
+	return d, nil
+}
+
+// snippet is an MCP client's configuration for a project's endpoint, with
+// a placeholder where the project token goes.
+func snippet(id, endpoint string) string {
+	type server struct {
+		Type    string            `json:"type"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	cfg := map[string]any{"mcpServers": map[string]server{
+		"skills-" + id: {Type: "http", URL: endpoint, Headers: map[string]string{"Authorization": "Bearer <project token>"}},
+	}}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the page escapes it; the text must read as written
+	enc.SetIndent("", "  ")
+	enc.Encode(cfg)
+	return strings.TrimSpace(b.String())
+}
+
+// origin is the hub's external URL: the configured base, else the one
+// the browser used.
+func (a *Admin) origin(r *http.Request) string {
+	if a.baseURL != "" {
+		return strings.TrimSuffix(a.baseURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func (a *Admin) project(w http.ResponseWriter, r *http.Request) {
+	d, err := a.loadProject(r, r.PathValue("id"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	d.Note = note(r)
+	a.render(w, r, "project.html", d.Project.Name, "projects", d)
+}
+
+type connectData struct {
+	Project  store.Project
+	Bound    map[string]bool
+	Versions []hub.Version
+}
+
+// connect is the "+" flow: the installed versions, each with a button that
+// binds it to the project.
+func (a *Admin) connect(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	d, err := a.loadProject(r, id)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	var pk struct {
+		Packages []struct {
+			Versions []hub.Version `json:"versions"`
+		} `json:"packages"`
+	}
+	if err := a.client(r).do(r.Context(), http.MethodGet, "/api/skills", url.Values{"limit": {"1000"}}, nil, "", &pk); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	cd := connectData{Project: d.Project, Bound: map[string]bool{}}
+	for _, b := range d.Skills {
+		cd.Bound[b.Version.ID] = true
+	}
+	for _, p := range pk.Packages {
+		cd.Versions = append(cd.Versions, p.Versions...)
+	}
+	a.render(w, r, "connect.html", "Connect a skill to "+d.Project.Name, "projects", cd)
+}
+
+func (a *Admin) projectAction(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	id := r.PathValue("id")
+	base := "/api/projects/" + url.PathEscape(id)
+	c, ctx := a.client(r), r.Context()
+	to := base[len("/api"):]
+	var err error
+	var ok string
+	switch r.PathValue("action") {
+	case "bind":
+		err, ok = c.do(ctx, http.MethodPut, base+"/skills/"+url.PathEscape(r.PostFormValue("skill_id")), nil, nil, "", nil), "bound"
+	case "unbind":
+		err, ok = c.do(ctx, http.MethodDelete, base+"/skills/"+url.PathEscape(r.PostFormValue("skill_id")), nil, nil, "", nil), "unbound"
+	case "pause":
+		err, ok = c.do(ctx, http.MethodPost, base+"/pause", nil, nil, "", nil), "paused"
+	case "resume":
+		err, ok = c.do(ctx, http.MethodPost, base+"/resume", nil, nil, "", nil), "resumed"
+	case "duplicate":
+		nid := strings.TrimSpace(r.PostFormValue("new_id"))
+		name := strings.TrimSpace(r.PostFormValue("new_name"))
+		if name == "" {
+			name = nid
+		}
+		err, ok, to = c.do(ctx, http.MethodPost, base+"/duplicate", nil, map[string]string{"id": nid, "name": name}, "", nil), "duplicated", "/projects/"+url.PathEscape(nid)
+	case "delete":
+		if r.PostFormValue("confirm") != "yes" {
+			a.site.Error(w, r, http.StatusUnprocessableEntity, "Not confirmed", "Tick the box to confirm the deletion. Nothing was changed.")
+			return
+		}
+		err, ok, to = c.do(ctx, http.MethodDelete, base, nil, nil, "", nil), "deleted", "/projects"
+	default:
+		a.site.NotFound(w, r, "A project has no such action.")
+		return
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	redirect(w, r, to, ok)
+}
+
+func tokenOptions(r *http.Request) map[string]string {
+	o := map[string]string{}
+	if v := strings.TrimSpace(r.PostFormValue("name")); v != "" {
+		o["name"] = v
+	}
+	if v := strings.TrimSpace(r.PostFormValue("expires_in")); v != "" {
+		o["expires_in"] = v
+	}
+	return o
+}
+
+func (a *Admin) createProjectToken(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	id := r.PathValue("id")
+	var nt newToken
+	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/projects/"+url.PathEscape(id)+"/tokens", nil, tokenOptions(r), "", &nt); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	d, err := a.loadProject(r, id)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	d.NewToken = &nt
+	a.render(w, r, "project.html", d.Project.Name, "projects", d)
+}
+
+func (a *Admin) revokeProjectToken(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := a.client(r).do(r.Context(), http.MethodDelete, "/api/projects/"+url.PathEscape(id)+"/tokens/"+url.PathEscape(r.PathValue("tid")), nil, nil, "", nil); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	redirect(w, r, "/projects/"+url.PathEscape(id), "revoked")
+}
+
+// ---- admin tokens
+
+type tokensData struct {
+	Note     string
+	Tokens   []store.Token `json:"tokens"`
+	NewToken *newToken     `json:"-"`
+}
+
+func (a *Admin) loadTokens(r *http.Request) (*tokensData, error) {
+	d := &tokensData{}
+	err := a.client(r).do(r.Context(), http.MethodGet, "/api/tokens", url.Values{"limit": {"1000"}}, nil, "", d)
+	return d, err
+}
+
+func (a *Admin) tokens(w http.ResponseWriter, r *http.Request) {
+	d, err := a.loadTokens(r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	d.Note = note(r)
+	a.render(w, r, "tokens.html", "Tokens", "tokens", d)
+}
+
+func (a *Admin) createToken(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	body := map[string]any{"scope": r.PostFormValue("scope")}
+	for k, v := range tokenOptions(r) {
+		body[k] = v
+	}
+	var nt newToken
+	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/tokens", nil, body, "", &nt); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	d, err := a.loadTokens(r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	d.NewToken = &nt
+	a.render(w, r, "tokens.html", "Tokens", "tokens", d)
+}
+
+func (a *Admin) revokeToken(w http.ResponseWriter, r *http.Request) {
+	if err := a.client(r).do(r.Context(), http.MethodDelete, "/api/tokens/"+url.PathEscape(r.PathValue("tid")), nil, nil, "", nil); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	redirect(w, r, "/tokens", "revoked")
+}
+
+// ---- audit
+
+type auditData struct {
+	Filter  map[string]string
+	Entries []store.AuditEntry `json:"entries"`
+	Cursor  string             `json:"next_cursor"`
+	Next    string             `json:"-"`
+}
+
+var auditFilters = []string{"actor", "action", "object_kind", "object_id", "since", "until"}
+
+func (a *Admin) audit(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d := auditData{Filter: map[string]string{}}
+	aq := url.Values{"limit": {"100"}}
+	for _, k := range append(auditFilters, "cursor") {
+		if v := strings.TrimSpace(q.Get(k)); v != "" {
+			if k == "since" || k == "until" {
+				v = rfc3339(v)
+			}
+			aq.Set(k, v)
+			d.Filter[k] = q.Get(k)
+		}
+	}
+	if err := a.client(r).do(r.Context(), http.MethodGet, "/api/audit", aq, nil, "", &d); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if d.Cursor != "" {
+		nq := url.Values{}
+		for _, k := range auditFilters {
+			if v := d.Filter[k]; v != "" {
+				nq.Set(k, v)
+			}
+		}
+		nq.Set("cursor", d.Cursor)
+		d.Next = "/audit?" + nq.Encode()
+	}
+	a.render(w, r, "audit.html", "Audit log", "audit", d)
+}
+
+// rfc3339 turns the value of a datetime-local field (2026-01-02T15:04) into
+// RFC 3339 in UTC; anything else is passed on for the API to judge.
+func rfc3339(v string) string {
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC().Format(time.RFC3339)
+		}
+	}
+	return v
+}
+
+// ---- tasks
+
+func (a *Admin) task(w http.ResponseWriter, r *http.Request) {
+	t := a.tasks.get(owner(r), r.PathValue("id"))
+	if t == nil {
+		a.site.NotFound(w, r, "No such task: tasks are kept while the server runs, for the session that started them.")
+		return
+	}
+	a.render(w, r, "task.html", t.title, "", t.view(time.Now()))
+}
+
+func (a *Admin) taskStatus(w http.ResponseWriter, r *http.Request) {
+	t := a.tasks.get(owner(r), r.PathValue("id"))
+	w.Header().Set("Content-Type", "application/json")
+	if t == nil {
+		w.WriteHeader(http.StatusNotFound)
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": "not_found", "message": "no such task"}})
+		return
+	}
+	json.NewEncoder(w).Encode(t.view(time.Now()))
+}
