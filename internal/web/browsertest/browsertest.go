@@ -75,6 +75,9 @@ func New(t testing.TB) *Browser {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.UserDataDir(t.TempDir()),
+		// Chromium keeps its singleton socket folder in TMPDIR: inside the
+		// test's own folder, so nothing is left in the system's.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 		chromedp.Headless,
 		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox cannot start
 		chromedp.DisableGPU,
