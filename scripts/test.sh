@@ -16,6 +16,7 @@
 # Environment:
 #   FUZZTIME=30s        how long each fuzz target runs (go test -fuzztime syntax)
 #   ATTACK=1m           how long the attack run lasts
+#   SKILLS_TEST_OUT=DIR where the browser tests save screenshots (default .test-out/ here)
 #   SKIP_CONFORMANCE=1  skip steps 7 to 9 (npm, the conformance suite and the real clients), for
 #                       quick local loops. CI never sets it.
 set -euo pipefail
@@ -24,6 +25,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 FUZZTIME=${FUZZTIME:-10s}
 ATTACK=${ATTACK:-20s}
+# The browser tests' screenshots (375 and 1280 px per step) and, for a failing flow, the page's
+# HTML and console log, kept after the run for whoever looks.
+export SKILLS_TEST_OUT=${SKILLS_TEST_OUT:-$PWD/.test-out}
 
 step() { printf '\n==> %s\n' "$*"; }
 fail() {
