@@ -271,9 +271,10 @@ func (s *Service) usable() error {
 	return s.ready
 }
 
-// Close stops the workers and kills the runs this replica owns; each is
-// stored as stopped ("the hub shut down during the run"), or locked when
-// its kill was not confirmed. It waits for all of them.
+// Close stops the workers and kills the runs this replica owns; each job
+// is stored as stopped ("the hub shut down during the run"), or locked
+// when its kill was not confirmed, and each preparation fails. It waits
+// for all of them.
 func (s *Service) Close() error {
 	s.mu.Lock()
 	s.closed = true

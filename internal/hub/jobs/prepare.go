@@ -55,13 +55,25 @@ func (s *Service) Prepare(ctx context.Context, versionID int64) (store.Profile, 
 		return store.Profile{}, fmt.Errorf("preparing version %d: the package's files could not be verified: %w", versionID, err)
 	}
 	name := s.prepName()
+	// The preparation is one of this replica's runs: Close kills its
+	// sandbox and waits for it.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	h := &runHandle{cancel: cancel, done: make(chan struct{})}
 	s.mu.Lock()
-	s.runs[name] = &runHandle{done: make(chan struct{})}
+	if s.closed {
+		s.mu.Unlock()
+		return p, ErrClosed
+	}
+	s.runs[name] = h
+	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.runs, name)
 		s.mu.Unlock()
+		close(h.done)
+		s.wg.Done()
 	}()
 
 	interp := interpreter(p)
@@ -69,7 +81,9 @@ func (s *Service) Prepare(ctx context.Context, versionID int64) (store.Profile, 
 		argv   []string
 		mounts = []sandbox.Mount{{Host: pkg, Target: packageTarget}}
 		build  string
-		env    = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/tmp"}
+		// keepBuild keeps the build folder of a sandbox that may still run.
+		keepBuild bool
+		env       = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/tmp"}
 	)
 	switch {
 	case p.Runtime == store.RuntimePython && exists(filepath.Join(pkg, "requirements.txt")):
@@ -101,7 +115,13 @@ func (s *Service) Prepare(ctx context.Context, versionID int64) (store.Profile, 
 		if build, err = os.MkdirTemp(s.dir("layers"), ".build-"); err != nil {
 			return p, fmt.Errorf("preparing version %d: %w", versionID, err)
 		}
-		defer removeTree(build)
+		// Kept when the build sandbox is not confirmed gone: it may still
+		// write there.
+		defer func() {
+			if !keepBuild {
+				removeTree(build)
+			}
+		}()
 		if err := os.Chmod(build, 0o777); err != nil {
 			return p, err
 		}
@@ -125,6 +145,7 @@ func (s *Service) Prepare(ctx context.Context, versionID int64) (store.Profile, 
 	}
 	r, err := s.ex.Run(ctx, spec)
 	if err != nil {
+		keepBuild = errors.Is(err, sandbox.ErrUnconfirmed)
 		log := fmt.Sprintf("$ %s\nthe build sandbox (%s) failed: %v\n", strings.Join(argv, " "), s.ex.Name(), err)
 		s.recordFailure(versionID, p.Revision, log)
 		return p, fmt.Errorf("%w: version %d: the build sandbox failed: %w", ErrPrepareFailed, versionID, err)

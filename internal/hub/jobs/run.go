@@ -166,7 +166,14 @@ func (s *Service) runJob(ctx context.Context, j store.Job) (store.JobResult, []s
 		return failed(err.Error()), nil, ""
 	}
 	work := s.dir("work", j.ID)
-	defer removeTree(work)
+	// A sandbox not confirmed gone may still write there: its folder is
+	// kept until Recover confirms it gone (and removes it).
+	keepWork := false
+	defer func() {
+		if !keepWork {
+			removeTree(work)
+		}
+	}()
 	inputs, err := s.layOutInputs(ctx, j.ID, work)
 	if err != nil {
 		return failed("the job's inputs could not be laid out: " + err.Error()), nil, ""
@@ -174,6 +181,7 @@ func (s *Service) runJob(ctx context.Context, j store.Job) (store.JobResult, []s
 	spec := s.spec(p, pkg, layer, work, j)
 	r, err := s.ex.Run(ctx, spec)
 	if errors.Is(err, sandbox.ErrUnconfirmed) {
+		keepWork = true
 		return store.JobResult{}, nil, "its sandbox could not be confirmed gone; its files are held until an operator or a restart confirms it: " + err.Error()
 	}
 	if err != nil {

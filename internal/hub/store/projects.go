@@ -340,7 +340,7 @@ var activeJobStates = []string{"running", "locked"}
 // DeleteProject removes a project with its bindings, its tokens and its
 // job records, in one transaction. Job files are kept for the operator's
 // recovery: each job that has files leaves a JobRemnant naming them
-// (JobRemnants, ReadRemnantFile, PurgeJobRemnant). Refused with a
+// (JobRemnants, ReadJobFile by the job's id, PurgeJobRemnant). Refused with a
 // *JobsError while one of the project's jobs runs or is locked.
 func (s *DB) DeleteProject(ctx context.Context, id string) error {
 	_, err := s.projectTx(ctx, id, "deleting project "+id, func(tx *sql.Tx, p *lockedProject) (bool, error) {
