@@ -143,10 +143,13 @@ feed:
 	}
 	slices.SortFunc(rep.Repositories, func(a, b RepoReport) int { return cmp.Compare(a.Repository, b.Repository) })
 	slices.SortFunc(snap.Sources, func(a, b index.Source) int { return cmp.Compare(a.Repository, b.Repository) })
-	slices.SortFunc(snap.Items, func(a, b index.Item) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(snap.Items, func(a, b index.Item) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Repository, b.Repository))
+	})
 	// Two repositories may claim one id (a file URL and its mirror's
 	// public URL are different repositories with one path); the first
-	// in order keeps it, the other is reported.
+	// by repository URL keeps it, whatever the order they were given in,
+	// and the other is reported.
 	items := snap.Items[:0]
 	for i, it := range snap.Items {
 		if i > 0 && snap.Items[i-1].ID == it.ID {

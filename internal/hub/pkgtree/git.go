@@ -159,12 +159,8 @@ func openAt(ctx context.Context, src GitSource) (*git.Repository, plumbing.Hash,
 		h, err := resolveLocal(repo, src.Ref, src.Commit)
 		return repo, h, err
 	}
-	u, err := url.Parse(src.URL)
-	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return nil, plumbing.ZeroHash, fmt.Errorf("%w: %q: only https URLs and local paths are read", ErrSource, src.URL)
-	}
-	if u.User != nil {
-		return nil, plumbing.ZeroHash, fmt.Errorf("%w: the URL carries credentials; remove them", ErrSource)
+	if err := checkRemote(src.URL); err != nil {
+		return nil, plumbing.ZeroHash, err
 	}
 	return fetchRemote(ctx, src)
 }

@@ -217,7 +217,11 @@ func (b *Browser) search(w http.ResponseWriter, r *http.Request) {
 	f := b.facetsOf(snap)
 	d.Libraries, d.Categories = f.libraries, f.categories
 	d.Page, _ = strconv.Atoi(q.Get("page"))
-	d.Page = max(0, min(d.Page, maxPages-1))
+	last := maxPages - 1 // a ranked search pages this deep at most
+	if d.Query == "" {
+		last = len(snap.Skills()) / PageSize // the listing pages through every skill
+	}
+	d.Page = max(0, min(d.Page, last))
 	from := d.Page * PageSize
 	more := false
 	if d.Query != "" {

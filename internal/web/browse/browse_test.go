@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -293,5 +294,32 @@ func TestLoadingPageRefreshes(t *testing.T) {
 			!strings.Contains(body, "scanning its libraries") {
 			t.Errorf("%s while scanning: %d\n%s", p, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestListingPagesPastTheRankedBound: the listing without a query pages
+// through every skill (the ranked search's bound of maxPages does not
+// apply to it), and the last page's Next link is absent, not a loop back
+// to the same page.
+func TestListingPagesPastTheRankedBound(t *testing.T) {
+	n := maxPages*PageSize + 30
+	ts, _ := testServer(t, scanFS(t, "gen", generatedLibrary(t, n)), nil)
+	resp, body := get(t, nil, ts.URL+"/?page="+strconv.Itoa(maxPages-1))
+	if resp.StatusCode != 200 || !strings.Contains(body, `href="/?page=`+strconv.Itoa(maxPages)+`"`) {
+		t.Fatalf("page %d: status %d, no link to page %d:\n%s", maxPages-1, resp.StatusCode, maxPages, body)
+	}
+	_, last := get(t, nil, ts.URL+"/?page="+strconv.Itoa(maxPages))
+	if want := `start="` + strconv.Itoa(maxPages*PageSize+1) + `"`; !strings.Contains(last, want) {
+		t.Errorf("page %d does not start at result %d", maxPages, maxPages*PageSize+1)
+	}
+	if got := strings.Count(last, `<a class="name"`); got != 30 {
+		t.Errorf("page %d lists %d skills, want the last 30", maxPages, got)
+	}
+	if strings.Contains(last, `rel="next"`) {
+		t.Errorf("the last page links to a next one")
+	}
+	_, huge := get(t, nil, ts.URL+"/?page=99999999999999999")
+	if !strings.Contains(huge, `start="`+strconv.Itoa(maxPages*PageSize+1)+`"`) {
+		t.Errorf("a page number past the end is not the last page")
 	}
 }
