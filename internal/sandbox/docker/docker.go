@@ -196,16 +196,24 @@ func (e *Executor) Kill(ctx context.Context, name string) error {
 		r.once.Do(func() { close(r.kill) })
 		select {
 		case <-r.done:
-			if errors.Is(r.err, sandbox.ErrUnconfirmed) {
-				return r.err
+			if !errors.Is(r.err, sandbox.ErrUnconfirmed) {
+				return nil
 			}
-			return nil
+			// Its Run could not confirm the container gone: try again
+			// below, and forget the run once it is.
 		case <-ctx.Done():
 			return fmt.Errorf("docker: kill %s: %w (%v)", name, sandbox.ErrUnconfirmed, ctx.Err())
 		}
 	}
 	if err := e.remove(ctx, e.containerName(name)); err != nil {
 		return fmt.Errorf("docker: kill %s: %w", name, err)
+	}
+	if r != nil {
+		e.mu.Lock()
+		if e.runs[name] == r {
+			delete(e.runs, name)
+		}
+		e.mu.Unlock()
 	}
 	return nil
 }
