@@ -161,7 +161,12 @@ func newPreparations() *preparations {
 // Close stops the preparations this API started and waits for them; the
 // job routes refuse afterwards (the service is closing too).
 func (a *API) Close() error {
+	// Cancelled under the lock that startPrepare checks the context and
+	// adds to the group under: a preparation either sees the cancellation
+	// or is counted before Wait begins.
+	a.preps.mu.Lock()
 	a.preps.cancel()
+	a.preps.mu.Unlock()
 	a.preps.wg.Wait()
 	return nil
 }

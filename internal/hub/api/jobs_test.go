@@ -7,11 +7,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"mime/multipart"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -326,4 +328,40 @@ func TestJobsWithoutBackend(t *testing.T) {
 
 	plain := newEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
 	plain.want(plain.do("GET", "/api/projects/p/skill-jobs", plain.read, nil), 503, api.CodeSandboxUnavailable)
+}
+
+// TestPrepareRacesClose: preparations asked for while the API closes are
+// either started before Close waits, and so waited for, or refused with
+// 503; none is left running once Close has returned.
+func TestPrepareRacesClose(t *testing.T) {
+	e, _ := newJobEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")}, nil)
+	id := e.install(map[string]string{"SKILL.md": copierMD, "scripts/copy.py": "print('copy')\n"})
+	e.want(e.do("PUT", "/api/skills/"+id+"/profile", e.admin, map[string]any{"runtime": "bash", "scripts": []string{"scripts/copy.py"}, "timeout_seconds": 5, "enabled": true}), 200, "")
+	prepare := func() int {
+		r := httptest.NewRequest("POST", "/api/skills/"+id+"/prepare", nil)
+		r.Header.Set("Authorization", "Bearer "+e.admin)
+		rec := httptest.NewRecorder()
+		e.a.ServeHTTP(rec, r)
+		return rec.Code
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 40)
+	for i := range codes {
+		wg.Go(func() { codes[i] = prepare() })
+	}
+	e.a.Close()
+	wg.Wait()
+	for _, c := range codes {
+		if c != 202 && c != 409 && c != 503 {
+			t.Fatalf("prepare while closing: %d", c)
+		}
+	}
+	if c := prepare(); c != 503 {
+		t.Fatalf("prepare after Close: %d, want 503", c)
+	}
+	var prep api.Preparation
+	e.do("GET", "/api/skills/"+id+"/prepare", e.read, nil).decode(t, &prep)
+	if prep.State == "running" {
+		t.Fatalf("a preparation still runs after Close: %+v", prep)
+	}
 }

@@ -13,7 +13,7 @@ import (
 // progress, polled by script or refreshed without it.
 type task struct {
 	id      string
-	owner   string // the credential's token id: only its sessions see the task
+	owner   string // a hash of the session's credential: only its sessions see the task
 	title   string
 	started time.Time
 
@@ -85,17 +85,14 @@ func (ts *tasks) start(owner, title string, work func(ctx context.Context, t *ta
 	rand.Read(b)
 	t := &task{id: hex.EncodeToString(b), owner: owner, title: title, started: time.Now(), state: "running"}
 	ts.mu.Lock()
-	for len(ts.order) >= maxTasks {
-		old := ts.byID[ts.order[0]]
-		old.mu.Lock()
-		running := old.state == "running"
-		old.mu.Unlock()
-		if running {
-			break
-		}
-		delete(ts.byID, ts.order[0])
-		ts.order = ts.order[1:]
+	if ts.ctx.Err() != nil {
+		// Closed: the work never starts, and no goroutine outlives Close.
+		ts.mu.Unlock()
+		t.state, t.ended = "failed", t.started
+		t.lines = []string{"Failed: the server is shutting down; try again once it is back."}
+		return t
 	}
+	ts.evict()
 	ts.byID[t.id] = t
 	ts.order = append(ts.order, t.id)
 	ts.wg.Add(1)
@@ -119,6 +116,28 @@ func (ts *tasks) start(owner, title string, work func(ctx context.Context, t *ta
 	return t
 }
 
+// evict drops the oldest ended tasks until there is room for one more
+// under maxTasks; running tasks are kept, wherever they are in the order.
+// ts.mu is held.
+func (ts *tasks) evict() {
+	keep := ts.order[:0]
+	over := len(ts.order) - maxTasks + 1
+	for _, id := range ts.order {
+		t := ts.byID[id]
+		t.mu.Lock()
+		running := t.state == "running"
+		t.mu.Unlock()
+		if over > 0 && !running {
+			delete(ts.byID, id)
+			over--
+			continue
+		}
+		keep = append(keep, id)
+	}
+	clear(ts.order[len(keep):])
+	ts.order = keep
+}
+
 // get returns the task id of owner.
 func (ts *tasks) get(owner, id string) *task {
 	ts.mu.Lock()
@@ -131,6 +150,10 @@ func (ts *tasks) get(owner, id string) *task {
 }
 
 func (ts *tasks) close() {
+	// Cancelled under the lock start checks it under: a task either sees
+	// the cancellation or is counted before Wait begins.
+	ts.mu.Lock()
 	ts.cancel()
+	ts.mu.Unlock()
 	ts.wg.Wait()
 }
