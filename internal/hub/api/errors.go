@@ -189,7 +189,10 @@ func (a *API) errorOf(ctx context.Context, err error) *Error {
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the hub's database is unavailable; try again when it is back")
 	case errors.Is(err, store.ErrStorageFull):
 		a.storeError()
-		return newError(http.StatusServiceUnavailable, CodeStorageFull, msg)
+		// The driver's text can name the database server's files: the
+		// log has it, the answer does not.
+		a.log.Error("admin API: the database is full", "err", err)
+		return newError(http.StatusServiceUnavailable, CodeStorageFull, "the hub's storage is full; free space (delete old jobs or versions) and try again")
 	case errors.As(err, &be):
 		return newError(http.StatusConflict, CodeVersionBound, msg)
 	case errors.As(err, &je):

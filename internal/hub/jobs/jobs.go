@@ -253,6 +253,12 @@ func (s *Service) Start(ctx context.Context) (sandbox.Enforced, RecoverReport, e
 	}
 	rep, err := s.Recover(ctx)
 	if err != nil {
+		// Jobs left unreconciled must not be joined by new ones that no
+		// worker here would run: refuse jobs until a restart recovers.
+		err = fmt.Errorf("%w: recovering this replica's unfinished jobs failed: %w", sandbox.ErrUnavailable, err)
+		s.mu.Lock()
+		s.ready = err
+		s.mu.Unlock()
 		return enf, rep, err
 	}
 	for range s.opts.Workers {
