@@ -454,8 +454,20 @@ type versionEntry struct {
 }
 
 // version returns the materialised version v, materialising it the first
-// time any project needs it.
+// time any project needs it. As for a project's load, a materialisation
+// that another request's cancellation ended is tried again.
 func (e *Endpoint) version(ctx context.Context, v store.Version) (*versionEntry, error) {
+	for try := 1; ; try++ {
+		ve, err := e.versionOnce(ctx, v)
+		if try < maxLoadTries && errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			continue
+		}
+		return ve, err
+	}
+}
+
+// versionOnce is version, once.
+func (e *Endpoint) versionOnce(ctx context.Context, v store.Version) (*versionEntry, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
