@@ -359,8 +359,10 @@ func (e *Endpoint) serveProject(w http.ResponseWriter, r *http.Request, id strin
 		writeError(w, http.StatusServiceUnavailable, "shutting_down", "the hub is shutting down; retry on another replica or later")
 		return
 	case err != nil:
-		e.log.Error("loading a project's catalog", "project", id, "err", err)
-		e.storeErrors.Add(1)
+		if r.Context().Err() == nil { // else the client went away: no fault of the store
+			e.log.Error("loading a project's catalog", "project", id, "err", err)
+			e.storeErrors.Add(1)
+		}
 		writeError(w, http.StatusServiceUnavailable, "store_unavailable", "the project's catalog cannot be loaded now; retry later")
 		return
 	}
