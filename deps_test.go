@@ -70,7 +70,7 @@ var allowed = map[string][]string{
 	// The hub's operations: the three hub packages wired together.
 	"internal/hub": {"internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/regfile"},
 	// The per-project MCP endpoints (issue 19): the engine over the store.
-	"internal/hub/endpoint": {"internal/hub", "internal/hub/jobs", "internal/hub/store", "internal/regfile", "skills"},
+	"internal/hub/endpoint": {"internal/hub", "internal/hub/jobs", "internal/hub/store", "internal/regfile", "internal/sandbox", "skills"},
 	// The hub's job service: profiles, preparations and runs in sandboxes.
 	"internal/hub/jobs": {"internal/hub/store", "internal/sandbox"},
 	// The catalog builder, a publisher's tool: the hub's catalog format and

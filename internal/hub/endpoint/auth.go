@@ -205,8 +205,10 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 			return invalid("token_invalid", "the token is unknown, revoked or expired: ask an administrator for a new project token")
 		case err != nil:
 			note.code, note.msg, note.status = "store_unavailable", "tokens cannot be checked now; retry later", http.StatusServiceUnavailable
-			e.log.Error("verifying a token", "err", err) // never the token
-			e.storeErrors.Add(1)
+			if ctx.Err() == nil { // else the client went away: no fault of the store
+				e.log.Error("verifying a token", "err", err) // never the token
+				e.storeErrors.Add(1)
+			}
 			return nil, errors.New("store unavailable")
 		}
 		if !cached {

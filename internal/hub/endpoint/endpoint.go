@@ -359,8 +359,10 @@ func (e *Endpoint) serveProject(w http.ResponseWriter, r *http.Request, id strin
 		writeError(w, http.StatusServiceUnavailable, "shutting_down", "the hub is shutting down; retry on another replica or later")
 		return
 	case err != nil:
-		e.log.Error("loading a project's catalog", "project", id, "err", err)
-		e.storeErrors.Add(1)
+		if r.Context().Err() == nil { // else the client went away: no fault of the store
+			e.log.Error("loading a project's catalog", "project", id, "err", err)
+			e.storeErrors.Add(1)
+		}
 		writeError(w, http.StatusServiceUnavailable, "store_unavailable", "the project's catalog cannot be loaded now; retry later")
 		return
 	}
@@ -454,8 +456,20 @@ type versionEntry struct {
 }
 
 // version returns the materialised version v, materialising it the first
-// time any project needs it.
+// time any project needs it. As for a project's load, a materialisation
+// that another request's cancellation ended is tried again.
 func (e *Endpoint) version(ctx context.Context, v store.Version) (*versionEntry, error) {
+	for try := 1; ; try++ {
+		ve, err := e.versionOnce(ctx, v)
+		if try < maxLoadTries && errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			continue
+		}
+		return ve, err
+	}
+}
+
+// versionOnce is version, once.
+func (e *Endpoint) versionOnce(ctx context.Context, v store.Version) (*versionEntry, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()

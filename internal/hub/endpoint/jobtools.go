@@ -12,6 +12,7 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox"
 )
 
 // Jobs is what the job tools call of the hub's job service; *jobs.Service
@@ -378,6 +379,10 @@ func jobError(err error, jobID string) error {
 		return fmt.Errorf("no such job %q in this project: create_skill_job makes one", jobID)
 	case errors.As(err, &corrupt):
 		return fmt.Errorf("job %s: the stored bytes of %s do not match their digest, so they are not served: create another job", corrupt.JobID, corrupt.Path)
+	case errors.Is(err, sandbox.ErrUnavailable):
+		// Its detail (a backend's probe, its stderr) may name host paths:
+		// the hub's log has it.
+		return errors.New("scripts cannot run on this hub now: no sandbox backend (bubblewrap or Docker) works here; the hub's operator sees why in its log")
 	case errors.Is(err, jobs.ErrClosed):
 		return errors.New("the hub is shutting down: retry on another replica or later")
 	case errors.Is(err, store.ErrUnavailable):

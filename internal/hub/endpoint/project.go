@@ -79,7 +79,27 @@ func (p *project) sessions(e *Endpoint) http.Handler {
 // project returns project id, loading its catalog the first time, and
 // counts a request in flight on it: the caller calls done when it ends,
 // also when an error is returned with the project.
+//
+// A load runs under the context of the request that began it: when that
+// request is cancelled (its client went away), the requests that waited
+// for the load try it again rather than fail with another's cancellation.
 func (e *Endpoint) project(ctx context.Context, id string) (*project, error) {
+	for try := 1; ; try++ {
+		p, err := e.projectOnce(ctx, id)
+		if try < maxLoadTries && p != nil && errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			p.done()
+			continue
+		}
+		return p, err
+	}
+}
+
+// maxLoadTries bounds how often a request tries a load again that another
+// request's cancellation ended.
+const maxLoadTries = 3
+
+// projectOnce is project, once.
+func (e *Endpoint) projectOnce(ctx context.Context, id string) (*project, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
