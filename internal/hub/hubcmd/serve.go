@@ -186,11 +186,11 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 			return admin, err
 		},
 	})
-	if err != nil {
-		return err
-	}
 	if admin != nil {
 		defer admin.Close()
+	}
+	if err != nil {
+		return err
 	}
 	// Said before the address, so that whoever waits for the address has
 	// read it.
