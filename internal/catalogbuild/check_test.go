@@ -3,6 +3,7 @@ package catalogbuild
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,35 @@ func TestBuildSkipsFolderNamedSkillMD(t *testing.T) {
 	}
 	if !strings.Contains(got, "is a folder") || strings.Contains(got, "symbolic link") {
 		t.Errorf("skills/odd skipped for %q, want a reason saying SKILL.md is a folder", got)
+	}
+}
+
+// noFetch is a transport that fails the test if any page is fetched.
+type noFetch struct{ t *testing.T }
+
+func (n noFetch) RoundTrip(r *http.Request) (*http.Response, error) {
+	n.t.Errorf("fetched %s", r.URL)
+	return nil, errors.New("no fetch in this test")
+}
+
+// TestDiscoverSkipsHTTPLinkOnOwnSite: an http link to a page of an https
+// directory (not loopback) is skipped and reported, not fetched, and does
+// not fail the discovery.
+func TestDiscoverSkipsHTTPLinkOnOwnSite(t *testing.T) {
+	saved := savePage(t, `<base href="https://dir.example/skills/"><a href="http://dir.example/skills/s/pdf">pdf</a> <a href="https://github.com/openai/skills">direct</a>`)
+	repos, pages, err := Discover(context.Background(), saved, DiscoverOptions{Client: &http.Client{Transport: noFetch{t}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(repos) != 1 || repos[0].URL != "https://github.com/openai/skills" {
+		t.Errorf("repositories %+v", repos)
+	}
+	if len(pages) != 1 || pages[0].Pages != 0 || len(pages[0].NotFetched) != 1 || pages[0].NotFetched[0] != "http://dir.example/skills/s/pdf" {
+		t.Errorf("pages %+v, want the http link reported as not fetched", pages)
+	}
+	var b strings.Builder
+	(&Report{Pages: pages}).WriteText(&b)
+	if !strings.Contains(b.String(), "not fetched http://dir.example/skills/s/pdf") {
+		t.Errorf("text report lacks the skipped link:\n%s", b.String())
 	}
 }
