@@ -75,6 +75,11 @@ func Build(ctx context.Context, opts Options) (*index.Snapshot, *Report, error) 
 	if parallel <= 0 {
 		parallel = 2
 	}
+	for _, r := range opts.Repositories {
+		if err := checkRepositoryURL(r.URL); err != nil {
+			return nil, nil, err
+		}
+	}
 	rep := &Report{}
 	var repos []Repository
 	seen := map[string]bool{}
@@ -331,6 +336,10 @@ func packages(ctx context.Context, repo *pkgtree.Repo, r Repository, rep *RepoRe
 			rep.skip(dir, why)
 			continue
 		}
+		if e.Kind == pkgtree.EntryDir {
+			rep.skip(dir, "SKILL.md is a folder, not a file; a skill's SKILL.md must be a regular file")
+			continue
+		}
 		if e.Kind != pkgtree.EntryFile {
 			rep.skip(dir, "SKILL.md is a symbolic link or special file; the server does not serve such a folder as a skill")
 			continue
@@ -415,6 +424,24 @@ func item(tree *pkgtree.Tree, r Repository, commit, dir string) (index.Item, err
 		return index.Item{}, fmt.Errorf("not a valid catalog item: %w", err)
 	}
 	return it, nil
+}
+
+// checkRepositoryURL refuses a Repository URL the catalog cannot record
+// (ParseRepository checks the same of what it reads; Options may come
+// from elsewhere): it must parse, be an absolute https, http or file URL
+// and carry no credentials.
+func checkRepositoryURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("repository %s: the URL does not parse; give an absolute https URL", redact(raw))
+	}
+	if (u.Scheme != "https" && u.Scheme != "http" && u.Scheme != "file") || (u.Scheme != "file" && u.Host == "") {
+		return fmt.Errorf("repository %q: the public URL must be an absolute https (or http, file) URL", redact(raw))
+	}
+	if u.User != nil {
+		return fmt.Errorf("repository %q: the URL must carry no credentials; a catalog lists public URLs only", redact(raw))
+	}
+	return nil
 }
 
 // idOf is an item's id: the repository's host and path, and the package

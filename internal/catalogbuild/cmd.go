@@ -61,26 +61,50 @@ type config struct {
 	keepGoing                         bool
 }
 
-func flags(cfg *config, stderr io.Writer, env func(string) (string, bool)) (*flag.FlagSet, error) {
+func flags(cfg *config, stderr io.Writer, env func(string) (string, bool)) (*flag.FlagSet, func() error) {
 	fs := flag.NewFlagSet("catalog build", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	varName := func(name string) string {
+		return "SKILLS_CATALOG_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	}
 	get := func(name, def string) string {
-		if v, ok := env("SKILLS_CATALOG_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); ok {
+		if v, ok := env(varName(name)); ok {
 			return v
 		}
 		return def
 	}
-	var bad error
+	// bad holds, per flag, what is wrong with its variable; it matters
+	// only when the flag is not given, since a flag beats its variable.
+	bad := map[string]error{}
+	var order []string
+	complain := func(name string, err error) {
+		if _, ok := bad[name]; !ok {
+			order = append(order, name)
+		}
+		bad[name] = err
+	}
 	getInt := func(name string, def int) int {
 		s := get(name, "")
 		if s == "" {
 			return def
 		}
 		n, err := strconv.Atoi(s)
-		if err != nil && bad == nil {
-			bad = fmt.Errorf("SKILLS_CATALOG_%s=%q is not a number", strings.ToUpper(strings.ReplaceAll(name, "-", "_")), s)
+		if err != nil {
+			complain(name, fmt.Errorf("%s=%q is not a number", varName(name), s))
+			return def
 		}
 		return n
+	}
+	getBool := func(name string) bool {
+		s := get(name, "")
+		if s == "" {
+			return false
+		}
+		b, err := strconv.ParseBool(strings.ToLower(s))
+		if err != nil {
+			complain(name, fmt.Errorf("%s=%q is not a boolean; use 1, true, 0 or false", varName(name), s))
+		}
+		return b
 	}
 	defParallel := min(max(2, runtime.NumCPU()), 8)
 	fs.StringVar(&cfg.repositories, "repositories", get("repositories", ""), "comma-separated `repositories` to index (see above)")
@@ -93,10 +117,20 @@ func flags(cfg *config, stderr io.Writer, env func(string) (string, bool)) (*fla
 	fs.StringVar(&cfg.report, "report", get("report", ""), "also write the report as JSON to `file`")
 	fs.StringVar(&cfg.mirrors, "mirrors", get("mirrors", ""), "read each github.com/OWNER/NAME from a local copy instead, recording its public URL: `pattern` is a folder holding OWNER+NAME (a git directory or clone) or OWNER+NAME.zip, or a path with {owner} and {name} in it")
 	fs.IntVar(&cfg.parallel, "parallel", getInt("parallel", defParallel), "read this many `repositories` at once")
-	keep := get("keep-going", "")
-	cfg.keepGoing = keep == "1" || strings.EqualFold(keep, "true")
-	fs.BoolVar(&cfg.keepGoing, "keep-going", cfg.keepGoing, "publish without the repositories that cannot be read (the report and the sources say which are in)")
-	return fs, bad
+	fs.BoolVar(&cfg.keepGoing, "keep-going", getBool("keep-going"), "publish without the repositories that cannot be read (the report and the sources say which are in)")
+	// envErr, called after Parse, reports the first bad variable whose
+	// flag was not given.
+	envErr := func() error {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		for _, name := range order {
+			if !given[name] {
+				return bad[name]
+			}
+		}
+		return nil
+	}
+	return fs, envErr
 }
 
 // Main runs "skills-mcp catalog ARGS" and returns the exit status: args
@@ -131,9 +165,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, env func
 		fmt.Fprintf(stderr, "Error: "+format+"\nTry: skills-mcp catalog build -h\n", a...)
 		return exitUsage
 	}
+	if err := envErr(); err != nil {
+		return usageErr("%v", err)
+	}
 	switch {
-	case envErr != nil:
-		return usageErr("%v", envErr)
 	case fs.NArg() > 0:
 		return usageErr("unexpected argument %q; repositories go in --repositories", fs.Arg(0))
 	case cfg.out == "":

@@ -172,6 +172,13 @@ func (d *discovery) page(label string, links []string, at *url.URL, depth int) (
 			continue
 		}
 		d.seenPage[key] = true
+		if !fetchable(u) {
+			// An http link on the directory's own https site: skipped
+			// and reported, rather than fetched in the clear or failing
+			// the discovery.
+			pr.NotFetched = append(pr.NotFetched, redact(u.String()))
+			continue
+		}
 		pr.Pages++
 		d.fetched++
 		if d.fetched > d.opts.MaxPages {

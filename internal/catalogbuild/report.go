@@ -29,6 +29,9 @@ type PageReport struct {
 	Repositories int    `json:"repositories"`
 	Pages        int    `json:"pages"`
 	Error        string `json:"error,omitempty"`
+	// NotFetched are links to pages of the directory that were skipped
+	// because they are not https (http is fetched on loopback only).
+	NotFetched []string `json:"not_fetched,omitempty"`
 }
 
 // RepoReport is one repository's outcome.
@@ -109,6 +112,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "page %s: FAILED: %s\n", p.URL, p.Error)
 		} else {
 			fmt.Fprintf(&b, "page %s: %d repositories, %d pages linked\n", p.URL, p.Repositories, p.Pages)
+		}
+		for _, u := range p.NotFetched {
+			fmt.Fprintf(&b, "  not fetched %s: not https\n", u)
 		}
 	}
 	for i := range r.Repositories {

@@ -114,6 +114,9 @@ func TestCatalogRoutes(t *testing.T) {
 		e.want(e.do("POST", "/api/skills/catalog/sync", e.admin, map[string]any{"url": "http://example.com/c.json"}), 422, api.CodeCatalogRefused)
 		e.want(e.do("POST", "/api/skills/catalog/sync", e.admin, map[string]any{}), 422, api.CodeInvalid)
 		e.want(e.do("POST", "/api/skills/catalog/sync", e.admin, map[string]any{"url": "https://x", "content": map[string]any{}}), 422, api.CodeInvalid)
+		// A JSON null content is no content: the url alone is used.
+		e.want(e.do("POST", "/api/skills/catalog/sync", e.admin, map[string]any{"url": "http://example.com/c.json", "content": nil}), 422, api.CodeCatalogRefused)
+		e.want(e.do("POST", "/api/skills/catalog/sync", e.admin, map[string]any{"content": nil}), 422, api.CodeInvalid)
 
 		var page struct {
 			Items      []hub.CatalogHit `json:"items"`

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -405,6 +406,9 @@ func catalogError(err error) error {
 
 func (a *API) syncCatalog(ctx context.Context, in *syncInput) (out *syncOutput, err error) {
 	b := in.Body
+	if bytes.Equal(bytes.TrimSpace(b.Content), []byte("null")) {
+		b.Content = nil // a JSON null is no content
+	}
 	if a.opts.OnCatalogSync != nil && (b.URL == "") != (b.Content == nil) {
 		defer func() { a.opts.OnCatalogSync(err) }()
 	}

@@ -97,12 +97,26 @@ func FromGit(ctx context.Context, src GitSource) (*Tree, Origin, error) {
 }
 
 // displayURL is a repository URL fit for an error message: without user
-// info, query or fragment, where secrets live.
+// info, query or fragment, where secrets live. Of an scp-like address
+// (user:token@host:path) it keeps only what follows the last '@'.
 func displayURL(s string) string {
 	if strings.Contains(s, "://") {
 		return library.Redact(s)
 	}
+	if isSCP(s) {
+		if i := strings.LastIndexByte(s, '@'); i >= 0 {
+			return "…@" + s[i+1:]
+		}
+	}
 	return s
+}
+
+// isSCP reports whether s is git's scp-like ssh syntax ([user@]host:path):
+// a colon before any slash, after more than one character (so that a
+// Windows drive letter is not one).
+func isSCP(s string) bool {
+	i := strings.IndexByte(s, ':')
+	return i > 1 && !strings.ContainsAny(s[:i], `/\`) && !strings.Contains(s, "://")
 }
 
 func report(fn func(Progress), p Progress) {
@@ -130,16 +144,15 @@ func localPath(raw string) (string, bool, error) {
 	if strings.HasPrefix(raw, "file://") {
 		u, err := url.Parse(raw)
 		if err != nil || (u.Host != "" && u.Host != "localhost") {
-			return "", false, fmt.Errorf("%w: %q is not a local file URL", ErrSource, raw)
+			return "", false, fmt.Errorf("%w: %q is not a local file URL", ErrSource, displayURL(raw))
 		}
 		return u.Path, true, nil
 	}
 	if strings.Contains(raw, "://") {
 		return "", false, nil
 	}
-	if i := strings.IndexByte(raw, ':'); i > 0 && !strings.ContainsAny(raw[:i], `/\`) && len(raw[:i]) > 1 {
-		// user@host:path, git's scp-like syntax for ssh.
-		return "", false, fmt.Errorf("%w: %q is an ssh address; use an https URL or a local path", ErrSource, raw)
+	if isSCP(raw) {
+		return "", false, fmt.Errorf("%w: %q is an ssh address; use an https URL or a local path", ErrSource, displayURL(raw))
 	}
 	return raw, true, nil
 }

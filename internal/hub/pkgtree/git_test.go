@@ -273,15 +273,16 @@ func TestGitAndZipAgree(t *testing.T) {
 
 func TestFromGitRefusesRemoteForms(t *testing.T) {
 	for _, u := range []string{"git@github.com:acme/skills.git", "http://example.com/repo.git", "ssh://example.com/repo.git", "https://user:pw@example.com/repo.git",
-		"http://user:pw@example.com/repo.git", "ftp://user:pw@example.com/repo.git"} {
+		"http://user:pw@example.com/repo.git", "ftp://user:pw@example.com/repo.git",
+		"user:pw@example.com:acme/skills.git", "file://user:pw@example.com/repo"} {
 		_, _, err := FromGit(context.Background(), GitSource{URL: u})
 		if !errors.Is(err, ErrSource) {
 			t.Errorf("%s: got %v, want ErrSource", u, err)
 		}
-		if strings.Contains(err.Error(), "pw@") {
+		if strings.Contains(err.Error(), "pw") {
 			t.Errorf("%s: the error shows the credentials: %v", u, err)
 		}
-		if _, err := OpenGit(context.Background(), GitSource{URL: u}); !errors.Is(err, ErrSource) || strings.Contains(err.Error(), "pw@") {
+		if _, err := OpenGit(context.Background(), GitSource{URL: u}); !errors.Is(err, ErrSource) || strings.Contains(err.Error(), "pw") {
 			t.Errorf("OpenGit %s: got %v, want ErrSource without the credentials", u, err)
 		}
 	}
