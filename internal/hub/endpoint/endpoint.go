@@ -119,6 +119,12 @@ type Endpoint struct {
 	projects map[string]*project
 	byCat    map[*skills.Catalog]*project
 	versions map[int64]*versionEntry
+	// acquiring counts the loads and refreshes taking versions for a
+	// catalog: while one does, no version is released (see release).
+	acquiring int
+	// retired holds the projects dropped while requests were in flight on
+	// them: their versions stay open until those end.
+	retired []*project
 
 	refreshes, refreshErrors, unloaded, storeErrors atomic.Int64
 }

@@ -32,6 +32,11 @@ type project struct {
 	active   atomic.Int64
 	lastUsed atomic.Int64
 
+	// held is every version the catalog was given (guarded by
+	// Endpoint.mu), prevHeld those of earlier catalogs that a request in
+	// flight may still read, until the project is seen without one.
+	held, prevHeld []*versionEntry
+
 	// mu serialises refreshes.
 	mu  sync.Mutex
 	gen int64 // the binding generation served
@@ -168,6 +173,84 @@ func (e *Endpoint) sweepIdle() {
 			e.unloaded.Add(1)
 			e.log.Debug("dropped an idle project's catalog", "project", p.id)
 		}
+		e.release()
+	}
+}
+
+// entries returns the versions of bound.
+func entries(bound []*boundVersion) []*versionEntry {
+	out := make([]*versionEntry, len(bound))
+	for i, b := range bound {
+		out[i] = b.versionEntry
+	}
+	return out
+}
+
+// acquire counts a load or refresh taking versions; the caller calls the
+// returned func once the catalog's held versions are recorded (or the
+// attempt failed).
+func (e *Endpoint) acquire() func() {
+	e.mu.Lock()
+	e.acquiring++
+	e.mu.Unlock()
+	return func() {
+		e.mu.Lock()
+		e.acquiring--
+		e.mu.Unlock()
+	}
+}
+
+// release closes the versions no catalog can read any more: none that a
+// loaded or retired project's catalog holds, nor one an earlier catalog of
+// a project with a request in flight or a session held (a session's
+// handler may outlive its request). A request counts itself under e.mu
+// (project), so a project seen here without one and without a session has
+// none that began before its last refresh. Nothing is released while a load or refresh
+// takes versions. The unpacked folders stay in the cache.
+func (e *Endpoint) release() {
+	e.mu.Lock()
+	if e.closed || e.acquiring > 0 {
+		e.mu.Unlock()
+		return
+	}
+	keep := map[*versionEntry]bool{}
+	mark := func(p *project) {
+		for _, ve := range p.held {
+			keep[ve] = true
+		}
+		if p.active.Load() > 0 || p.sessionCount() > 0 {
+			for _, ve := range p.prevHeld {
+				keep[ve] = true
+			}
+		} else {
+			p.prevHeld = nil
+		}
+	}
+	for _, p := range e.projects {
+		mark(p)
+	}
+	retired := e.retired[:0]
+	for _, p := range e.retired {
+		if p.active.Load() > 0 || p.sessionCount() > 0 {
+			mark(p)
+			retired = append(retired, p)
+		}
+	}
+	clear(e.retired[len(retired):])
+	e.retired = retired
+	var closing []*versionEntry
+	for id, ve := range e.versions {
+		if !keep[ve] {
+			delete(e.versions, id)
+			closing = append(closing, ve)
+		}
+	}
+	e.mu.Unlock()
+	for _, ve := range closing {
+		<-ve.ready // none is materialising: that happens under acquiring
+		if ve.root != nil {
+			ve.root.Close()
+		}
 	}
 }
 
@@ -203,10 +286,12 @@ func (e *Endpoint) load(ctx context.Context, p *project) error {
 	if err != nil {
 		return err
 	}
+	defer e.acquire()()
 	libs, bound, err := e.libraries(ctx, list)
 	if err != nil {
 		return err
 	}
+	held := entries(bound)
 	cat, err := skills.Open(ctx, libs, &skills.Options{Settable: true, Logger: e.log})
 	if err != nil {
 		return fmt.Errorf("project %s: %w", p.id, err)
@@ -224,6 +309,7 @@ func (e *Endpoint) load(ctx context.Context, p *project) error {
 	closed := e.closed
 	if !closed {
 		e.byCat[cat] = p
+		p.held = held
 	}
 	e.mu.Unlock()
 	if closed {
@@ -293,6 +379,11 @@ func (e *Endpoint) refresh(ctx context.Context, p *project, ch store.Change) {
 	}
 	var libs []skills.Library
 	var bound []*boundVersion
+	releaseAcquire := e.acquire()
+	defer func() {
+		releaseAcquire()
+		e.release()
+	}()
 	if err == nil {
 		libs, bound, err = e.libraries(ctx, list)
 	}
@@ -310,6 +401,10 @@ func (e *Endpoint) refresh(ctx context.Context, p *project, ch store.Change) {
 		return
 	}
 	p.gen = list.Generation
+	e.mu.Lock()
+	p.prevHeld = append(p.prevHeld, p.held...)
+	p.held = entries(bound)
+	e.mu.Unlock()
 	p.view.Store(&view{bound: withURIs(p.cat, bound)})
 	p.syncTools(e.wantJobTools(p.view.Load()))
 }
@@ -367,6 +462,7 @@ func (e *Endpoint) follow(feed <-chan store.Change) {
 			e.mu.Lock()
 			if e.projects[ch.ProjectID] == p {
 				delete(e.projects, ch.ProjectID)
+				e.retired = append(e.retired, p) // until its requests end
 			}
 			e.mu.Unlock()
 			e.drop(p)

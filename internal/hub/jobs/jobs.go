@@ -130,6 +130,7 @@ type Service struct {
 	ready    error                 // why no backend works; nil once Start checked it
 	enforced sandbox.Enforced      // what the backend enforces
 	runs     map[string]*runHandle // jobs this replica runs now
+	prepGen  int64                 // counts the preparations started
 	// runsChanged is closed (and replaced) when a run is added to runs,
 	// so a Run waiting for its job's handle sees it at once.
 	runsChanged chan struct{}

@@ -66,6 +66,7 @@ func (s *Service) Prepare(ctx context.Context, versionID int64) (store.Profile, 
 		return p, ErrClosed
 	}
 	s.runs[name] = h
+	s.prepGen++
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
@@ -112,7 +113,7 @@ func (s *Service) Prepare(ctx context.Context, versionID int64) (store.Profile, 
 		argv = []string{interp, "--version"}
 	}
 	if len(argv) > 2 {
-		if build, err = os.MkdirTemp(s.dir("layers"), ".build-"); err != nil {
+		if build, err = os.MkdirTemp(s.dir("layers"), s.buildPrefix()); err != nil {
 			return p, fmt.Errorf("preparing version %d: %w", versionID, err)
 		}
 		// Kept when the build sandbox is not confirmed gone: it may still
@@ -199,6 +200,25 @@ func (s *Service) prepName() string {
 }
 
 // preparing reports whether a preparation of this process has the name.
+// buildPrefix starts the names of this replica's build folders in layers.
+func (s *Service) buildPrefix() string { return ".build-" + s.tag + "-" }
+
+// preparationsSince reports whether a preparation of this replica runs now
+// or started after generation gen was read.
+func (s *Service) preparationsSince(gen int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prepGen != gen {
+		return true
+	}
+	for name := range s.runs {
+		if strings.HasPrefix(name, prepPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Service) preparing(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -460,6 +460,15 @@ func (s *Service) Recover(ctx context.Context) (RecoverReport, error) {
 	if err := s.usable(); err != nil {
 		return rep, err
 	}
+	// Build folders listed now, before the sandboxes, belong to
+	// preparations that started before; if none runs and none started by
+	// the end, and every orphaned build sandbox is confirmed gone, no
+	// sandbox can write in them any more.
+	s.mu.Lock()
+	gen := s.prepGen
+	s.mu.Unlock()
+	builds, _ := filepath.Glob(filepath.Join(s.dir("layers"), s.buildPrefix()+"*"))
+	buildsFree := true
 	jobs, err := s.st.ReplicaJobs(ctx, s.opts.Replica)
 	if err != nil {
 		return rep, fmt.Errorf("recovering jobs: %w", err)
@@ -535,9 +544,19 @@ func (s *Service) Recover(ctx context.Context) (RecoverReport, error) {
 		}
 		if err := s.ex.Kill(ctx, name); err != nil {
 			errs = append(errs, fmt.Errorf("killing the orphaned sandbox %s: %w", name, err))
+			if strings.HasPrefix(name, prepPrefix) {
+				buildsFree = false
+			}
 			continue
 		}
 		rep.Killed = append(rep.Killed, name)
+	}
+	if buildsFree && !s.preparationsSince(gen) {
+		for _, b := range builds {
+			if err := removeTree(b); err != nil {
+				errs = append(errs, fmt.Errorf("removing the build folder %s left by an unconfirmed preparation: %w", filepath.Base(b), err))
+			}
+		}
 	}
 	return rep, errors.Join(errs...)
 }

@@ -413,7 +413,28 @@ loop:
 		_, kerr := e.cli.ContainerKill(kctx, id, client.ContainerKillOptions{Signal: "KILL"})
 		cancel()
 		if kerr != nil && !strings.Contains(kerr.Error(), "is not running") {
-			return res, fmt.Errorf("%w: killing the container: %v", sandbox.ErrUnconfirmed, kerr)
+			// The forced removal kills it too; only if that also fails is
+			// the container's end unknown.
+			rctx, cancel := context.WithTimeout(bg, engineWait)
+			rerr := e.remove(rctx, id)
+			cancel()
+			if rerr != nil {
+				return res, fmt.Errorf("%w: killing the container: %v; then %v", sandbox.ErrUnconfirmed, kerr, rerr)
+			}
+			removed = true
+			// The wait's answer must be taken, or its sender stays blocked.
+			select {
+			case <-wait.Result:
+			case <-wait.Error:
+			case <-time.After(engineWait):
+			}
+			att.Close()
+			<-copied
+			res.Duration = time.Since(start)
+			res.Stdout, res.StdoutCut = stdout.Result()
+			res.Stderr, res.StderrCut = stderr.Result()
+			res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
+			return res, nil
 		}
 		select {
 		case w := <-wait.Result:
