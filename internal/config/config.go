@@ -170,7 +170,9 @@ func Parse(r io.Reader) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, describe(err)
 	}
-	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
+	// JSON's whitespace only: bytes.TrimSpace would also pass a \v or a
+	// U+0085 after the value, which is not JSON.
+	if len(bytes.Trim(data[dec.InputOffset():], " \t\r\n")) > 0 {
 		return nil, errors.New("config holds more than one JSON value, or text after it")
 	}
 	if err := checkKeys(data); err != nil {
