@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -148,12 +149,24 @@ var errOverQuota = errors.New("over quota")
 
 // WorkUsage measures the host folders dirs (a run's writable mounts): the
 // bytes of their regular files and the number of their entries (files,
-// folders and links, the folders themselves not counted). It never follows
-// a link. It stops early, with over set, once maxBytes or maxFiles is
-// passed (a zero bound is not checked). A folder that vanishes or cannot
-// be read while the run changes it is skipped.
+// folders and links, the folders themselves not counted). A folder that is
+// a work-folder file system (MountWorkspace) is measured by the file
+// system's own count, which includes files unlinked but still open;
+// otherwise a file counts its apparent size or its allocated blocks,
+// whichever is more (so reserved blocks and sparse files count), and the
+// walk never follows a link. It stops early, with over set, once maxBytes
+// or maxFiles is passed (a zero bound is not checked). A folder that
+// vanishes or cannot be read while the run changes it is skipped.
 func WorkUsage(dirs []string, maxBytes int64, maxFiles int) (bytes int64, files int, over bool) {
 	for _, dir := range dirs {
+		if used, _, n, _, ok := workspaceStat(dir); ok {
+			bytes += used
+			files += int(n)
+			if (maxBytes > 0 && bytes > maxBytes) || (maxFiles > 0 && files > maxFiles) {
+				return bytes, files, true
+			}
+			continue
+		}
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || p == dir {
 				return nil
@@ -161,7 +174,11 @@ func WorkUsage(dirs []string, maxBytes int64, maxFiles int) (bytes int64, files 
 			files++
 			if d.Type().IsRegular() {
 				if info, err := d.Info(); err == nil {
-					bytes += info.Size()
+					size := info.Size()
+					if st, ok := info.Sys().(*syscall.Stat_t); ok {
+						size = max(size, st.Blocks*512)
+					}
+					bytes += size
 				}
 			}
 			if (maxBytes > 0 && bytes > maxBytes) || (maxFiles > 0 && files > maxFiles) {

@@ -11,6 +11,8 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -150,3 +152,26 @@ var ErrUnconfirmed = errors.New("sandbox: termination not confirmed")
 
 // ErrUnavailable is matched by the error of Select when no backend works.
 var ErrUnavailable = errors.New("sandbox: no backend available")
+
+var ownerRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// CheckOwner reports what is wrong with a backend's owner name: it names
+// cgroup folders, containers and state folders, so it is a plain
+// identifier of at most 64 letters, digits, '-' or '_'.
+func CheckOwner(owner string) error {
+	if !ownerRE.MatchString(owner) {
+		return fmt.Errorf("sandbox: owner %q: want 1-64 letters, digits, '-' or '_', starting with a letter or digit", owner)
+	}
+	return nil
+}
+
+// WorkTreeEnforced adds to a backend's Enforced lists how the work folder
+// is bounded on this host: a tmpfs of its own with a hard size when this
+// process may mount one (MountWorkspace), else measured during the run.
+func WorkTreeEnforced(limits, missing []string) ([]string, []string) {
+	if WorkspaceSupported() {
+		return append(limits, "work folder: a tmpfs of its own of Limits.WorkTree bytes and WorkFiles entries when the caller mounts one (ENOSPC inside; reserved, sparse and unlinked-open files count)"), missing
+	}
+	return append(limits, "work tree: measured every 100ms, killed when over (may overshoot briefly)"),
+		append(missing, "disk: no hard size for the work folder (mounting one needs root); it is measured instead")
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/skills-mcp/skills-mcp/internal/sandbox"
@@ -89,8 +90,22 @@ func TestWorkUsage(t *testing.T) {
 	os.Mkdir(filepath.Join(dir, "d"), 0o755)
 	os.WriteFile(filepath.Join(dir, "d", "b"), make([]byte, 500), 0o644)
 	os.Symlink("/etc/passwd", filepath.Join(dir, "link"))
-	if b, n, over := sandbox.WorkUsage([]string{dir}, 0, 0); b != 1500 || n != 4 || over {
-		t.Errorf("got %d bytes, %d entries, over=%v; want 1500, 4 (links not followed)", b, n, over)
+	// A file counts its allocated blocks when they are more than its size.
+	if b, n, over := sandbox.WorkUsage([]string{dir}, 0, 0); b < 1500 || b > 2*8192 || n != 4 || over {
+		t.Errorf("got %d bytes, %d entries, over=%v; want 1500 to 16384, 4 (links not followed)", b, n, over)
+	}
+	// A reserved (fallocated) or sparse file counts what it holds or
+	// claims, whichever is more.
+	f, err := os.Create(filepath.Join(dir, "reserved"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Fallocate(int(f.Fd()), 1 /* FALLOC_FL_KEEP_SIZE */, 0, 4<<20); err != nil {
+		t.Skip("no fallocate here:", err)
+	}
+	f.Close()
+	if b, _, _ := sandbox.WorkUsage([]string{dir}, 0, 0); b < 4<<20 {
+		t.Errorf("a 4 MiB reservation of size 0 counts %d bytes", b)
 	}
 	if _, _, over := sandbox.WorkUsage([]string{dir}, 1200, 0); !over {
 		t.Error("1500 bytes are over 1200")

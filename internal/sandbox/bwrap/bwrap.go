@@ -43,6 +43,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/seccomp"
 )
 
 // Options configure the backend. The zero value (or nil) is the default.
@@ -56,13 +57,22 @@ type Options struct {
 	// CgroupRoot is where the cgroup hierarchies are mounted; empty:
 	// /sys/fs/cgroup.
 	CgroupRoot string
-	// CgroupName names the folder the runs' cgroups are made in; empty:
-	// "skills-mcp". Running finds runs of an earlier process by it.
+	// CgroupName names the folder the owners' folders are made in; empty:
+	// "skills-mcp".
 	CgroupName string
+	// Owner names the process that owns these sandboxes among the others
+	// of the host (the hub passes its store's identity and replica): each
+	// run's cgroups are made under CgroupName/Owner, and Running and Kill
+	// see only this owner's. Letters, digits, '-' and '_'; empty:
+	// "default".
+	Owner string
 	// NoCgroups turns the cgroup limits off (rlimits only).
 	NoCgroups bool
+	// NoSyscallFilter turns the seccomp filter off. For measuring its
+	// cost only: a job then reaches every system call bwrap leaves it.
+	NoSyscallFilter bool
 	// Poll is how often the writable mounts are measured against
-	// Limits.WorkTree and WorkFiles; zero: 100 ms.
+	// Limits.WorkTree and WorkFiles; zero: sandbox.DefaultPoll.
 	Poll time.Duration
 }
 
@@ -75,23 +85,14 @@ type Executor struct {
 	cgOnce sync.Once
 	cg     *cgroups
 
-	mu   sync.Mutex
-	runs map[string]*run
+	runs sandbox.Runs
 }
 
 var _ sandbox.Executor = (*Executor)(nil)
 
-// run is one sandbox in progress.
-type run struct {
-	kill chan struct{} // closed by Kill
-	once sync.Once
-	done chan struct{} // closed when Run has returned
-	err  error         // Run's error, read after done
-}
-
 // New returns the backend with opts (nil: defaults).
 func New(opts *Options) *Executor {
-	e := &Executor{runs: map[string]*run{}, uid: -1, gid: -1}
+	e := &Executor{uid: -1, gid: -1}
 	if opts != nil {
 		e.opts = *opts
 	}
@@ -101,8 +102,8 @@ func New(opts *Options) *Executor {
 	if e.opts.CgroupName == "" {
 		e.opts.CgroupName = "skills-mcp"
 	}
-	if e.opts.Poll <= 0 {
-		e.opts.Poll = 100 * time.Millisecond
+	if e.opts.Owner == "" {
+		e.opts.Owner = "default"
 	}
 	if os.Geteuid() == 0 {
 		e.uid, e.gid = 65534, 65534
@@ -125,7 +126,7 @@ func (e *Executor) cgroups() *cgroups {
 			e.cg = &cgroups{parent: map[string]string{}, missing: []string{"memory, processes, cpu share: cgroups turned off"}}
 			return
 		}
-		e.cg = detectCgroups(e.opts.CgroupRoot, e.opts.CgroupName)
+		e.cg = detectCgroups(e.opts.CgroupRoot, e.opts.CgroupName, e.opts.Owner)
 	})
 	return e.cg
 }
@@ -146,8 +147,16 @@ func (e *Executor) binary() (string, error) {
 // Check runs a trivial command in a sandbox built like a job's and says
 // what is enforced on this host.
 func (e *Executor) Check(ctx context.Context) (sandbox.Enforced, error) {
+	if err := sandbox.CheckOwner(e.opts.Owner); err != nil {
+		return sandbox.Enforced{}, err
+	}
 	if _, err := e.binary(); err != nil {
 		return sandbox.Enforced{}, err
+	}
+	if !e.opts.NoSyscallFilter {
+		if _, err := seccomp.Programs(); err != nil {
+			return sandbox.Enforced{}, err
+		}
 	}
 	if _, err := os.Stat("/usr/bin/true"); err != nil {
 		return sandbox.Enforced{}, fmt.Errorf("bwrap check: no /usr/bin/true to probe with: %w", err)
@@ -181,99 +190,82 @@ func (e *Executor) enforced() sandbox.Enforced {
 			"filesystem: fresh tmpfs root, /usr and the package read-only, host folders absent",
 			"privileges: all capabilities dropped, no new privileges, no nested user namespaces",
 			user,
+			"owner: " + e.opts.Owner + " (Running and Kill see only its sandboxes)",
 			"processes: rlimit NPROC (per sandbox user namespace)",
 			"cpu time: rlimit CPU", "file size: rlimit FSIZE", "open files: rlimit NOFILE", "core dumps: off",
 			"wall time: killed by the server (pid namespace teardown)",
 			"output: first Limits.Output bytes of each stream kept",
-			"work tree: measured every " + e.opts.Poll.String() + ", killed when over (may overshoot briefly)",
 		}, cg.enforced...),
 		Missing: slices.Clone(cg.missing),
 	}
+	if e.opts.NoSyscallFilter {
+		enf.Missing = append(enf.Missing, "seccomp: the syscall filter is turned off")
+	} else {
+		enf.Limits = append(enf.Limits, fmt.Sprintf("syscalls: seccomp filter (%d rules refused with EPERM, clone3 ENOSYS, other architectures refused)", len(seccomp.Refused)))
+	}
+	enf.Limits, enf.Missing = sandbox.WorkTreeEnforced(enf.Limits, enf.Missing)
 	if !slices.ContainsFunc(cg.enforced, func(s string) bool { return strings.HasPrefix(s, "memory:") }) {
 		enf.Missing = append(enf.Missing, "memory: only an address-space rlimit backstop (not a memory limit for node)")
 	}
-	enf.Missing = append(enf.Missing, "seccomp: no syscall filter (bwrap installs none)")
 	return enf
 }
 
-// Running lists the runs of this process in progress and the runs' cgroups
-// that still hold processes (runs of an earlier process). It changes
-// nothing; after a restart, Kill each unfinished run: it also removes the
-// empty cgroups a run left.
+// Running lists this owner's runs in progress: this process's, and the
+// runs' cgroups that still hold processes (runs of an earlier process of
+// the same owner). The empty cgroups an earlier process left (its runs
+// died with it) are removed on the way; nothing of another owner is
+// looked at. After a restart, Kill each unfinished run: it also removes
+// its cgroups.
 func (e *Executor) Running(context.Context) ([]string, error) {
-	e.mu.Lock()
-	names := make([]string, 0, len(e.runs))
-	for n := range e.runs {
-		names = append(names, n)
-	}
-	live := maps(e.runs)
-	e.mu.Unlock()
+	names := e.runs.Names()
 	cg := e.cgroups()
 	for n, busy := range cg.leftovers() {
-		if busy && !live[n] {
-			names = append(names, n)
+		if e.runs.Has(n) {
+			continue
 		}
+		if busy {
+			names = append(names, n)
+			continue
+		}
+		// Empty, and no run of this process: a crash's leftover.
+		removeDirs(cg.v2, cg.dirsOf(n), 0)
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
 }
 
-func maps(runs map[string]*run) map[string]bool {
-	m := make(map[string]bool, len(runs))
-	for n := range runs {
-		m[n] = true
-	}
-	return m
-}
-
 // Kill stops the named run and waits until it is confirmed gone: a run of
-// this process through its Run, a run of an earlier process through its
-// cgroups. Without cgroups, a run of an earlier process cannot outlive it
-// (--die-with-parent), so there is nothing to kill.
+// this process through its Run, a run of an earlier process of this owner
+// through its cgroups. Without cgroups, a run of an earlier process cannot
+// outlive it (--die-with-parent), so there is nothing to kill.
 func (e *Executor) Kill(ctx context.Context, name string) error {
-	e.mu.Lock()
-	r := e.runs[name]
-	e.mu.Unlock()
-	if r != nil {
-		r.once.Do(func() { close(r.kill) })
-		select {
-		case <-r.done:
-			if !errors.Is(r.err, sandbox.ErrUnconfirmed) {
-				return nil
-			}
-			// A run whose end was not confirmed: try again through its
-			// cgroups, the only handle left on it.
-			if len(e.cgroups().dirsOf(name)) == 0 {
-				return r.err
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("bwrap: kill %s: %w (%v)", name, sandbox.ErrUnconfirmed, ctx.Err())
-		}
+	done, err := e.runs.Kill(ctx, name)
+	if done {
+		return nil
 	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("bwrap: %w", err)
+	}
+	// Not run here, or its Run could not confirm its end: its cgroups are
+	// the handle left on it.
 	cg := e.cgroups()
 	dirs := cg.dirsOf(name)
 	if len(dirs) == 0 {
+		if err != nil {
+			return fmt.Errorf("bwrap: %w", err)
+		}
 		return nil
 	}
-	wait := 5 * time.Second
+	wait := sandbox.ConfirmWait
 	if d, ok := ctx.Deadline(); ok {
 		wait = time.Until(d)
 	}
 	if err := removeDirs(cg.v2, dirs, wait); err != nil {
 		return fmt.Errorf("bwrap: kill %s: %w: %v", name, sandbox.ErrUnconfirmed, err)
 	}
-	if r != nil {
-		e.mu.Lock()
-		if e.runs[name] == r {
-			delete(e.runs, name)
-		}
-		e.mu.Unlock()
-	}
+	e.runs.Forget(name)
 	return nil
 }
-
-// confirmWait bounds how long a killed sandbox may take to be gone.
-const confirmWait = 10 * time.Second
 
 // Run runs spec in a new sandbox and waits for it to end.
 func (e *Executor) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
@@ -284,30 +276,61 @@ func (e *Executor) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, 
 	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("bwrap: %w", err)
 	}
-	r := &run{kill: make(chan struct{}), done: make(chan struct{})}
-	e.mu.Lock()
-	if _, dup := e.runs[spec.Name]; dup {
-		e.mu.Unlock()
-		return sandbox.Result{}, fmt.Errorf("bwrap: a run named %s is already running", spec.Name)
+	r, err := e.runs.Add(spec.Name)
+	if err != nil {
+		return sandbox.Result{}, fmt.Errorf("bwrap: %w", err)
 	}
-	e.runs[spec.Name] = r
-	e.mu.Unlock()
 	res, err := e.run(ctx, bin, spec, r)
 	if err != nil {
 		err = fmt.Errorf("bwrap: run %s: %w", spec.Name, err)
 	}
-	r.err = err
-	e.mu.Lock()
-	// An unconfirmed run stays listed: it may still be running.
-	if !errors.Is(err, sandbox.ErrUnconfirmed) {
-		delete(e.runs, spec.Name)
-	}
-	e.mu.Unlock()
-	close(r.done)
+	e.runs.Done(spec.Name, r, err)
 	return res, err
 }
 
-func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *run) (res sandbox.Result, err error) {
+// process is one started bwrap sandbox, as sandbox.Supervise drives it.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd.Wait has returned
+	pidfd  int           // the namespace's first process
+	cg     *jobCgroup
+}
+
+func (p *process) Exited() <-chan struct{} { return p.exited }
+
+func (p *process) Kill() {
+	unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
+	p.cmd.Process.Kill()
+	if p.cg != nil {
+		killAll(p.cg.c.v2, p.cg.dirs)
+	}
+}
+
+// Confirm waits for bwrap, then for the namespace's first process (its
+// pidfd turns readable only once every other process of the namespace is
+// gone), reads the OOM count and removes the cgroups.
+func (p *process) Confirm(ctx context.Context) (sandbox.Exit, error) {
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+		return sandbox.Exit{}, fmt.Errorf("bwrap did not exit after SIGKILL (%v)", ctx.Err())
+	}
+	wait := sandbox.ConfirmWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = time.Until(d)
+	}
+	if err := waitPidfd(p.pidfd, wait); err != nil {
+		return sandbox.Exit{}, err
+	}
+	oom := p.cg.oomKilled()
+	if err := p.cg.remove(wait); err != nil {
+		return sandbox.Exit{}, err
+	}
+	code, sig := exitOf(p.cmd.ProcessState)
+	return sandbox.Exit{Code: code, Signal: sig, OOM: oom}, nil
+}
+
+func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *sandbox.Run) (res sandbox.Result, err error) {
 	lim := spec.Limits.WithDefaults()
 	if ctx.Err() != nil {
 		return sandbox.Result{Reason: sandbox.ReasonKilled, ExitCode: -1}, nil
@@ -319,15 +342,16 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *ru
 	cgDone := false
 	defer func() {
 		if !cgDone {
-			if rerr := cg.remove(confirmWait); rerr != nil && err == nil {
+			if rerr := cg.remove(sandbox.ConfirmWait); rerr != nil && err == nil {
 				err = fmt.Errorf("%w: %v", sandbox.ErrUnconfirmed, rerr)
 			}
 		}
 	}()
 
 	// The files the sandbox inherits: fd 3 the info pipe, fd 4 the block
-	// pipe, then one O_PATH descriptor per mount, opened here by the server
-	// so the sandbox user needs no access to the folders above them.
+	// pipe, then the syscall filter and one O_PATH descriptor per mount,
+	// opened here by the server so the sandbox user needs no access to the
+	// folders above them.
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
 		return res, err
@@ -359,6 +383,19 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *ru
 	addFD := func(f *os.File) string {
 		extra = append(extra, f)
 		return strconv.Itoa(2 + len(extra))
+	}
+	if !e.opts.NoSyscallFilter {
+		progs, err := seccomp.Programs()
+		if err != nil {
+			return res, err
+		}
+		for _, prog := range progs {
+			f, err := filterFile(prog)
+			if err != nil {
+				return res, err
+			}
+			args = append(args, "--add-seccomp-fd", addFD(f))
+		}
 	}
 	usr := "/usr"
 	if spec.RootFS != "" {
@@ -431,7 +468,7 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *ru
 	cmd.ExtraFiles = extra
 	// The processes that could hold the pipes open all die with the pid
 	// namespace; this only bounds Wait if something unforeseen holds them.
-	cmd.WaitDelay = confirmWait
+	cmd.WaitDelay = sandbox.ConfirmWait / 2
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if e.uid >= 0 {
 		attr.Credential = &syscall.Credential{Uid: uint32(e.uid), Gid: uint32(e.gid), Groups: []uint32{}}
@@ -445,21 +482,23 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *ru
 	}
 	closeExtra()
 
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait() }()
-	var pidfd = -1
+	p := &process{cmd: cmd, exited: make(chan struct{}), pidfd: -1, cg: cg}
+	go func() {
+		cmd.Wait()
+		close(p.exited)
+	}()
 	defer func() {
-		if pidfd >= 0 {
-			unix.Close(pidfd)
+		if p.pidfd >= 0 {
+			unix.Close(p.pidfd)
 		}
 	}()
 	// fail ends a sandbox that never started its command.
 	fail := func(cause error) (sandbox.Result, error) {
 		cmd.Process.Kill()
-		if pidfd >= 0 {
-			unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+		if p.pidfd >= 0 {
+			unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
 		}
-		<-waitErr
+		<-p.exited
 		if ctx.Err() != nil {
 			// Cancelled before the command started: killed, and confirmed
 			// gone by the wait above.
@@ -472,89 +511,42 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *ru
 		return sandbox.Result{}, cause
 	}
 
-	child, err := readInfo(ctx, infoR, waitErr)
+	child, err := readInfo(ctx, infoR, p.exited)
 	if err != nil {
 		return fail(fmt.Errorf("sandbox setup: %w", err))
 	}
-	if pidfd, err = unix.PidfdOpen(child, 0); err != nil {
+	if p.pidfd, err = unix.PidfdOpen(child, 0); err != nil {
 		return fail(fmt.Errorf("sandbox setup: opening the sandbox's pid: %w", err))
 	}
 	if err := cg.join(cmd.Process.Pid, child); err != nil {
 		return fail(fmt.Errorf("sandbox setup: %w", err))
 	}
-	start := time.Now()
 	if _, err := blockW.Write([]byte{1}); err != nil {
 		return fail(fmt.Errorf("sandbox setup: releasing the sandbox: %w", err))
 	}
 	blockW.Close()
+	cgDone = true // Confirm removes the cgroups
+	return sandbox.Supervise(ctx, p, sandbox.Watch{Limits: lim, Killed: r.Killed(), Writable: writable, Poll: e.opts.Poll, Stdout: stdout, Stderr: stderr})
+}
 
-	timer := time.NewTimer(lim.Wall)
-	defer timer.Stop()
-	tick := time.NewTicker(e.opts.Poll)
-	defer tick.Stop()
-	var reason sandbox.Reason
-	waited := false
-loop:
-	for {
-		select {
-		case <-waitErr:
-			waited = true
-			break loop
-		case <-timer.C:
-			reason = sandbox.ReasonTimeout
-		case <-ctx.Done():
-			reason = sandbox.ReasonKilled
-		case <-r.kill:
-			reason = sandbox.ReasonKilled
-		case <-tick.C:
-			if len(writable) > 0 {
-				if _, _, over := sandbox.WorkUsage(writable, lim.WorkTree, lim.WorkFiles); over {
-					reason = sandbox.ReasonQuota
-				}
-			}
-		}
-		if reason != "" {
-			break loop
-		}
+// filterFile returns a syscall filter in a sealed memory file, read by
+// bwrap from its start.
+func filterFile(prog []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate("skills-mcp-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("the syscall filter's memory file: %w", err)
 	}
-	if reason != "" {
-		unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
-		cmd.Process.Kill()
-		if cg != nil {
-			killAll(cg.c.v2, cg.dirs)
-		}
+	f := os.NewFile(uintptr(fd), "seccomp")
+	if _, err := f.Write(prog); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the syscall filter's memory file: %w", err)
 	}
-	if !waited {
-		select {
-		case <-waitErr:
-		case <-time.After(confirmWait + time.Second):
-			return sandbox.Result{}, fmt.Errorf("%w: bwrap did not exit within %v of SIGKILL", sandbox.ErrUnconfirmed, confirmWait)
-		}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, err
 	}
-	res.Duration = time.Since(start)
-	// The namespace's first process is gone only once every other process
-	// of the namespace is: its pidfd turns readable then.
-	if err := waitPidfd(pidfd, confirmWait); err != nil {
-		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrUnconfirmed, err)
-	}
-	oom := cg.oomKilled()
-	cgDone = true
-	if err := cg.remove(confirmWait); err != nil {
-		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrUnconfirmed, err)
-	}
-
-	res.Stdout, res.StdoutCut = stdout.Result()
-	res.Stderr, res.StderrCut = stderr.Result()
-	res.ExitCode, res.Signal = exitOf(cmd.ProcessState)
-	switch {
-	case reason != "":
-		res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
-	case oom:
-		res.Reason = sandbox.ReasonMemory
-	default:
-		res.Reason = sandbox.ReasonExited
-	}
-	return res, nil
+	unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE)
+	return f, nil
 }
 
 // exitOf reads the command's status from bwrap's: bwrap exits with the
@@ -577,7 +569,7 @@ func exitOf(ps *os.ProcessState) (int, string) {
 
 // readInfo reads the pid of the sandbox's first process from bwrap's
 // --info-fd.
-func readInfo(ctx context.Context, r *os.File, waitErr chan error) (int, error) {
+func readInfo(ctx context.Context, r *os.File, exited <-chan struct{}) (int, error) {
 	type info struct {
 		ChildPid int `json:"child-pid"`
 	}
@@ -591,7 +583,7 @@ func readInfo(ctx context.Context, r *os.File, waitErr chan error) (int, error) 
 		}
 		got <- in
 	}()
-	setup := time.NewTimer(confirmWait)
+	setup := time.NewTimer(sandbox.ConfirmWait)
 	defer setup.Stop()
 	select {
 	case in := <-got:
@@ -606,7 +598,7 @@ func readInfo(ctx context.Context, r *os.File, waitErr chan error) (int, error) 
 		return 0, ctx.Err()
 	case <-setup.C:
 		r.Close()
-		return 0, fmt.Errorf("bwrap did not start a sandbox within %v", confirmWait)
+		return 0, fmt.Errorf("bwrap did not start a sandbox within %v", sandbox.ConfirmWait)
 	}
 }
 

@@ -25,23 +25,37 @@ func needBwrap(t testing.TB) {
 // testCgroup names the tests' cgroup folder, removed when they end.
 const testCgroup = "skills-mcp-test"
 
+// owner is this test process's owner name (inherited by the crash test's
+// child server), so parallel test runs on one host never see each
+// other's sandboxes.
+var owner string
+
+// opts are the options of the tests' backends.
+func opts() *bwrap.Options { return &bwrap.Options{CgroupName: testCgroup, Owner: owner} }
+
 func TestMain(m *testing.M) {
+	owner = os.Getenv("SANDBOXTEST_OWNER")
+	if owner == "" {
+		owner = fmt.Sprintf("test-%d", os.Getpid())
+		os.Setenv("SANDBOXTEST_OWNER", owner)
+	}
 	code := m.Run()
 	if err := goleak.Find(); err != nil && code == 0 {
 		fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
 		code = 1
 	}
 	for _, ctl := range []string{"memory", "pids", "cpu"} {
+		os.Remove(filepath.Join("/sys/fs/cgroup", ctl, testCgroup, owner))
 		os.Remove(filepath.Join("/sys/fs/cgroup", ctl, testCgroup))
 	}
+	os.Remove(filepath.Join("/sys/fs/cgroup", testCgroup, owner))
 	os.Remove(filepath.Join("/sys/fs/cgroup", testCgroup))
 	os.Exit(code)
 }
 
 func TestIsolation(t *testing.T) {
 	needBwrap(t)
-	opts := &bwrap.Options{CgroupName: testCgroup}
-	sandboxtest.Run(t, bwrap.New(opts), sandboxtest.Options{Prefix: "bwt-", Restarted: func() sandbox.Executor { return bwrap.New(opts) }})
+	sandboxtest.Run(t, bwrap.New(opts()), sandboxtest.Options{Prefix: "bwt-", Restarted: func() sandbox.Executor { return bwrap.New(opts()) }})
 }
 
 func TestIsolationWithoutCgroups(t *testing.T) {
@@ -52,7 +66,7 @@ func TestIsolationWithoutCgroups(t *testing.T) {
 
 func TestCheckSaysWhatIsEnforced(t *testing.T) {
 	needBwrap(t)
-	enf, err := bwrap.New(&bwrap.Options{CgroupName: testCgroup}).Check(context.Background())
+	enf, err := bwrap.New(opts()).Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +84,7 @@ func TestMissingBinaryIsRefused(t *testing.T) {
 
 func BenchmarkRunPython(b *testing.B) {
 	needBwrap(b)
-	sandboxtest.Bench(b, bwrap.New(&bwrap.Options{CgroupName: testCgroup}), sandboxtest.Options{})
+	sandboxtest.Bench(b, bwrap.New(opts()), sandboxtest.Options{})
 }
 
 func TestUnreachableMountIsRefused(t *testing.T) {
@@ -80,7 +94,7 @@ func TestUnreachableMountIsRefused(t *testing.T) {
 	}
 	dir := t.TempDir() // 0700, root's
 	os.Chmod(filepath.Dir(dir), 0o700)
-	x := bwrap.New(&bwrap.Options{CgroupName: testCgroup})
+	x := bwrap.New(opts())
 	_, err := x.Run(context.Background(), sandbox.Spec{Name: "unreachable", Argv: []string{"/usr/bin/true"},
 		Mounts: []sandbox.Mount{{Host: dir, Target: "/work", Writable: true}}})
 	if err == nil || !strings.Contains(err.Error(), "o+x") {
@@ -101,7 +115,7 @@ func TestNetworkWhenAllowed(t *testing.T) {
 			c.Close()
 		}
 	}()
-	x := bwrap.New(&bwrap.Options{CgroupName: testCgroup})
+	x := bwrap.New(opts())
 	res, err := x.Run(context.Background(), sandbox.Spec{Name: "network-on", Network: true,
 		Argv: []string{sandboxtest.Bash, "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo CONNECTED", ln.Addr().(*net.TCPAddr).Port)}})
 	if err != nil || string(res.Stdout) != "CONNECTED\n" {
@@ -113,7 +127,7 @@ func TestRootFSWithoutPrlimitIsRefused(t *testing.T) {
 	needBwrap(t)
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "usr", "bin"), 0o755)
-	x := bwrap.New(&bwrap.Options{CgroupName: testCgroup})
+	x := bwrap.New(opts())
 	_, err := x.Run(context.Background(), sandbox.Spec{Name: "rootfs", RootFS: root, Argv: []string{"/usr/bin/true"}})
 	if err == nil || !strings.Contains(err.Error(), "prlimit") {
 		t.Fatalf("want a refusal naming prlimit, got %v", err)
@@ -128,7 +142,7 @@ func TestRootFS(t *testing.T) {
 	if err := os.Symlink("/usr", filepath.Join(root, "usr")); err != nil {
 		t.Fatal(err)
 	}
-	x := bwrap.New(&bwrap.Options{CgroupName: testCgroup})
+	x := bwrap.New(opts())
 	res, err := x.Run(context.Background(), sandbox.Spec{Name: "rootfs-ok", RootFS: root, Argv: []string{sandboxtest.Python, "-c", "print('ok')"}})
 	if err != nil || string(res.Stdout) != "ok\n" {
 		t.Fatalf("run on a root tree: %+v %v", res, err)
@@ -136,10 +150,10 @@ func TestRootFS(t *testing.T) {
 }
 
 func TestCrashServer(t *testing.T) {
-	sandboxtest.CrashServer(t, bwrap.New(&bwrap.Options{CgroupName: testCgroup}), sandboxtest.Options{Prefix: "bwc-"})
+	sandboxtest.CrashServer(t, bwrap.New(opts()), sandboxtest.Options{Prefix: "bwc-"})
 }
 
 func TestCrashRecovery(t *testing.T) {
 	needBwrap(t)
-	sandboxtest.Crash(t, bwrap.New(&bwrap.Options{CgroupName: testCgroup}), sandboxtest.Options{Prefix: "bwc-"}, "TestCrashServer")
+	sandboxtest.Crash(t, bwrap.New(opts()), sandboxtest.Options{Prefix: "bwc-"}, "TestCrashServer")
 }

@@ -34,14 +34,17 @@ var controllers = []string{"memory", "pids", "cpu"}
 
 // detectCgroups looks under root (normally /sys/fs/cgroup) for a cgroup
 // hierarchy this process may make folders in, and makes the parent folder
-// name in it. It never fails: what it cannot use it lists as missing.
-func detectCgroups(root, name string) *cgroups {
+// name/owner in it: runs of one owner live in their own folder, so no
+// owner ever lists or removes another's. It never fails: what it cannot
+// use it lists as missing.
+func detectCgroups(root, name, owner string) *cgroups {
 	c := &cgroups{parent: map[string]string{}}
 	if ctl, err := os.ReadFile(filepath.Join(root, "cgroup.controllers")); err == nil {
 		c.v2 = true
-		c.detectV2(root, name, strings.Fields(string(ctl)))
+		c.detectV2(root, name, owner, strings.Fields(string(ctl)))
 		return c
 	}
+	name = filepath.Join(name, owner)
 	for _, ctl := range controllers {
 		probe := map[string]string{"memory": "memory.limit_in_bytes", "pids": "pids.max", "cpu": "cpu.cfs_quota_us"}[ctl]
 		base := filepath.Join(root, ctl)
@@ -50,7 +53,7 @@ func detectCgroups(root, name string) *cgroups {
 			continue
 		}
 		dir := filepath.Join(base, name)
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			c.missing = append(c.missing, fmt.Sprintf("%s: cgroup v1 %s: cannot make %s (%v); run the server as root or delegate the hierarchy", ctlLimit(ctl), ctl, dir, errors.Unwrap(err)))
 			continue
 		}
@@ -71,8 +74,8 @@ func detectCgroups(root, name string) *cgroups {
 	return c
 }
 
-func (c *cgroups) detectV2(root, name string, offered []string) {
-	dir := filepath.Join(root, name)
+func (c *cgroups) detectV2(root, name, owner string, offered []string) {
+	dir := filepath.Join(root, name, owner)
 	var want []string
 	for _, ctl := range controllers {
 		if !strings.Contains(" "+strings.Join(offered, " ")+" ", " "+ctl+" ") {
@@ -85,14 +88,20 @@ func (c *cgroups) detectV2(root, name string, offered []string) {
 		return
 	}
 	enable := strings.Join(want, " ")
-	err := os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte(enable), 0)
-	if err == nil {
-		if err = os.Mkdir(dir, 0o755); errors.Is(err, os.ErrExist) {
-			err = nil
+	// Each level down to the owner's folder delegates the controllers.
+	var err error
+	for _, d := range []string{root, filepath.Join(root, name), dir} {
+		if d != root {
+			if err = os.Mkdir(d, 0o755); errors.Is(err, os.ErrExist) {
+				err = nil
+			}
 		}
-	}
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(enable), 0)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte(enable), 0)
+		}
+		if err != nil {
+			break
+		}
 	}
 	if err != nil {
 		for _, w := range want {
