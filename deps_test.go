@@ -38,9 +38,12 @@ var allowed = map[string][]string{
 	"internal/adversarial/oracle": nil,
 	"internal/hub/store":          nil, // the hub's state: imports no other hub package
 	"internal/sandbox":            nil, // running one command locked down: bwrap, Docker, fake
-	"internal/sandbox/bwrap":      {"internal/sandbox"},
-	"internal/sandbox/docker":     {"internal/sandbox"}, // the only importer of the moby client
-	"internal/sandbox/fake":       {"internal/sandbox"}, // tests of callers only
+	"internal/sandbox/bwrap":      {"internal/sandbox", "internal/sandbox/cgroup", "internal/sandbox/seccomp"},
+	"internal/sandbox/cgroup":     {"internal/sandbox"},                            // the runs' cgroups, for bwrap and gVisor
+	"internal/sandbox/seccomp":    nil,                                             // the syscall filter's table: the only importer of go-seccomp-bpf
+	"internal/sandbox/gvisor":     {"internal/sandbox", "internal/sandbox/cgroup"}, // runsc, through its command line
+	"internal/sandbox/docker":     {"internal/sandbox"},                            // the only importer of the moby client
+	"internal/sandbox/fake":       {"internal/sandbox"},                            // tests of callers only
 	// Level 1.
 	"internal/lint":    {"internal/skill"},
 	"internal/vault":   {"internal/skill"},
@@ -88,7 +91,7 @@ var allowed = map[string][]string{
 	// The hub's HTTP server: the API, /healthz, /metrics, the project endpoints.
 	"internal/hub/hubserve": {"internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/store"},
 	// What the hub commands do and print once the CLI has parsed their flags.
-	"internal/hub/hubcmd": {"internal/atomicfile", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/web/hubadmin"},
+	"internal/hub/hubcmd": {"internal/atomicfile", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/sandbox/gvisor", "internal/web/hubadmin"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},

@@ -3,6 +3,7 @@ package hubcmd
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -20,11 +21,12 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/sandbox"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox/bwrap"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox/docker"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/gvisor"
 )
 
 // jobFlags are hub serve's sandbox and job settings.
 type jobFlags struct {
-	sandbox     string // bwrap, docker or auto
+	sandbox     string // bwrap, docker, gvisor or auto
 	dockerHost  string
 	dockerImage string
 	wheels      string
@@ -97,6 +99,14 @@ func replicaID(dir string) (string, error) {
 	return id, nil
 }
 
+// sandboxOwner is the owner name of this replica's sandboxes: a digest
+// of the replica id (which is random per jobs folder, so two hubs on one
+// host never share one), short enough for container and cgroup names.
+func sandboxOwner(replica string) string {
+	sum := sha256.Sum256([]byte("skills-mcp sandbox owner\x00" + replica))
+	return "hub-" + hex.EncodeToString(sum[:6])
+}
+
 // withImage fills in the default Docker image of a profile that names
 // none.
 type withImage struct {
@@ -152,16 +162,19 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logge
 	if err != nil {
 		return nil, err
 	}
+	// The backends name, label and list their sandboxes by this owner, so
+	// hubs that share a host or a Docker engine never touch each other's.
+	owner := sandboxOwner(replica)
 	var candidates []sandbox.Executor
 	if f.sandbox == "auto" || f.sandbox == "bwrap" {
-		candidates = append(candidates, bwrap.New(nil))
+		candidates = append(candidates, bwrap.New(&bwrap.Options{Owner: owner}))
 	}
 	if f.sandbox == "auto" || f.sandbox == "docker" {
 		host := f.dockerHost
 		if host == "" {
 			host = "unix:///var/run/docker.sock"
 		}
-		dx, err := docker.New(&docker.Options{Host: host})
+		dx, err := docker.New(&docker.Options{Host: host, Owner: owner})
 		if err != nil {
 			js.backends = append(js.backends, api.Backend{Name: "docker", Detail: err.Error()})
 		} else {
@@ -172,6 +185,9 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logge
 			}
 			candidates = append(candidates, ex)
 		}
+	}
+	if f.sandbox == "auto" || f.sandbox == "gvisor" {
+		candidates = append(candidates, gvisor.New(&gvisor.Options{Owner: owner}))
 	}
 	chosen, enf, selErr := sandbox.Select(ctx, f.sandbox, candidates...)
 	for _, c := range candidates {
@@ -185,17 +201,18 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logge
 		}
 		js.backends = append(js.backends, b)
 	}
-	if chosen != nil && chosen.Name() == "bwrap" && os.Geteuid() == 0 {
+	if chosen != nil && (chosen.Name() == "bwrap" || chosen.Name() == "gvisor") && os.Geteuid() == 0 {
 		// The sandbox runs as an unprivileged uid, which must be able to
-		// walk to the job folders (bwrap resolves mounts as that uid):
+		// walk to the job folders (bwrap resolves mounts as that uid, and
+		// gVisor's files are checked against it):
 		// refused now, with the fix, rather than at every run.
 		if d, mode := traversable(f.dir); d != "" {
-			selErr = fmt.Errorf("%w: bwrap: the sandbox user (uid 65534) cannot reach the jobs folder %s: %s has mode %04o; "+
+			selErr = fmt.Errorf("%w: %s: the sandbox user (uid 65534) cannot reach the jobs folder %s: %s has mode %04o; "+
 				"give --jobs a folder whose every parent is traversable (chmod o+x, e.g. 0711), such as /var/lib/skills-mcp-jobs "+
-				"(a data folder the hub made is 0711 with hub.db 0600; do not open one that holds other people's files)", sandbox.ErrUnavailable, f.dir, d, mode)
+				"(a data folder the hub made is 0711 with hub.db 0600; do not open one that holds other people's files)", sandbox.ErrUnavailable, chosen.Name(), f.dir, d, mode)
 			for i := range js.backends {
-				if js.backends[i].Name == "bwrap" {
-					js.backends[i] = api.Backend{Name: "bwrap", Detail: selErr.Error()}
+				if js.backends[i].Name == chosen.Name() {
+					js.backends[i] = api.Backend{Name: chosen.Name(), Detail: selErr.Error()}
 				}
 			}
 			chosen = nil

@@ -42,8 +42,10 @@ ADDR is host:port, :port or port (loopback), or 0.0.0.0:port to listen on
 every interface; port 0 picks a free one. The log says where it listens.
 
 Script jobs run only in a sandbox: --sandbox auto (the default) takes
-bubblewrap, else the Docker engine, whichever works first; the log says which,
-and which limits it enforces on this host. With none working the hub still
+bubblewrap, else the Docker engine, else gVisor (runsc), whichever works
+first; --sandbox gvisor runs every job under gVisor's user-space kernel, for
+code you do not trust at all. The log says which, and which limits it
+enforces on this host. With none working the hub still
 serves skills and refuses jobs, saying why. Jobs keep their host folders (and
 this replica's id) in --jobs DIR (default jobs/ in the data directory), which
 the sandbox's unprivileged user must be able to reach: every folder above it
@@ -58,7 +60,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	oauthIssuer := fs.String("oauth-issuer", "", "also accept JWT access tokens of the OAuth 2.1 authorization server at `URL` on project endpoints (or set SKILLS_HUB_OAUTH_ISSUER; needs --base-url)")
 	cacheDir := fs.String("cache", "", "keep the versions the endpoints serve unpacked in `DIR` (or set SKILLS_HUB_CACHE; default: cache/ in the data directory, or the user cache folder with --database)")
 	var jf jobFlags
-	fs.StringVar(&jf.sandbox, "sandbox", "", "run script jobs in `BACKEND`: bwrap, docker or auto (or set SKILLS_SANDBOX; default auto: bubblewrap, else Docker)")
+	fs.StringVar(&jf.sandbox, "sandbox", "", "run script jobs in `BACKEND`: bwrap, docker, gvisor or auto (or set SKILLS_HUB_SANDBOX; default auto: bubblewrap, else Docker, else gVisor)")
 	fs.StringVar(&jf.dockerHost, "docker-host", "", "the Docker engine's `ADDR` (default unix:///var/run/docker.sock)")
 	fs.StringVar(&jf.dockerImage, "docker-image", "", "the Docker `IMAGE` of profiles that name none")
 	fs.StringVar(&jf.wheels, "wheels", "", "prepare Python environments offline from the wheels in `DIR` (pip --no-index --find-links)")
@@ -67,13 +69,14 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
 		return err
 	}
-	c.envDefault(&jf.sandbox, "SKILLS_SANDBOX")
+	c.envDefault(&jf.sandbox, "SKILLS_HUB_SANDBOX")
+	c.envDefault(&jf.sandbox, "SKILLS_SANDBOX") // the earlier name
 	c.envDefault(&jf.dir, "SKILLS_HUB_JOBS")
 	if jf.sandbox == "" {
 		jf.sandbox = "auto"
 	}
-	if jf.sandbox != "auto" && jf.sandbox != "bwrap" && jf.sandbox != "docker" {
-		return usagef("skills-mcp hub serve -h", "--sandbox %q: want bwrap, docker or auto", jf.sandbox)
+	if jf.sandbox != "auto" && jf.sandbox != "bwrap" && jf.sandbox != "docker" && jf.sandbox != "gvisor" {
+		return usagef("skills-mcp hub serve -h", "--sandbox %q: want bwrap, docker, gvisor or auto", jf.sandbox)
 	}
 	for _, d := range []*string{&jf.wheels, &jf.npmCache} {
 		if *d == "" {

@@ -298,6 +298,13 @@ func (s *Service) layOutInputs(ctx context.Context, jobID, work string) (map[str
 	if err := os.Mkdir(work, 0o777); err != nil {
 		return nil, err
 	}
+	// A file system of its own with a hard size where the hub may mount
+	// one (root): what the job writes never reaches the data volume, and
+	// passing the quota is ENOSPC inside. Elsewhere the sandbox measures
+	// the folder during the run.
+	if err := sandbox.MountWorkspace(work, s.limit.WorkTree, s.limit.WorkFiles); err != nil && !errors.Is(err, sandbox.ErrNoWorkspace) {
+		return nil, err
+	}
 	// The sandbox's uid writes here; the mode is not the umask's.
 	if err := os.Chmod(work, 0o777); err != nil {
 		return nil, err
@@ -435,10 +442,13 @@ func collectOutputs(work string, inputs map[string][32]byte) ([]store.NewJobFile
 }
 
 // removeTree removes a folder whose parts a sandbox may have made
-// read-only.
+// read-only, and a work folder's own file system first.
 func removeTree(dir string) error {
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	if err := sandbox.UnmountWorkspace(dir); err != nil {
+		return err
 	}
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {

@@ -43,6 +43,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/cgroup"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox/seccomp"
 )
 
@@ -83,7 +84,7 @@ type Executor struct {
 	gid  int
 
 	cgOnce sync.Once
-	cg     *cgroups
+	cg     *cgroup.Hierarchy
 
 	runs sandbox.Runs
 }
@@ -120,13 +121,13 @@ func New(opts *Options) *Executor {
 // Name is "bwrap".
 func (e *Executor) Name() string { return "bwrap" }
 
-func (e *Executor) cgroups() *cgroups {
+func (e *Executor) cgroups() *cgroup.Hierarchy {
 	e.cgOnce.Do(func() {
 		if e.opts.NoCgroups {
-			e.cg = &cgroups{parent: map[string]string{}, missing: []string{"memory, processes, cpu share: cgroups turned off"}}
+			e.cg = cgroup.Disabled("memory, processes, cpu share: cgroups turned off")
 			return
 		}
-		e.cg = detectCgroups(e.opts.CgroupRoot, e.opts.CgroupName, e.opts.Owner)
+		e.cg = cgroup.Detect(e.opts.CgroupRoot, e.opts.CgroupName, e.opts.Owner)
 	})
 	return e.cg
 }
@@ -195,8 +196,8 @@ func (e *Executor) enforced() sandbox.Enforced {
 			"cpu time: rlimit CPU", "file size: rlimit FSIZE", "open files: rlimit NOFILE", "core dumps: off",
 			"wall time: killed by the server (pid namespace teardown)",
 			"output: first Limits.Output bytes of each stream kept",
-		}, cg.enforced...),
-		Missing: slices.Clone(cg.missing),
+		}, cg.Enforced...),
+		Missing: slices.Clone(cg.Missing),
 	}
 	if e.opts.NoSyscallFilter {
 		enf.Missing = append(enf.Missing, "seccomp: the syscall filter is turned off")
@@ -204,7 +205,7 @@ func (e *Executor) enforced() sandbox.Enforced {
 		enf.Limits = append(enf.Limits, fmt.Sprintf("syscalls: seccomp filter (%d rules refused with EPERM, clone3 ENOSYS, other architectures refused)", len(seccomp.Refused)))
 	}
 	enf.Limits, enf.Missing = sandbox.WorkTreeEnforced(enf.Limits, enf.Missing)
-	if !slices.ContainsFunc(cg.enforced, func(s string) bool { return strings.HasPrefix(s, "memory:") }) {
+	if !slices.ContainsFunc(cg.Enforced, func(s string) bool { return strings.HasPrefix(s, "memory:") }) {
 		enf.Missing = append(enf.Missing, "memory: only an address-space rlimit backstop (not a memory limit for node)")
 	}
 	return enf
@@ -219,7 +220,7 @@ func (e *Executor) enforced() sandbox.Enforced {
 func (e *Executor) Running(context.Context) ([]string, error) {
 	names := e.runs.Names()
 	cg := e.cgroups()
-	for n, busy := range cg.leftovers() {
+	for n, busy := range cg.Leftovers() {
 		if e.runs.Has(n) {
 			continue
 		}
@@ -228,7 +229,7 @@ func (e *Executor) Running(context.Context) ([]string, error) {
 			continue
 		}
 		// Empty, and no run of this process: a crash's leftover.
-		removeDirs(cg.v2, cg.dirsOf(n), 0)
+		cg.RemoveStale(n, cgroup.StaleAge)
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
@@ -249,7 +250,7 @@ func (e *Executor) Kill(ctx context.Context, name string) error {
 	// Not run here, or its Run could not confirm its end: its cgroups are
 	// the handle left on it.
 	cg := e.cgroups()
-	dirs := cg.dirsOf(name)
+	dirs := cg.DirsOf(name)
 	if len(dirs) == 0 {
 		if err != nil {
 			return fmt.Errorf("bwrap: %w", err)
@@ -260,7 +261,7 @@ func (e *Executor) Kill(ctx context.Context, name string) error {
 	if d, ok := ctx.Deadline(); ok {
 		wait = time.Until(d)
 	}
-	if err := removeDirs(cg.v2, dirs, wait); err != nil {
+	if err := cgroup.RemoveDirs(cg.V2, dirs, wait); err != nil {
 		return fmt.Errorf("bwrap: kill %s: %w: %v", name, sandbox.ErrUnconfirmed, err)
 	}
 	e.runs.Forget(name)
@@ -293,7 +294,7 @@ type process struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when cmd.Wait has returned
 	pidfd  int           // the namespace's first process
-	cg     *jobCgroup
+	cg     *cgroup.Group
 }
 
 func (p *process) Exited() <-chan struct{} { return p.exited }
@@ -302,7 +303,7 @@ func (p *process) Kill() {
 	unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
 	p.cmd.Process.Kill()
 	if p.cg != nil {
-		killAll(p.cg.c.v2, p.cg.dirs)
+		cgroup.KillAll(p.cg.V2(), p.cg.Dirs)
 	}
 }
 
@@ -322,8 +323,8 @@ func (p *process) Confirm(ctx context.Context) (sandbox.Exit, error) {
 	if err := waitPidfd(p.pidfd, wait); err != nil {
 		return sandbox.Exit{}, err
 	}
-	oom := p.cg.oomKilled()
-	if err := p.cg.remove(wait); err != nil {
+	oom := p.cg.OOMKilled()
+	if err := p.cg.Remove(wait); err != nil {
 		return sandbox.Exit{}, err
 	}
 	code, sig := exitOf(p.cmd.ProcessState)
@@ -335,14 +336,14 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *sa
 	if ctx.Err() != nil {
 		return sandbox.Result{Reason: sandbox.ReasonKilled, ExitCode: -1}, nil
 	}
-	cg, err := e.cgroups().create(spec.Name, lim)
+	cg, err := e.cgroups().Create(spec.Name, lim)
 	if err != nil {
 		return res, err
 	}
 	cgDone := false
 	defer func() {
 		if !cgDone {
-			if rerr := cg.remove(sandbox.ConfirmWait); rerr != nil && err == nil {
+			if rerr := cg.Remove(sandbox.ConfirmWait); rerr != nil && err == nil {
 				err = fmt.Errorf("%w: %v", sandbox.ErrUnconfirmed, rerr)
 			}
 		}
@@ -473,8 +474,8 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *sa
 	if e.uid >= 0 {
 		attr.Credential = &syscall.Credential{Uid: uint32(e.uid), Gid: uint32(e.gid), Groups: []uint32{}}
 	}
-	if cg != nil && cg.fd >= 0 {
-		attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
+	if cg != nil && cg.FD >= 0 {
+		attr.UseCgroupFD, attr.CgroupFD = true, cg.FD
 	}
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
@@ -518,7 +519,7 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *sa
 	if p.pidfd, err = unix.PidfdOpen(child, 0); err != nil {
 		return fail(fmt.Errorf("sandbox setup: opening the sandbox's pid: %w", err))
 	}
-	if err := cg.join(cmd.Process.Pid, child); err != nil {
+	if err := cg.Join(cmd.Process.Pid, child); err != nil {
 		return fail(fmt.Errorf("sandbox setup: %w", err))
 	}
 	if _, err := blockW.Write([]byte{1}); err != nil {

@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -37,8 +36,12 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/sandbox"
 )
 
-// LabelJob is the container label that carries the spec's name.
-const LabelJob = "skills-mcp.job"
+// LabelJob is the container label that carries the spec's name, and
+// LabelOwner the one that carries the backend's owner.
+const (
+	LabelJob   = "skills-mcp.job"
+	LabelOwner = "skills-mcp.owner"
+)
 
 // Options configure the backend. The zero value (or nil) is the default.
 type Options struct {
@@ -53,6 +56,11 @@ type Options struct {
 	BindUsr string
 	// Prefix starts every container's name; empty: "skills-mcp-".
 	Prefix string
+	// Owner names the process that owns these containers among the others
+	// on the engine (the hub passes its store's identity and replica): it
+	// is in each container's name and LabelOwner, and Running and Kill see
+	// only this owner's. Letters, digits, '-' and '_'; empty: "default".
+	Owner string
 	// Poll is how often the writable mounts are measured against
 	// Limits.WorkTree and WorkFiles; zero: 100 ms.
 	Poll time.Duration
@@ -65,22 +73,14 @@ type Executor struct {
 	uid  int
 	gid  int
 
-	mu   sync.Mutex
-	runs map[string]*run
+	runs sandbox.Runs
 }
 
 var _ sandbox.Executor = (*Executor)(nil)
 
-type run struct {
-	kill chan struct{}
-	once sync.Once
-	done chan struct{}
-	err  error
-}
-
 // New returns the backend; it does not contact the engine (Check does).
 func New(opts *Options) (*Executor, error) {
-	e := &Executor{runs: map[string]*run{}}
+	e := &Executor{}
 	if opts != nil {
 		e.opts = *opts
 	}
@@ -93,8 +93,11 @@ func New(opts *Options) (*Executor, error) {
 	if e.opts.Prefix == "" {
 		e.opts.Prefix = "skills-mcp-"
 	}
-	if e.opts.Poll <= 0 {
-		e.opts.Poll = 100 * time.Millisecond
+	if e.opts.Owner == "" {
+		e.opts.Owner = "default"
+	}
+	if err := sandbox.CheckOwner(e.opts.Owner); err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
 	}
 	if _, err := fmt.Sscanf(e.opts.User, "%d:%d", &e.uid, &e.gid); err != nil || e.uid == 0 {
 		return nil, fmt.Errorf("docker: user %q: want a numeric, non-root uid:gid such as 65534:65534", e.opts.User)
@@ -137,9 +140,10 @@ func (e *Executor) Check(ctx context.Context) (sandbox.Enforced, error) {
 			"cpu time, file size, open files, core dumps: ulimits",
 			"wall time: the container is killed by the server",
 			"output: first Limits.Output bytes of each stream kept (log driver none)",
-			"work tree: measured every " + e.opts.Poll.String() + ", killed when over (may overshoot briefly)",
+			"owner: " + e.opts.Owner + " (Running and Kill see only its containers)",
 		},
 	}
+	enf.Limits, enf.Missing = sandbox.WorkTreeEnforced(enf.Limits, enf.Missing)
 	if !slices.Contains(info.Info.SecurityOptions, "name=seccomp,profile=default") && !slices.ContainsFunc(info.Info.SecurityOptions, func(s string) bool { return strings.HasPrefix(s, "name=seccomp") }) {
 		enf.Missing = append(enf.Missing, "seccomp: the engine applies no seccomp profile")
 	}
@@ -152,33 +156,36 @@ func (e *Executor) Check(ctx context.Context) (sandbox.Enforced, error) {
 	return enf, nil
 }
 
-func (e *Executor) containerName(name string) string { return e.opts.Prefix + name }
+func (e *Executor) containerName(name string) string {
+	return e.opts.Prefix + e.opts.Owner + "-" + name
+}
 
-// Running lists the runs in progress: this process's, and the engine's
-// running containers that carry LabelJob (runs of an earlier process). It
-// changes nothing: another process may be starting a container of its
-// own. After a restart, Kill each unfinished run: it removes the run's
+// Running lists this owner's runs in progress: this process's, and the
+// engine's running containers that carry this owner's LabelOwner (runs of
+// an earlier process). The stopped containers an earlier process of this
+// owner left are removed on the way; nothing of another owner is looked
+// at. After a restart, Kill each unfinished run: it removes the run's
 // container whatever its state.
 func (e *Executor) Running(ctx context.Context) ([]string, error) {
-	list, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelJob)})
+	list, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", LabelJob).Add("label", LabelOwner+"="+e.opts.Owner)})
 	if err != nil {
 		return nil, fmt.Errorf("docker: listing the job containers: %w", err)
 	}
-	e.mu.Lock()
-	names := make([]string, 0, len(e.runs))
-	live := map[string]bool{}
-	for n := range e.runs {
-		names = append(names, n)
-		live[n] = true
-	}
-	e.mu.Unlock()
+	names := e.runs.Names()
 	for _, c := range list.Items {
 		name := c.Labels[LabelJob]
-		if name == "" || live[name] || !slices.Contains(c.Names, "/"+e.containerName(name)) {
+		if name == "" || c.Labels[LabelOwner] != e.opts.Owner || e.runs.Has(name) || !slices.Contains(c.Names, "/"+e.containerName(name)) {
 			continue
 		}
-		if c.State == container.StateRunning || c.State == container.StatePaused || c.State == container.StateRestarting {
+		switch c.State {
+		case container.StateRunning, container.StatePaused, container.StateRestarting:
 			names = append(names, name)
+		case container.StateExited, container.StateDead, container.StateCreated:
+			// A crash's leftover: nothing runs in it any more.
+			if c.State != container.StateCreated || time.Since(time.Unix(c.Created, 0)) > time.Minute {
+				e.remove(ctx, c.ID)
+			}
 		}
 	}
 	slices.Sort(names)
@@ -189,32 +196,17 @@ func (e *Executor) Running(ctx context.Context) ([]string, error) {
 // killing and removing its container. A name with no container is not an
 // error.
 func (e *Executor) Kill(ctx context.Context, name string) error {
-	e.mu.Lock()
-	r := e.runs[name]
-	e.mu.Unlock()
-	if r != nil {
-		r.once.Do(func() { close(r.kill) })
-		select {
-		case <-r.done:
-			if !errors.Is(r.err, sandbox.ErrUnconfirmed) {
-				return nil
-			}
-			// Its Run could not confirm the container gone: try again
-			// below, and forget the run once it is.
-		case <-ctx.Done():
-			return fmt.Errorf("docker: kill %s: %w (%v)", name, sandbox.ErrUnconfirmed, ctx.Err())
-		}
+	done, err := e.runs.Kill(ctx, name)
+	if done {
+		return nil
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("docker: %w", err)
 	}
 	if err := e.remove(ctx, e.containerName(name)); err != nil {
 		return fmt.Errorf("docker: kill %s: %w", name, err)
 	}
-	if r != nil {
-		e.mu.Lock()
-		if e.runs[name] == r {
-			delete(e.runs, name)
-		}
-		e.mu.Unlock()
-	}
+	e.runs.Forget(name)
 	return nil
 }
 
@@ -244,25 +236,15 @@ func (e *Executor) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, 
 	if spec.Image == "" {
 		return sandbox.Result{}, fmt.Errorf("docker: run %s: no image (the profile names none)", spec.Name)
 	}
-	r := &run{kill: make(chan struct{}), done: make(chan struct{})}
-	e.mu.Lock()
-	if _, dup := e.runs[spec.Name]; dup {
-		e.mu.Unlock()
-		return sandbox.Result{}, fmt.Errorf("docker: a run named %s is already running", spec.Name)
+	r, err := e.runs.Add(spec.Name)
+	if err != nil {
+		return sandbox.Result{}, fmt.Errorf("docker: %w", err)
 	}
-	e.runs[spec.Name] = r
-	e.mu.Unlock()
 	res, err := e.run(ctx, spec, r)
 	if err != nil {
 		err = fmt.Errorf("docker: run %s: %w", spec.Name, err)
 	}
-	r.err = err
-	e.mu.Lock()
-	if !errors.Is(err, sandbox.ErrUnconfirmed) {
-		delete(e.runs, spec.Name)
-	}
-	e.mu.Unlock()
-	close(r.done)
+	e.runs.Done(spec.Name, r, err)
 	return res, err
 }
 
@@ -270,7 +252,7 @@ func (e *Executor) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, 
 // may have ended (kill, inspect, remove).
 const engineWait = 20 * time.Second
 
-func (e *Executor) run(ctx context.Context, spec sandbox.Spec, r *run) (res sandbox.Result, err error) {
+func (e *Executor) run(ctx context.Context, spec sandbox.Spec, r *sandbox.Run) (res sandbox.Result, err error) {
 	lim := spec.Limits.WithDefaults()
 	var mounts []mount.Mount
 	var writable []string
@@ -306,7 +288,7 @@ func (e *Executor) run(ctx context.Context, spec sandbox.Spec, r *run) (res sand
 		NetworkDisabled: !spec.Network,
 		AttachStdout:    true,
 		AttachStderr:    true,
-		Labels:          map[string]string{LabelJob: spec.Name},
+		Labels:          map[string]string{LabelJob: spec.Name, LabelOwner: e.opts.Owner},
 	}
 	host := &container.HostConfig{
 		NetworkMode:    network,
@@ -343,9 +325,9 @@ func (e *Executor) run(ctx context.Context, spec sandbox.Spec, r *run) (res sand
 		return res, fmt.Errorf("creating the container: %w", err)
 	}
 	id := created.ID
-	removed := false
+	started := false
 	defer func() {
-		if !removed {
+		if !started {
 			rctx, cancel := context.WithTimeout(bg, engineWait)
 			defer cancel()
 			if rerr := e.remove(rctx, id); rerr != nil && err == nil {
@@ -359,141 +341,117 @@ func (e *Executor) run(ctx context.Context, spec sandbox.Spec, r *run) (res sand
 	if err != nil {
 		return res, fmt.Errorf("attaching to the container: %w", err)
 	}
-	defer att.Close()
-	copied := make(chan struct{})
+	p := &process{e: e, id: id, att: att, copied: make(chan struct{}), exited: make(chan struct{}), bg: bg}
 	go func() {
-		defer close(copied)
+		defer close(p.copied)
 		stdcopy.StdCopy(stdout, stderr, att.Reader)
 	}()
 	waitCtx, stopWait := context.WithCancel(bg)
 	defer stopWait()
 	wait := e.cli.ContainerWait(waitCtx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
-
 	if _, err := e.cli.ContainerStart(setup, id, client.ContainerStartOptions{}); err != nil {
 		att.Close()
-		<-copied
+		<-p.copied
 		return res, fmt.Errorf("starting the container: %w", err)
 	}
-	start := time.Now()
-	timer := time.NewTimer(lim.Wall)
-	defer timer.Stop()
-	tick := time.NewTicker(e.opts.Poll)
-	defer tick.Stop()
-	var reason sandbox.Reason
-	var status int64 = -1
-	exited := false
-loop:
-	for {
+	started = true
+	// The engine's answer ends the wait; a lost answer too (the state is
+	// read back by Confirm).
+	go func() {
 		select {
 		case w := <-wait.Result:
-			status, exited = w.StatusCode, true
-			break loop
+			p.status, p.statusKnown = w.StatusCode, true
 		case <-wait.Error:
-			// The engine's answer was lost: the state is read back below.
-			break loop
-		case <-timer.C:
-			reason = sandbox.ReasonTimeout
-		case <-ctx.Done():
-			reason = sandbox.ReasonKilled
-		case <-r.kill:
-			reason = sandbox.ReasonKilled
-		case <-tick.C:
-			if len(writable) > 0 {
-				if _, _, over := sandbox.WorkUsage(writable, lim.WorkTree, lim.WorkFiles); over {
-					reason = sandbox.ReasonQuota
-				}
-			}
 		}
-		if reason != "" {
-			break loop
-		}
-	}
-	if reason != "" {
-		kctx, cancel := context.WithTimeout(bg, engineWait)
-		_, kerr := e.cli.ContainerKill(kctx, id, client.ContainerKillOptions{Signal: "KILL"})
-		cancel()
-		if kerr != nil && !strings.Contains(kerr.Error(), "is not running") {
-			// The forced removal kills it too; only if that also fails is
-			// the container's end unknown.
-			rctx, cancel := context.WithTimeout(bg, engineWait)
-			rerr := e.remove(rctx, id)
-			cancel()
-			if rerr != nil {
-				return res, fmt.Errorf("%w: killing the container: %v; then %v", sandbox.ErrUnconfirmed, kerr, rerr)
-			}
-			removed = true
-			// The wait's answer must be taken, or its sender stays blocked.
-			select {
-			case <-wait.Result:
-			case <-wait.Error:
-			case <-time.After(engineWait):
-			}
-			att.Close()
-			<-copied
-			res.Duration = time.Since(start)
-			res.Stdout, res.StdoutCut = stdout.Result()
-			res.Stderr, res.StderrCut = stderr.Result()
-			res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
-			return res, nil
-		}
-		select {
-		case w := <-wait.Result:
-			status, exited = w.StatusCode, true
-		case <-wait.Error:
-		case <-time.After(engineWait):
-			return res, fmt.Errorf("%w: the container did not stop within %v of SIGKILL", sandbox.ErrUnconfirmed, engineWait)
-		}
-	}
-	res.Duration = time.Since(start)
-	ictx, cancel := context.WithTimeout(bg, engineWait)
+		close(p.exited)
+	}()
+	return sandbox.Supervise(ctx, p, sandbox.Watch{Limits: lim, Killed: r.Killed(), Writable: writable, Poll: e.opts.Poll, Stdout: stdout, Stderr: stderr})
+}
+
+// process is one started container, as sandbox.Supervise drives it.
+type process struct {
+	e      *Executor
+	id     string
+	bg     context.Context // the run's context, never cancelled
+	att    client.ContainerAttachResult
+	copied chan struct{} // closed when the streams are drained
+	exited chan struct{} // closed when the engine's wait answered
+	// status is the exit status from the wait, read after exited.
+	status      int64
+	statusKnown bool
+	removed     bool // Kill had to remove the container
+	killErr     error
+}
+
+func (p *process) Exited() <-chan struct{} { return p.exited }
+
+// Kill kills the container; when the engine refuses, the forced removal
+// kills it too, and only if that also fails is its end unknown.
+func (p *process) Kill() {
+	kctx, cancel := context.WithTimeout(p.bg, engineWait)
 	defer cancel()
-	ins, err := e.cli.ContainerInspect(ictx, id, client.ContainerInspectOptions{})
+	_, err := p.e.cli.ContainerKill(kctx, p.id, client.ContainerKillOptions{Signal: "KILL"})
+	if err == nil || strings.Contains(err.Error(), "is not running") {
+		return
+	}
+	if rerr := p.e.remove(kctx, p.id); rerr != nil {
+		p.killErr = fmt.Errorf("killing the container: %v; then %v", err, rerr)
+		return
+	}
+	p.removed = true
+}
+
+// Confirm waits for the container to stop, reads its state, drains its
+// streams and removes it: a not-found inspect after the removal is the
+// confirmation.
+func (p *process) Confirm(ctx context.Context) (sandbox.Exit, error) {
+	if p.killErr != nil {
+		return sandbox.Exit{}, p.killErr
+	}
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+		return sandbox.Exit{}, fmt.Errorf("the container did not stop after SIGKILL (%v)", ctx.Err())
+	}
+	drain := func() {
+		// The streams end with the container; the bound covers a lost attach.
+		select {
+		case <-p.copied:
+		case <-ctx.Done():
+		}
+		p.att.Close()
+		<-p.copied
+	}
+	if p.removed {
+		drain()
+		return sandbox.Exit{Code: -1, Signal: "SIGKILL"}, nil
+	}
+	ins, err := p.e.cli.ContainerInspect(ctx, p.id, client.ContainerInspectOptions{})
 	if isNotFound(err) {
 		// Removed under us (Kill of another process): gone, so killed.
-		removed = true
-		att.Close()
-		<-copied
-		res.Stdout, res.StdoutCut = stdout.Result()
-		res.Stderr, res.StderrCut = stderr.Result()
-		res.Reason, res.ExitCode, res.Signal = sandbox.ReasonKilled, -1, "SIGKILL"
-		return res, nil
+		drain()
+		return sandbox.Exit{Code: -1, Signal: "SIGKILL", Gone: true}, nil
 	}
 	if err != nil {
-		return res, fmt.Errorf("%w: inspecting the container: %v", sandbox.ErrUnconfirmed, err)
+		return sandbox.Exit{}, fmt.Errorf("inspecting the container: %v", err)
 	}
 	st := ins.Container.State
 	if st == nil || st.Running {
-		return res, fmt.Errorf("%w: the container still runs", sandbox.ErrUnconfirmed)
+		return sandbox.Exit{}, errors.New("the container still runs")
 	}
-	if !exited {
+	status := p.status
+	if !p.statusKnown {
 		status = int64(st.ExitCode)
 	}
-	// The streams end with the container; the bound covers a lost attach.
-	select {
-	case <-copied:
-	case <-time.After(engineWait):
-		att.Close()
-		<-copied
+	drain()
+	if err := p.e.remove(ctx, p.id); err != nil {
+		return sandbox.Exit{}, err
 	}
-	removed = true
-	if err := e.remove(ictx, id); err != nil {
-		return res, err
-	}
-	res.Stdout, res.StdoutCut = stdout.Result()
-	res.Stderr, res.StderrCut = stderr.Result()
-	res.ExitCode = int(status)
+	exit := sandbox.Exit{Code: int(status), OOM: st.OOMKilled}
 	if status > 128 && status < 128+65 {
-		res.ExitCode, res.Signal = -1, signalName(syscall.Signal(status-128))
+		exit.Code, exit.Signal = -1, signalName(syscall.Signal(status-128))
 	}
-	switch {
-	case reason != "":
-		res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
-	case st.OOMKilled:
-		res.Reason = sandbox.ReasonMemory
-	default:
-		res.Reason = sandbox.ReasonExited
-	}
-	return res, nil
+	return exit, nil
 }
 
 func signalName(s syscall.Signal) string {
