@@ -157,6 +157,25 @@ func Run(t *testing.T, x sandbox.Executor, o Options) {
 		t.Fatal(err)
 	}
 
+	// A host abstract unix socket, which no sandbox may reach.
+	abstract := fmt.Sprintf("skills-mcp-sandboxtest-%d", os.Getpid())
+	uln, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { uln.Close() })
+	go func() {
+		for {
+			c, err := uln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	escapes := newEscapeTable(x.Name())
+	t.Cleanup(func() { escapes.check(t) })
+
 	// The table of isolation properties (PWD and a container's HOSTNAME
 	// are the only variables a backend may add): each case gets its own job.
 	cases := []struct {
@@ -165,10 +184,14 @@ func Run(t *testing.T, x sandbox.Executor, o Options) {
 		argv    []string
 		limits  sandbox.Limits
 		skip    string
-		check   func(t *testing.T, j job, res sandbox.Result)
+		// escape names the escape attempt the case is, a row of the
+		// README's isolation table; empty: a limit, not an escape.
+		escape string
+		check  func(t *testing.T, j job, res sandbox.Result)
 	}{
 		{
-			name: "loopback-python",
+			name:   "loopback-python",
+			escape: "reach a host loopback listener (the hub's API)",
 			scripts: map[string]string{"c.py": fmt.Sprintf(`import socket
 s = socket.socket()
 s.settimeout(3)
@@ -197,7 +220,8 @@ except OSError as e:
 			},
 		},
 		{
-			name: "other-addresses-node",
+			name:   "other-addresses-node",
+			escape: "reach other addresses, DNS, UDP",
 			scripts: map[string]string{"n.js": `const net = require("net"), dns = require("dns"), dgram = require("dgram");
 const out = [];
 function tcp(host, port) {
@@ -231,6 +255,7 @@ function tcp(host, port) {
 		},
 		{
 			name:    "write-package",
+			escape:  "write outside /work (package, /usr, root)",
 			scripts: map[string]string{"w.sh": "echo x > /package/new.txt && echo WROTE1; echo x >> /package/scripts/w.sh && echo WROTE2; echo x > /usr/new.txt && echo WROTE3; echo x > /new.txt && echo WROTE4; true\n"},
 			argv:    []string{Bash, "/package/scripts/w.sh"},
 			check: func(t *testing.T, j job, res sandbox.Result) {
@@ -247,7 +272,8 @@ function tcp(host, port) {
 			},
 		},
 		{
-			name: "host-folders-and-environment",
+			name:   "host-folders-and-environment",
+			escape: "read host files, other jobs' folders, the server's environment",
 			scripts: map[string]string{"h.py": fmt.Sprintf(`import os, sys
 leaks = []
 for p in ["/root", "/home", %q, %q, "/var/run/docker.sock", "/run/docker.sock", "/etc/shadow", "/etc/passwd-"]:
@@ -278,6 +304,7 @@ print("UID", os.getuid())
 		},
 		{
 			name:    "memory-python",
+			escape:  "memory bomb",
 			scripts: map[string]string{"m.py": "b = bytearray(400 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint('ALLOCATED')\n"},
 			argv:    []string{Python, "/package/scripts/m.py"},
 			limits:  sandbox.Limits{Memory: 128 << 20},
@@ -301,7 +328,8 @@ print("UID", os.getuid())
 			},
 		},
 		{
-			name: "fork-bomb",
+			name:   "fork-bomb",
+			escape: "fork bomb",
 			scripts: map[string]string{"f.py": `import os, time
 n = 0
 try:
@@ -403,6 +431,7 @@ sleep 100
 		},
 		{
 			name:    "output-cut",
+			escape:  "output bomb (5 MiB to each stream)",
 			scripts: map[string]string{"o.py": "import sys\nsys.stdout.buffer.write(b'o' * (5 << 20))\nsys.stderr.buffer.write(b'e' * (5 << 20))\n"},
 			argv:    []string{Python, "/package/scripts/o.py"},
 			check: func(t *testing.T, j job, res sandbox.Result) {
@@ -440,6 +469,97 @@ print("DONE")
 			},
 		},
 		{
+			name:   "abstract-unix-socket",
+			escape: "connect to a host abstract unix socket",
+			scripts: map[string]string{"u.py": fmt.Sprintf(`import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("\0%s"); print("CONNECTED")
+except OSError as e:
+    print("BLOCKED", e.errno)
+`, abstract)},
+			argv: []string{Python, "/package/scripts/u.py"},
+			check: func(t *testing.T, j job, res sandbox.Result) {
+				wantExit0(t, res)
+				if !bytes.HasPrefix(res.Stdout, []byte("BLOCKED")) {
+					t.Errorf("the host's abstract socket was reachable: %q", res.Stdout)
+				}
+			},
+		},
+		{
+			name:    "privileges",
+			escape:  "become root (setuid(0), capabilities, setuid binaries)",
+			scripts: map[string]string{"p.py": privilegesPy},
+			argv:    []string{Python, "/package/scripts/p.py"},
+			check: func(t *testing.T, j job, res sandbox.Result) {
+				wantExit0(t, res)
+				if !bytes.Contains(res.Stdout, []byte("HELD")) || bytes.Contains(res.Stdout, []byte("ESCAPED")) {
+					t.Errorf("the sandbox gained privileges: %q", res.Stdout)
+				}
+			},
+		},
+		{
+			name:    "namespaces-and-ptrace",
+			escape:  "new user namespaces, ptrace",
+			scripts: map[string]string{"n.py": namespacesPy},
+			argv:    []string{Python, "/package/scripts/n.py"},
+			check: func(t *testing.T, j job, res sandbox.Result) {
+				wantExit0(t, res)
+				if !bytes.Contains(res.Stdout, []byte("HELD")) || bytes.Contains(res.Stdout, []byte("ESCAPED")) {
+					t.Errorf("a namespace or ptrace call worked: %q", res.Stdout)
+				}
+			},
+		},
+		{
+			name:    "refused-syscalls",
+			escape:  "kernel attack surface: keyring, io_uring, bpf, perf, userfaultfd, kexec, modules, mount, personality, TIOCSTI",
+			scripts: map[string]string{"s.py": syscallsPy},
+			argv:    []string{Python, "/package/scripts/s.py", x.Name()},
+			check: func(t *testing.T, j job, res sandbox.Result) {
+				wantExit0(t, res)
+				if !bytes.Contains(res.Stdout, []byte("HELD")) || bytes.Contains(res.Stdout, []byte("ESCAPED")) {
+					t.Errorf("a refused system call reached the kernel: %q", res.Stdout)
+				}
+			},
+		},
+		{
+			name:    "disk-fallocate",
+			escape:  "disk bomb: fallocate 1 GiB in /work",
+			scripts: map[string]string{"f.sh": "touch /work/big; fallocate -n -l 1G /work/big && echo RESERVED\n"},
+			argv:    []string{Bash, "/package/scripts/f.sh"},
+			// A file may be larger than the folder: the folder's size is
+			// what stops it.
+			limits: sandbox.Limits{WorkTree: 16 << 20, FileSize: 2 << 30},
+			skip:   map[bool]string{false: "no hard-sized work folder here (mounting needs root)"}[sandbox.WorkspaceSupported()],
+			check: func(t *testing.T, j job, res sandbox.Result) {
+				if bytes.Contains(res.Stdout, []byte("RESERVED")) || !saysNoSpace(res.Stderr) {
+					t.Errorf("want ENOSPC past the work folder's 16 MiB: stdout %q stderr %q", res.Stdout, res.Stderr)
+				}
+				if res.Reason != sandbox.ReasonQuota {
+					t.Errorf("want the reason quota, got %s", res.Reason)
+				}
+				if used, _, _ := sandbox.WorkUsage([]string{j.work}, 0, 0); used > 16<<20 {
+					t.Errorf("the work folder holds %d bytes, more than its 16 MiB", used)
+				}
+			},
+		},
+		{
+			name:    "disk-unlinked",
+			escape:  "disk bomb: 320 MiB in unlinked open files",
+			scripts: map[string]string{"u.py": unlinkedPy},
+			argv:    []string{Python, "/package/scripts/u.py"},
+			limits:  sandbox.Limits{WorkTree: 16 << 20},
+			skip:    map[bool]string{false: "no hard-sized work folder here (mounting needs root)"}[sandbox.WorkspaceSupported()],
+			check: func(t *testing.T, j job, res sandbox.Result) {
+				if bytes.Contains(res.Stdout, []byte("WROTE ALL")) || !bytes.Contains(res.Stdout, []byte("ENOSPC")) {
+					t.Errorf("want ENOSPC past the work folder's 16 MiB: %q", res.Stdout)
+				}
+				if res.Reason != sandbox.ReasonQuota {
+					t.Errorf("want the reason quota, got %s", res.Reason)
+				}
+			},
+		},
+		{
 			name:    "argv-without-shell",
 			scripts: map[string]string{"a.py": "import sys, json\nprint(json.dumps(sys.argv[1:]))\n"},
 			argv:    []string{Python, "/package/scripts/a.py", "$(id)", "a b", "; rm -rf /work", "*"},
@@ -457,6 +577,9 @@ print("DONE")
 			if c.skip != "" {
 				t.Skip("SKIPPED LOUDLY: " + c.skip)
 			}
+			if c.escape != "" {
+				t.Cleanup(func() { escapes.record(c.escape, t.Failed(), t.Skipped()) })
+			}
 			j := newJob(t, c.scripts)
 			spec := j.spec(o, c.name, c.argv...)
 			if c.limits != (sandbox.Limits{}) {
@@ -465,6 +588,7 @@ print("DONE")
 				}
 				spec.Limits = c.limits
 			}
+			j.mountWork(t, spec.Limits.WithDefaults())
 			c.check(t, j, run(t, x, spec))
 		})
 	}
