@@ -35,6 +35,9 @@ func newEscapeTable(backend string) *escapeTable {
 func (e *escapeTable) record(attempt string, failed, skipped bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if strings.HasPrefix(e.rows[attempt], "REACHED (known") {
+		return
+	}
 	switch {
 	case skipped:
 		e.rows[attempt] = "not tested here"
@@ -43,6 +46,13 @@ func (e *escapeTable) record(attempt string, failed, skipped bool) {
 	default:
 		e.rows[attempt] = "held"
 	}
+}
+
+// gap records a known gap as reached.
+func (e *escapeTable) gap(attempt string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.rows[attempt] = "REACHED (known gap)"
 }
 
 func (e *escapeTable) check(t *testing.T) {
@@ -131,7 +141,11 @@ print("ESCAPED" if bad else "HELD", bad)
 `
 
 // namespacesPy tries to make a user namespace and to trace its parent.
-const namespacesPy = `import ctypes, os
+// argv[1] is the backend: gVisor's Sentry implements namespaces and
+// ptrace itself, inside the sandbox, so those are not escapes there.
+const namespacesPy = `import ctypes, os, sys
+if sys.argv[1] == "gvisor":
+    print("HELD (served by gVisor's Sentry, not the host kernel)"); sys.exit(0)
 libc = ctypes.CDLL(None, use_errno=True)
 bad = []
 if libc.unshare(0x10000000) == 0: bad.append("unshare(CLONE_NEWUSER)")
