@@ -60,8 +60,12 @@ var allowed = map[string][]string{
 	// library's archive reader), linting, reports.
 	"internal/lint/lintcmd": {"internal/library", "internal/lint", "internal/regfile", "internal/skill"},
 	// Level 3: the protocol surface, and the clients, which know only the wire.
-	"internal/server":      {"internal/catalog", "internal/skillsext", "internal/vault"},
-	"internal/pack":        {"internal/atomicfile", "internal/catalog", "internal/vault"},
+	"internal/server": {"internal/catalog", "internal/skillsext", "internal/vault"},
+	"internal/pack":   {"internal/atomicfile", "internal/catalog", "internal/vault"},
+	// The Agent Skills well-known index of a catalog, for installers that
+	// do not speak MCP; httpserve mounts it behind its guards, so it needs
+	// neither httpserve nor the server.
+	"internal/wellknown":   {"internal/catalog"},
 	"internal/pull":        {"internal/mcpclient", "internal/skill", "internal/skillsext"},
 	"internal/adversarial": {"internal/adversarial/oracle", "internal/skill", "internal/skillsext"},
 	// check is a client: it never imports a server (adversarial included).

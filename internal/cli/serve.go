@@ -29,6 +29,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/metrics"
 	"github.com/skills-mcp/skills-mcp/internal/server"
 	"github.com/skills-mcp/skills-mcp/internal/web/browse"
+	"github.com/skills-mcp/skills-mcp/internal/wellknown"
 )
 
 // Grammars of names given on the command line.
@@ -71,6 +72,7 @@ type serveConfig struct {
 	noPlaybooks     bool
 	noValueChains   bool
 	noUI            bool                   // no skill browser at / over HTTP
+	noWellKnown     bool                   // no Agent Skills well-known index over HTTP
 	rate            httpserve.RateSettings // HTTP rate limits
 
 	// HTTP resource limits.
@@ -85,6 +87,9 @@ type serveCommand struct {
 	streams
 	// metrics counts what an HTTP server does; nil over stdio.
 	metrics *metrics.Metrics
+	// wellKnown is the Agent Skills well-known index served over HTTP;
+	// nil without one (stdio, --no-well-known, the adversarial profile).
+	wellKnown *wellknown.Handler
 	// browser makes the skill browser served at / over HTTP, given the
 	// tokens; nil without one (stdio, --no-ui, the adversarial profile).
 	browser func(tokens []string) (*browse.Browser, error)
@@ -123,6 +128,7 @@ var envTwins = map[string]string{
 	"no-playbooks":     "SKILLS_NO_PLAYBOOKS",
 	"no-value-chains":  "SKILLS_NO_VALUE_CHAINS",
 	"no-ui":            "SKILLS_NO_UI",
+	"no-well-known":    "SKILLS_NO_WELL_KNOWN",
 
 	// The HTTP rate limits (ratelimit.go).
 	"rate-limit-address": "SKILLS_RATE_LIMIT_ADDRESS",
@@ -193,6 +199,7 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 	fs.BoolVar(&cfg.noPlaybooks, "no-playbooks", false, "serve no vault playbooks (and no playbook tools, prompt or resources)")
 	fs.BoolVar(&cfg.noValueChains, "no-value-chains", false, "serve no vault value chains (and no value-chain tools or resources)")
 	fs.BoolVar(&cfg.noUI, "no-ui", false, "serve no skill browser at / over HTTP (the MCP endpoint is unaffected)")
+	fs.BoolVar(&cfg.noWellKnown, "no-well-known", false, "publish no Agent Skills well-known index (/.well-known/agent-skills/index.json, for npx skills add) over HTTP")
 	fs.BoolVar(&cfg.noLint, "no-lint", false, "turn the risk linter off (it labels skills; it never withholds them)")
 	cfg.rate.Register(fs)
 	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
@@ -224,6 +231,7 @@ Environment (a flag beats its variable):
   SKILLS_DEPTH, SKILLS_EXCLUDE, SKILLS_STRICT, SKILLS_ALLOW_OVERSIZE, SKILLS_MAX_FILE_BYTES,
   SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_TOOL_PREFIX (--prefix),
   SKILLS_HTTP, SKILLS_TOKEN_FILE, SKILLS_NO_PLAYBOOKS, SKILLS_NO_VALUE_CHAINS, SKILLS_NO_UI,
+  SKILLS_NO_WELL_KNOWN,
   SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL, SKILLS_RATE_LIMIT_ADDRESS, SKILLS_RATE_LIMIT_TOKEN,
   SKILLS_RATE_LIMIT_BURST, SKILLS_MAX_REQUESTS, SKILLS_MAX_CONNS, SKILLS_MAX_RESPONSE_BYTES
                          the flag of the same name (the rate limits also come from the config
@@ -477,6 +485,9 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 	store := catalog.NewPendingStore()
 	if cfg.http != "" {
 		c.metrics = newMetrics(store, libs)
+		if !cfg.noWellKnown {
+			c.wellKnown = wellknown.New(store, &wellknown.Options{Logger: log})
+		}
 		if !cfg.noUI {
 			c.browser = func(tokens []string) (*browse.Browser, error) {
 				return browse.New(store, &browse.Options{Name: cfg.name, Tokens: tokens, Logger: log})
@@ -594,6 +605,9 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		MaxConcurrent:    cfg.maxRequests,
 		MaxResponseBytes: maxResponse,
 	}
+	if c.wellKnown != nil {
+		opts.WellKnown = c.wellKnown
+	}
 	if c.browser != nil {
 		if opts.UI, err = c.browser(tokens); err != nil {
 			return err
@@ -610,6 +624,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0, "browser", opts.UI != nil,
+		"wellKnownIndex", opts.WellKnown != nil,
 		"metrics", "http://"+ln.Addr().String()+"/metrics", "rateLimitAddress", cfg.rate.Address, "rateLimitToken", cfg.rate.Token)
 	return httpserve.Serve(ctx, httpserve.LimitListener(ln, cfg.maxConns, opts.Observer), httpserve.Handler(mh, opts), log)
 }

@@ -120,6 +120,12 @@ type Options struct {
 	// guards as /mcp (Host, Origin, bearer token, rate limits).
 	Metrics http.Handler
 
+	// WellKnown, if non-nil, is served at /.well-known/ behind the same
+	// guards as /metrics (Host, Origin, bearer token, rate limits): the
+	// Agent Skills well-known index (package wellknown), for installers
+	// that do not speak MCP.
+	WellKnown http.Handler
+
 	// UI, if non-nil, is served at every path the routes above do not take
 	// (/, /assets/..., the browser's pages), behind the Host check and the
 	// address rate limit only: it answers HTML, and authenticates and
@@ -147,6 +153,8 @@ type Options struct {
 //	              doc
 //	GET /metrics  opts.Metrics, if set, behind the same guards but the body
 //	              size
+//	/.well-known/ opts.WellKnown, if set, behind the same guards as
+//	              /metrics
 //	GET /healthz  JSON health; Host check only, never rate limited
 //	anything else opts.UI behind the Host check and the address rate
 //	              limit, if set; else 404
@@ -190,6 +198,9 @@ func handler(mcpHandler http.Handler, opts *Options, now func() time.Time) http.
 	if opts != nil && opts.Metrics != nil {
 		mux.Handle("GET /metrics", protect(opts.Metrics))
 		mux.HandleFunc("/metrics", g.serveMethodNotAllowed)
+	}
+	if opts != nil && opts.WellKnown != nil {
+		mux.Handle("/.well-known/", protect(opts.WellKnown))
 	}
 	mux.HandleFunc("GET /healthz", g.serveHealth)
 	mux.HandleFunc("/healthz", g.serveMethodNotAllowed)
