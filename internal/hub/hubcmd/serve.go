@@ -17,6 +17,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
+	"github.com/skills-mcp/skills-mcp/internal/hub/clawhub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/endpoint"
 	"github.com/skills-mcp/skills-mcp/internal/hub/hubserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
@@ -181,6 +182,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 			st := ep.Stats()
 			return hubserve.EndpointStat{Versions: st.Versions, Refreshes: st.Refreshes, RefreshErrors: st.RefreshErrors, Unloaded: st.Unloaded, StoreErrors: st.StoreErrors}
 		},
+		Registry: &clawhub.Options{RequireApproval: opts.RequireApproval},
 		API: api.Options{OnTokenRevoked: ep.TokenRevoked, Jobs: js.svc,
 			Runtime: func(context.Context) []api.Backend { return js.backends }},
 		UI: func(a http.Handler) (http.Handler, error) {

@@ -5,6 +5,8 @@
 //	/api/…        the admin API (package api)
 //	GET /metrics  Prometheus metrics, for an admin token of scope read
 //	/p/…          the project endpoints, Options.Projects
+//	/api/v1/…     the ClawHub-compatible registry, Options.Registry
+//	GET /.well-known/clawhub.json   its discovery document
 //	anything else the web interface, Options.UI; without one a JSON 404
 //
 // Every answer of its own is JSON; a panic in a handler is logged and
@@ -31,6 +33,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
+	"github.com/skills-mcp/skills-mcp/internal/hub/clawhub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
@@ -52,6 +55,11 @@ type Options struct {
 	Collectors []prometheus.Collector
 	// API configures the admin API; its Hub and Logger are this server's.
 	API api.Options
+	// Registry, if not nil, configures the ClawHub-compatible registry
+	// (package clawhub) served at /api/v1/ and /.well-known/clawhub.json;
+	// its Logger defaults to this server's. If nil, those paths are the
+	// admin API's and the UI's.
+	Registry *clawhub.Options
 	// UI, if not nil, builds the web interface served at every path the
 	// routes above do not take (the hub's administration, package
 	// hubadmin), given the admin API it acts through. If nil, those paths
@@ -190,6 +198,16 @@ func New(opts Options) (*Server, error) {
 			return
 		}
 		s.projects.ServeHTTP(w, r)
+	}
+	if opts.Registry != nil {
+		ro := *opts.Registry
+		if ro.Logger == nil {
+			ro.Logger = log
+		}
+		reg := clawhub.New(opts.Hub, &ro)
+		s.mux.Handle("/api/v1/", reg)
+		s.mux.Handle("GET /.well-known/clawhub.json", reg)
+		s.mux.Handle("GET /.well-known/clawdhub.json", reg)
 	}
 	s.mux.HandleFunc("/p/", projects)
 	// The endpoints' OAuth protected-resource metadata (RFC 9728) sits

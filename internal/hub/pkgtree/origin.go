@@ -3,7 +3,7 @@ package pkgtree
 // Origin says where a version came from. It is recorded with the version
 // and never changes; its JSON form is what the store keeps.
 type Origin struct {
-	// Kind is "git", "zip" or "catalog".
+	// Kind is "git", "zip", "catalog" or "publish".
 	Kind string `json:"kind"`
 	// Repository is the repository URL as given (git and catalog).
 	Repository string `json:"repository,omitempty"`
@@ -20,6 +20,10 @@ type Origin struct {
 	FileSHA256 string `json:"file_sha256,omitempty"`
 	// CatalogItem is the id of the catalog item installed (catalog).
 	CatalogItem string `json:"catalog_item,omitempty"`
+	// Version is the semantic version the publisher gave (publish).
+	Version string `json:"version,omitempty"`
+	// Changelog is the publisher's note on the version (publish).
+	Changelog string `json:"changelog,omitempty"`
 }
 
 // Origin kinds.
@@ -27,6 +31,9 @@ const (
 	OriginGit     = "git"
 	OriginZip     = "zip"
 	OriginCatalog = "catalog"
+	// OriginPublish: files uploaded through the ClawHub-compatible
+	// registry (package clawhub).
+	OriginPublish = "publish"
 )
 
 // Progress reports how far a long read has come. Counts grow
