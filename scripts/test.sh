@@ -12,12 +12,14 @@
 #   8. scripts/conformance.sh against the built binary (the official MCP conformance suite)
 #   9. scripts/realclients.sh against the built binary (MCP Inspector and the TypeScript SDK's
 #      skills client, over stdio and HTTP)
+#  10. scripts/interop.sh against the built binary (the skills, clawhub and skills-ref clients:
+#      the well-known index, the ClawHub-compatible registry, lint against the reference)
 #
 # Environment:
 #   FUZZTIME=30s        how long each fuzz target runs (go test -fuzztime syntax)
 #   ATTACK=1m           how long the attack run lasts
 #   SKILLS_TEST_OUT=DIR where the browser tests save screenshots (default .test-out/ here)
-#   SKIP_CONFORMANCE=1  skip steps 7 to 9 (npm, the conformance suite and the real clients), for
+#   SKIP_CONFORMANCE=1  skip steps 7 to 10 (npm, the conformance suite and the real clients), for
 #                       quick local loops. CI never sets it.
 set -euo pipefail
 
@@ -136,3 +138,6 @@ scripts/conformance.sh "$tmp/skills-mcp" || fail "the conformance suite failed (
 
 step "real clients"
 scripts/realclients.sh "$tmp/skills-mcp" || fail "a real client failed against the server (see the summary above)"
+
+step "the skill ecosystem's clients"
+scripts/interop.sh "$tmp/skills-mcp" || fail "a client of the skill ecosystem failed against the server (see the summary above)"

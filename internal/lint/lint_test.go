@@ -434,6 +434,11 @@ func TestSkillMD(t *testing.T) {
 		{"name differs", "folder", "---\ndescription: d\nname: other\n---\n", []string{"skill-name:3:error"}},
 		{"unknown field", "x", "---\nname: x\ndescription: d\nowner: me\n---\n", []string{"skill-frontmatter:4:info"}},
 		{"bad yaml", "x", "---\nname: [x\n---\n", []string{"skill-frontmatter:3:error"}},
+		// The specification's compatibility is a string of 1 to 500
+		// characters, and skills-ref refuses the others: an error here,
+		// though the server serves them.
+		{"compatibility list", "x", "---\nname: x\ndescription: d\ncompatibility: [a]\n---\n", []string{"skill-frontmatter:4:error"}},
+		{"compatibility long", "x", "---\nname: x\ndescription: d\ncompatibility: " + strings.Repeat("c", 501) + "\n---\n", []string{"skill-frontmatter:4:error"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := SkillMD(tc.folder, []byte(tc.data))

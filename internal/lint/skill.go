@@ -24,7 +24,8 @@ const (
 
 // SkillMD checks the SKILL.md of a skill whose folder is named folder: the
 // frontmatter must parse and pass skill.Validate (unknown fields reported at
-// Info, other non-fatal problems at Warning, fatal ones at Error), and the
+// Info, fatal problems and compatibility's (F11) at Error, other non-fatal
+// problems at Warning), and the
 // name must equal folder (skipped when folder is ""). Findings have Path
 // "SKILL.md". The risk rules are File's, not SkillMD's.
 func SkillMD(folder string, data []byte) []Finding {
@@ -52,6 +53,11 @@ func SkillMD(folder string, data []byte) []Finding {
 		sev := Warning
 		switch {
 		case p.Fatal:
+			sev = Error
+		case p.Rule == "F11":
+			// The server serves such a skill, but the specification
+			// forbids it (a string of 1 to 500 characters), and the
+			// reference validator refuses it: an author fixes it.
 			sev = Error
 		case p.Rule == "F14":
 			sev = Info
