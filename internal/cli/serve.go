@@ -486,7 +486,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 	if cfg.http != "" {
 		c.metrics = newMetrics(store, libs)
 		if !cfg.noWellKnown {
-			c.wellKnown = wellknown.New(store, &wellknown.Options{Logger: log})
+			c.wellKnown = wellknown.New(store, &wellknown.Options{MaxConns: cfg.maxConns, Logger: log})
 		}
 		if !cfg.noUI {
 			c.browser = func(tokens []string) (*browse.Browser, error) {

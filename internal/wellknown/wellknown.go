@@ -62,11 +62,22 @@ type Options struct {
 	// defaults to [DefaultCacheBytes]; if negative, none is kept.
 	CacheBytes int64
 
+	// MaxConns is how many connections the server accepts at once, if
+	// bounded. The skills client fetches every artifact at once, one
+	// connection each, and drops the ones refused without a word; an index
+	// listing more skills than MaxConns (less a margin for other clients)
+	// logs a Warn saying so. If zero, no such warning.
+	MaxConns int
+
 	// Logger receives an Info record naming the skills an index leaves
 	// out, and a Warn record for a file that cannot be read. If nil, do
 	// not log.
 	Logger *slog.Logger
 }
+
+// connMargin is the connections left to other clients when an index is
+// fetched whole.
+const connMargin = 16
 
 // DefaultCacheBytes is the default of Options.CacheBytes.
 const DefaultCacheBytes = 64 << 20
@@ -79,6 +90,7 @@ const maxBuilds = 4
 // concurrent use.
 type Handler struct {
 	cat        Catalog
+	maxConns   int
 	maxArchive int64
 	cacheBytes int64
 	log        *slog.Logger
@@ -93,7 +105,7 @@ func New(cat Catalog, opts *Options) *Handler {
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &Handler{cat: cat, maxArchive: opts.MaxArchiveBytes, cacheBytes: opts.CacheBytes, log: opts.Logger,
+	h := &Handler{cat: cat, maxConns: opts.MaxConns, maxArchive: opts.MaxArchiveBytes, cacheBytes: opts.CacheBytes, log: opts.Logger,
 		builds: make(chan struct{}, maxBuilds)}
 	if h.maxArchive <= 0 {
 		h.maxArchive = DefaultMaxArchiveBytes
@@ -127,6 +139,10 @@ func (h *Handler) Index() *Index {
 		return prev
 	}
 	ix := build(snap, prev, h.maxArchive, h.cacheBytes, h.log)
+	if n := len(ix.skills); h.maxConns > 0 && n > h.maxConns-connMargin {
+		h.log.Warn("well-known index: npx skills add fetches every listed skill at once, one connection each, and silently skips those the connection limit refuses; raise --max-conns above the count",
+			"listed", n, "maxConns", h.maxConns, "suggested", n+connMargin)
+	}
 	h.cur.Store(ix)
 	return ix
 }

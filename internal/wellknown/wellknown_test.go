@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -362,3 +363,16 @@ func readZip(t testing.TB, data []byte) map[string]string {
 }
 
 var timeZero = time.Unix(0, 0)
+
+// An index listing more skills than the connection limit allows to be
+// fetched at once says so in the log.
+func TestConnectionWarning(t *testing.T) {
+	var logs bytes.Buffer
+	h := wellknown.New(catalog.NewStore(scan(t, library(t, base), 1)), &wellknown.Options{
+		MaxConns: 20, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	indexOf(t, h)
+	if !strings.Contains(logs.String(), "raise --max-conns") || !strings.Contains(logs.String(), "listed=6") {
+		t.Errorf("log: %s", logs.String())
+	}
+}
