@@ -31,12 +31,15 @@ const hubServeUsage = `Usage: skills-mcp hub serve [--http ADDR] [flags]
 
 Serves the hub over HTTP until interrupted:
   /api/               the admin API (its OpenAPI document: /api/openapi.json)
+  /api/v1/            a ClawHub-compatible registry, for the clawhub client
+                      (discovery: /.well-known/clawhub.json)
   /p/{project}/mcp    each project's MCP endpoint
   /healthz            200 while the database answers, else 503
   /metrics            Prometheus metrics (an admin token of scope read)
 
-Every route but /healthz and the API's document needs a token: an admin token
-for /api/ and /metrics, a project's token for its endpoint. Create the first
+Every route but /healthz, the API's document and the registry's discovery
+needs a token: an admin token for /api/, /api/v1/ (read to install, write to
+publish) and /metrics, a project's token for its endpoint. Create the first
 admin token from the shell: skills-mcp hub token create --scope admin
 
 ADDR is host:port, :port or port (loopback), or 0.0.0.0:port to listen on
