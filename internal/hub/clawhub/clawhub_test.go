@@ -227,6 +227,8 @@ func TestRefusals(t *testing.T) {
 			return f.publish(t, f.write, "notes", "1.0.0", map[string]string{"SKILL.md": skillMD("notes"), "../evil": "x"})
 		}, 422, "refuses"},
 		{"not semver", func() (int, []byte) { return f.publish(t, f.write, "notes", "v1", md) }, 422, "semantic version"},
+		{"short semver", func() (int, []byte) { return f.publish(t, f.write, "notes", "1.0", md) }, 422, "semantic version"},
+		{"build metadata", func() (int, []byte) { return f.publish(t, f.write, "notes", "1.0.0+b", md) }, 422, "semantic version"},
 		{"unknown ticket", func() (int, []byte) {
 			return f.call(t, "POST", "/api/v1/skills", f.write, mustJSON(map[string]any{"slug": "notes", "version": "1.0.0",
 				"files": []map[string]any{{"path": "SKILL.md", "storageId": "nope"}}}))

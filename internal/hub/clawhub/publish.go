@@ -167,8 +167,8 @@ func (r *Registry) publish(w http.ResponseWriter, req *http.Request, tok store.T
 	case in.OwnerHandle != "" && !strings.EqualFold(strings.TrimPrefix(in.OwnerHandle, "@"), Owner):
 		fail(w, http.StatusForbidden, "every skill of this hub belongs to @%s; publish without --owner", Owner)
 		return
-	case !semver.IsValid("v"+in.Version) || strings.HasPrefix(in.Version, "v"):
-		fail(w, http.StatusUnprocessableEntity, "version %q is not a semantic version (MAJOR.MINOR.PATCH)", clip(in.Version))
+	case !validVersion(in.Version):
+		fail(w, http.StatusUnprocessableEntity, "version %q is not a semantic version (MAJOR.MINOR.PATCH, an optional -pre-release, no +build)", clip(in.Version))
 		return
 	case len(in.Changelog) > 64<<10:
 		fail(w, http.StatusUnprocessableEntity, "the changelog is over 64 KiB")

@@ -37,7 +37,7 @@ func releasesOf(vs []hub.Version) []release {
 	prev := ""
 	for _, v := range vs {
 		next := ""
-		if p := v.Origin.Version; v.Origin.Kind == pkgtree.OriginPublish && semver.IsValid("v"+p) && (prev == "" || semver.Compare("v"+p, "v"+prev) > 0) {
+		if p := v.Origin.Version; v.Origin.Kind == pkgtree.OriginPublish && validVersion(p) && (prev == "" || semver.Compare("v"+p, "v"+prev) > 0) {
 			next = p
 		} else if prev == "" {
 			next = "0.0.1"
@@ -48,6 +48,15 @@ func releasesOf(vs []hub.Version) []release {
 		prev = next
 	}
 	return out
+}
+
+// validVersion reports whether v is MAJOR.MINOR.PATCH with an optional
+// pre-release, as the client's semver.valid takes it; x/mod's IsValid
+// also takes "1.0", and build metadata would make two names of one
+// version.
+func validVersion(v string) bool {
+	c := semver.Canonical("v" + v)
+	return c != "" && c == "v"+v
 }
 
 // bumpPatch returns the next patch release of a valid semantic version.
