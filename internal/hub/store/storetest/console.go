@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
@@ -24,6 +25,7 @@ type consoleStore interface {
 	QueryJobs(ctx context.Context, q store.JobQuery) ([]store.ListedJob, error)
 	CountJobs(ctx context.Context) (map[store.JobState]int, error)
 	Overview(ctx context.Context) (store.Overview, error)
+	VersionOrigins(ctx context.Context) ([]store.VersionOrigin, error)
 }
 
 func openConsole(t *testing.T, open Opener, opts store.Options) consoleStore {
@@ -207,5 +209,10 @@ func testOverview(t *testing.T, open Opener) {
 	}
 	if o.CatalogStoredAt.IsZero() {
 		t.Error("the stored catalog's time is missing")
+	}
+	origins, err := s.VersionOrigins(ctx)
+	if err != nil || len(origins) != 3 || origins[0].Package != "approved" || origins[2].Package != "jobs" ||
+		!strings.Contains(string(origins[2].Origin), `"jobs.zip"`) || origins[2].TreeDigest == "" {
+		t.Errorf("VersionOrigins = %+v, %v", origins, err)
 	}
 }
