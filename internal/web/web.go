@@ -83,7 +83,8 @@ type Options struct {
 	Nav []Link
 	// Pages holds the caller's page templates (*.html at its root), each
 	// defining "content" (and optionally "head"), executed inside the
-	// layout with a [View]. May be nil.
+	// layout with a [View]; *.tmpl files at its root are partials, parsed
+	// into every page, that define the components pages share. May be nil.
 	Pages fs.FS
 	// Funcs are extra template functions for Pages.
 	Funcs template.FuncMap
@@ -176,6 +177,18 @@ func NewSite(opts *Options) (*Site, error) {
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(siteTemplates, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: parsing the layout: %w", err)
+	}
+	if opts.Pages != nil {
+		// The caller's partials (*.tmpl) define components its pages share.
+		partials, err := fs.Glob(opts.Pages, "*.tmpl")
+		if err != nil {
+			return nil, err
+		}
+		if len(partials) > 0 {
+			if base, err = base.ParseFS(opts.Pages, partials...); err != nil {
+				return nil, fmt.Errorf("web: parsing partials: %w", err)
+			}
+		}
 	}
 	add := func(fsys fs.FS, pattern string) error {
 		names, err := fs.Glob(fsys, pattern)

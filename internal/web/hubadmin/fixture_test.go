@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
@@ -119,7 +120,8 @@ func newEnvJobs(t testing.TB, withJobs bool) *env {
 	}
 	t.Cleanup(func() { a.Close() })
 	e := &env{t: t, h: h, api: a, clk: &clock{t: time.Now()}}
-	adm, err := hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, Now: e.clk.now, SessionTTL: time.Hour})
+	adm, err := hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, Now: e.clk.now, SessionTTL: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +146,14 @@ func newEnvJobs(t testing.TB, withJobs bool) *env {
 		}
 	}
 	return e
+}
+
+// testLog writes the pages' warnings and errors to the test's log.
+type testLog struct{ t testing.TB }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 // user is a browser without script: a cookie jar and the last CSRF token

@@ -126,7 +126,12 @@ func TestAdminFlow(t *testing.T) {
 	if tid == nil {
 		t.Fatalf("no token id:\n%s", body)
 	}
-	if st, body := u.post("/tokens/"+tid[1]+"/revoke", url.Values{}); st != http.StatusOK || !strings.Contains(body, "Revoked") {
+	// A destructive action needs its confirmation, the second button of
+	// its question on the page.
+	if st, body := u.post("/tokens/"+tid[1]+"/revoke", url.Values{}); st != http.StatusUnprocessableEntity || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("unconfirmed revoke answered %d:\n%s", st, body)
+	}
+	if st, body := u.post("/tokens/"+tid[1]+"/revoke", url.Values{"confirm": {"yes"}}); st != http.StatusOK || !strings.Contains(body, "Revoked") {
 		t.Errorf("revoke answered %d:\n%s", st, body)
 	}
 	var toks struct {
@@ -330,8 +335,8 @@ func TestJobScopes(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("the profile after refused changes: %d, want 404 (none)", resp.StatusCode)
 	}
-	// The admin's profile page offers the inspection's script.
-	if _, body := admin.get("/packages/" + id + "/profile"); !strings.Contains(body, ">scripts/report.py</textarea>") {
+	// The admin's profile page offers the inspection's script, ticked.
+	if _, body := admin.get("/packages/" + id + "/profile"); !strings.Contains(body, `name="scripts" type="checkbox" value="scripts/report.py" checked`) {
 		t.Errorf("the profile form does not offer the package's script:\n%s", body)
 	}
 }
