@@ -243,8 +243,11 @@ type Page struct {
 	Title string
 	// Nav is the ID of the current navigation entry, if any.
 	Nav string
-	// Refresh, if positive, reloads the page after that many seconds: long
-	// work (a first scan) shows its progress without script.
+	// Refresh, if positive, marks a page shown while the site is not ready
+	// (a first scan, answered 503): its script asks again every that many
+	// seconds and reloads once the answer is another, and without script
+	// the page reloads itself that often. A timed reload alone would
+	// interrupt someone reading the page with a screen reader.
 	Refresh int
 	// Data is the page's own data, .Data in its template.
 	Data any

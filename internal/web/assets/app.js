@@ -36,6 +36,18 @@ document.addEventListener("DOMContentLoaded", function () {
       });
     });
   }
+  // A page shown while the site is not ready asks again, and reloads once
+  // the answer is no longer 503.
+  var wait = document.querySelector("[data-reload-when-ready]");
+  if (wait) {
+    var every = 1000 * (parseInt(wait.getAttribute("data-reload-when-ready"), 10) || 1);
+    var ask = function () {
+      fetch(location.href, { method: "HEAD", credentials: "same-origin", cache: "no-store" })
+        .then(function (r) { if (r.status !== 503) location.reload(); else setTimeout(ask, every); })
+        .catch(function () { setTimeout(ask, every); });
+    };
+    setTimeout(ask, every);
+  }
   // "/" moves to the search field, as on most sites.
   var q = document.getElementById("q");
   if (q) {

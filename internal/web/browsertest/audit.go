@@ -210,14 +210,40 @@ func (b *Browser) Keyboard(name string) int {
 	defer b.viewport(Widths[len(Widths)-1])
 	want := Eval[[]string](b, "list the controls", `(() => {
 		window.__stopPath = el => { const p = []; for (; el && el !== document.body; el = el.parentElement) { p.unshift(el.tagName + ":" + [...el.parentElement.children].indexOf(el)); } return p.join("/"); };
+		// Of a group of radio buttons, Tab reaches one (the checked one, else
+		// the first); the arrow keys move within the group.
+		const radio = el => {
+			if (el.type !== "radio" || !el.name) return true;
+			const group = [...document.querySelectorAll("input[type=radio]")].filter(r => r.name === el.name && r.form === el.form);
+			const checked = group.find(r => r.checked);
+			return el === (checked || group[0]);
+		};
+		// What a closed <details> holds, but its summary, is not shown.
+		const shown = el => {
+			const d = el.closest("details:not([open])");
+			if (d && el !== d.querySelector(":scope > summary")) return false;
+			return el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden";
+		};
 		return [...document.querySelectorAll("a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]")]
-			.filter(el => el.tabIndex >= 0 && !el.disabled && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden" && !el.closest("details:not([open]) > :not(summary)"))
+			.filter(el => el.tabIndex >= 0 && !el.disabled && shown(el) && radio(el))
 			.map(window.__stopPath);
 	})()`)
-	Eval[bool](b, "start from the top", `(document.activeElement && document.activeElement.blur(), window.scrollTo(0, 0), true)`)
+	// Start before the page's first element, whatever has the focus (an
+	// autofocus field): a stop focused and removed again moves the
+	// browser's sequential focus starting point to the top.
+	Eval[bool](b, "start from the top", `(() => {
+		window.scrollTo(0, 0);
+		const s = document.createElement("span");
+		s.tabIndex = -1;
+		document.body.prepend(s);
+		s.focus();
+		window.__kbStart = s;
+		return true;
+	})()`)
 	reached := map[string]bool{}
+	first, last := "", ""
 	stops := 0
-	for range len(want) + 5 {
+	for range 2*len(want) + 50 {
 		b.Do("press Tab", chromedp.KeyEvent("\t"))
 		var st struct {
 			Path    string `json:"path"`
@@ -226,6 +252,7 @@ func (b *Browser) Keyboard(name string) int {
 			Visible bool   `json:"visible"`
 		}
 		raw := Eval[string](b, "read the focus", `(() => {
+			if (window.__kbStart) { window.__kbStart.remove(); window.__kbStart = null; }
 			const el = document.activeElement;
 			if (!el || el === document.body) return JSON.stringify({path: ""});
 			const s = getComputedStyle(el), r = el.getBoundingClientRect();
@@ -236,9 +263,16 @@ func (b *Browser) Keyboard(name string) int {
 		if err := json.Unmarshal([]byte(raw), &st); err != nil {
 			b.t.Fatal(err)
 		}
-		if st.Path == "" || reached[st.Path] {
-			break // back at the start: the browser's own UI, or around again
+		if st.Path == "" || st.Path == first {
+			break // out of the page (the browser's own UI), or around again
 		}
+		if st.Path == last {
+			continue // a field with parts of its own (a date's day, month, year)
+		}
+		if first == "" {
+			first = st.Path
+		}
+		last = st.Path
 		reached[st.Path] = true
 		stops++
 		if !st.Ring {

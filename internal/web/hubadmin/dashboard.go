@@ -115,7 +115,8 @@ func (a *Admin) dashboard(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c := d.Overview.Catalog
-	if at := cmpTime(c.StoredAt, c.GeneratedAt); !at.IsZero() {
+	// The data's age is the document's; a sync only says when it came.
+	if at := cmpTime(c.GeneratedAt, c.StoredAt); !at.IsZero() {
 		age := time.Since(at)
 		d.CatalogAge, d.Stale = ago(age), age > catalogStale
 	}
