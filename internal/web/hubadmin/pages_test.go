@@ -255,7 +255,7 @@ func TestFirstLoadBudget(t *testing.T) {
 		}
 		assets += len(b)
 	}
-	for _, p := range []string{"/catalog", "/packages", "/packages/" + id, "/packages/" + id + "/file?path=notes%2Fhuge.txt", "/packages/" + id + "/profile",
+	for _, p := range []string{"/", "/jobs", "/catalog", "/packages", "/packages/" + id, "/packages/" + id + "/file?path=notes%2Fhuge.txt", "/packages/" + id + "/profile",
 		"/projects", "/projects/p", "/projects/p/connect", "/tokens", "/audit"} {
 		st, body := u.get(p)
 		if st != http.StatusOK {
