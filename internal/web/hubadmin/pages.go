@@ -261,12 +261,14 @@ const maxCatalogUpload = 16<<20 - 1<<10
 // is read (bounded), checked to be JSON, and sent to the API's sync as its
 // content.
 func (a *Admin) uploadCatalog(w http.ResponseWriter, r *http.Request) {
+	// The whole form is bounded, not only the document's part: the reader
+	// must be set before the multipart reader takes the body.
+	r.Body = http.MaxBytesReader(w, r.Body, maxCatalogUpload+64<<10)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		a.site.Error(w, r, http.StatusUnsupportedMediaType, "Not an upload", "Send the document with the upload form. Nothing was changed.")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxCatalogUpload+64<<10)
 	var doc []byte
 	for {
 		part, err := mr.NextPart()

@@ -382,6 +382,10 @@ func TestCatalogUpload(t *testing.T) {
 			t.Errorf("%s: %d, want %d with %q:\n%.2000s", tc.name, st, tc.status, tc.want, body)
 		}
 	}
+	// The whole form is bounded, other fields included.
+	if st, body := admin.upload("/catalog/upload", "document", "catalog.json", doc, map[string]string{"other": strings.Repeat("x", 17<<20)}); st != http.StatusRequestEntityTooLarge || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("a form with a huge other field: %d\n%.2000s", st, body)
+	}
 	reader := e.signIn(e.read)
 	reader.get("/catalog")
 	if st, body := reader.upload("/catalog/upload", "document", "catalog.json", doc, nil); st != http.StatusForbidden || !strings.Contains(body, "Nothing was changed") {
