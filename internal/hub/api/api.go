@@ -85,6 +85,9 @@ type Options struct {
 	// Jobs is the job service behind the profile, preparation and job
 	// routes. If nil, they answer 503 sandbox_unavailable.
 	Jobs *jobs.Service
+	// Replica names this process among the replicas sharing the store, for
+	// GET /api/overview. May be empty (no job service).
+	Replica string
 	// OnStoreError, if not nil, is called for each request that failed
 	// because the database was unavailable, full or failed (for metrics).
 	OnStoreError func()
@@ -161,6 +164,7 @@ func New(opts Options) (_ *API, err error) {
 	a.registerProjects()
 	a.registerTokens()
 	a.registerJobs()
+	a.registerOverview()
 	spec, err := json.Marshal(a.huma.OpenAPI())
 	if err != nil {
 		return nil, err

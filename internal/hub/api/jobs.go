@@ -94,7 +94,7 @@ type preparationOutput struct {
 
 type jobsOutput struct {
 	Body struct {
-		Jobs []store.Job `json:"jobs"`
+		Jobs []Job `json:"jobs"`
 	}
 }
 
@@ -106,11 +106,11 @@ type createJobInput struct {
 }
 
 type jobOutput struct {
-	Body store.Job
+	Body Job
 }
 
 type statusOutput struct {
-	Body jobs.Status
+	Body JobStatus
 }
 
 type runInput struct {
@@ -305,13 +305,11 @@ func (a *API) registerJobs() {
 			return nil, err
 		}
 		out := &jobsOutput{}
-		out.Body.Jobs = list
-		if out.Body.Jobs == nil {
-			out.Body.Jobs = []store.Job{}
-		}
-		for i := range out.Body.Jobs {
-			if out.Body.Jobs[i].Args == nil {
-				out.Body.Jobs[i].Args = []string{}
+		out.Body.Jobs = make([]Job, len(list))
+		names := a.versionNames()
+		for i, j := range list {
+			if out.Body.Jobs[i], err = names.job(ctx, j); err != nil {
+				return nil, err
 			}
 		}
 		return out, nil
@@ -336,7 +334,11 @@ func (a *API) registerJobs() {
 			return nil, err
 		}
 		setObject(ctx, in.ID+"/"+j.ID)
-		return &jobOutput{Body: cleanJob(j)}, nil
+		named, err := a.versionNames().job(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		return &jobOutput{Body: named}, nil
 	})
 
 	register(a, huma.Operation{
@@ -351,7 +353,7 @@ func (a *API) registerJobs() {
 		if err != nil {
 			return nil, err
 		}
-		return &statusOutput{Body: cleanStatus(st)}, nil
+		return a.statusOutput(ctx, st)
 	})
 
 	register(a, huma.Operation{
@@ -410,7 +412,7 @@ func (a *API) registerJobs() {
 		if err != nil {
 			return nil, err
 		}
-		return &statusOutput{Body: cleanStatus(st)}, nil
+		return a.statusOutput(ctx, st)
 	})
 
 	register(a, huma.Operation{
@@ -446,23 +448,21 @@ func (a *API) registerJobs() {
 	})
 }
 
-// cleanJob gives a job's lists their empty form for the schema.
-func cleanJob(j store.Job) store.Job {
-	if j.Args == nil {
-		j.Args = []string{}
+// statusOutput is a job's status as the API shows it: named by its
+// version, with its lists in their empty form for the schema.
+func (a *API) statusOutput(ctx context.Context, st jobs.Status) (*statusOutput, error) {
+	j, err := a.versionNames().job(ctx, st.Job)
+	if err != nil {
+		return nil, err
 	}
-	return j
-}
-
-func cleanStatus(st jobs.Status) jobs.Status {
-	st.Job = cleanJob(st.Job)
-	if st.Inputs == nil {
-		st.Inputs = []store.JobFile{}
+	out := &statusOutput{Body: JobStatus{Job: j, Stdout: st.Stdout, Stderr: st.Stderr, Inputs: st.Inputs, Outputs: st.Outputs}}
+	if out.Body.Inputs == nil {
+		out.Body.Inputs = []store.JobFile{}
 	}
-	if st.Outputs == nil {
-		st.Outputs = []store.JobFile{}
+	if out.Body.Outputs == nil {
+		out.Body.Outputs = []store.JobFile{}
 	}
-	return st
+	return out, nil
 }
 
 func (a *API) startPrepare(ctx context.Context, in *SkillPath) (*preparationOutput, error) {

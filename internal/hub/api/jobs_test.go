@@ -27,7 +27,8 @@ import (
 
 // copier is the fake backend's behaviour: a run copies /work/in.txt to
 // /work/out.txt and prints "copied"; a run whose first argument is
-// "block" waits until it is killed.
+// "block" waits until it is killed, one whose first argument is "fail"
+// exits 3.
 func copier(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
 	work := ""
 	for _, m := range spec.Mounts {
@@ -39,6 +40,9 @@ func copier(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
 	if len(args) > 0 && args[0] == "block" {
 		<-ctx.Done()
 		return sandbox.Result{}, nil
+	}
+	if len(args) > 0 && args[0] == "fail" {
+		return sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 3, Stderr: []byte("failed on purpose\n")}, nil
 	}
 	if work != "" {
 		if data, err := os.ReadFile(filepath.Join(work, "in.txt")); err == nil {

@@ -120,10 +120,12 @@ type catalogQuery struct {
 
 type catalogOutput struct {
 	Body struct {
-		Items      []hub.CatalogHit `json:"items"`
+		Items      []hub.CatalogHit `json:"items" doc:"The page's items; installed lists the versions installed from each"`
 		Source     string           `json:"source" doc:"Where the catalog came from: bundled, a URL or an upload"`
 		Total      int              `json:"total" doc:"How many items the catalog holds"`
 		NextCursor string           `json:"next_cursor,omitempty"`
+		Categories []index.Category `json:"categories" doc:"Every category of the catalog (in lower case, \"\" for none) with its item count, for filters"`
+		Authors    []index.Author   `json:"authors" doc:"Every author of the catalog with its item count, for filters"`
 	}
 }
 
@@ -382,10 +384,20 @@ func (a *API) searchCatalog(ctx context.Context, in *catalogQuery) (*catalogOutp
 	}
 	out := &catalogOutput{}
 	out.Body.Source, out.Body.Total = ix.Source(), ix.Len()
+	out.Body.Categories, out.Body.Authors = ix.Categories(), ix.Authors()
+	if out.Body.Categories == nil {
+		out.Body.Categories = []index.Category{}
+	}
+	if out.Body.Authors == nil {
+		out.Body.Authors = []index.Author{}
+	}
 	hits = hits[min(offset, len(hits)):]
 	if len(hits) > in.Limit {
 		hits = hits[:in.Limit]
 		out.Body.NextCursor = encodeCursor("catalog", strconv.Itoa(offset+in.Limit))
+	}
+	if err := a.hub.MarkInstalled(ctx, hits); err != nil {
+		return nil, err
 	}
 	out.Body.Items = hits
 	if out.Body.Items == nil {

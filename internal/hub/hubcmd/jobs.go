@@ -39,6 +39,7 @@ type jobFlags struct {
 type jobSetup struct {
 	svc      *jobs.Service
 	backends []api.Backend
+	replica  string // this process's name among the replicas
 	closers  []io.Closer
 }
 
@@ -165,6 +166,7 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logge
 	// The backends name, label and list their sandboxes by this owner, so
 	// hubs that share a host or a Docker engine never touch each other's.
 	owner := sandboxOwner(replica)
+	js.replica = replica
 	var candidates []sandbox.Executor
 	if f.sandbox == "auto" || f.sandbox == "bwrap" {
 		candidates = append(candidates, bwrap.New(&bwrap.Options{Owner: owner}))

@@ -186,7 +186,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 			return hubserve.EndpointStat{Versions: st.Versions, Refreshes: st.Refreshes, RefreshErrors: st.RefreshErrors, Unloaded: st.Unloaded, StoreErrors: st.StoreErrors}
 		},
 		Registry: &clawhub.Options{RequireApproval: opts.RequireApproval},
-		API: api.Options{OnTokenRevoked: ep.TokenRevoked, Jobs: js.svc,
+		API: api.Options{OnTokenRevoked: ep.TokenRevoked, Jobs: js.svc, Replica: js.replica,
 			Runtime: func(context.Context) []api.Backend { return js.backends }},
 		UI: func(a http.Handler) (http.Handler, error) {
 			var err error

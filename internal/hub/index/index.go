@@ -14,17 +14,25 @@ import (
 // immutable and safe for concurrent use; the items it hands out point into
 // it and must not be changed.
 type Index struct {
-	snap   *Snapshot
-	source string
-	loaded time.Time
-	search *search.Index
-	byID   map[string]int
-	cats   []Category
+	snap    *Snapshot
+	source  string
+	loaded  time.Time
+	search  *search.Index
+	byID    map[string]int
+	cats    []Category
+	authors []Author
 }
 
 // Category is one category of a snapshot and how many items it holds.
 // Items without a category are counted under "".
 type Category struct {
+	Name  string `json:"name"`
+	Items int    `json:"items"`
+}
+
+// Author is one author of a snapshot, as first written, and how many items
+// it has. Items without an author are not counted.
+type Author struct {
 	Name  string `json:"name"`
 	Items int    `json:"items"`
 }
@@ -60,10 +68,18 @@ func NewIndex(snap *Snapshot, source string) *Index {
 	ix := &Index{snap: snap, source: source, loaded: time.Now(), byID: make(map[string]int, len(snap.Items))}
 	docs := make([]search.Doc, len(snap.Items))
 	counts := map[string]int{}
+	authors := map[string]*Author{} // by the folded name the filter compares
 	for i := range snap.Items {
 		it := &snap.Items[i]
 		ix.byID[it.ID] = i
 		counts[foldCategory(it.Category)]++
+		if a := strings.TrimSpace(it.Author); a != "" {
+			key := strings.ToLower(a)
+			if authors[key] == nil {
+				authors[key] = &Author{Name: a}
+			}
+			authors[key].Items++
+		}
 		docs[i] = search.Doc{
 			ID:          i,
 			Name:        it.Name,
@@ -77,6 +93,12 @@ func NewIndex(snap *Snapshot, source string) *Index {
 		ix.cats = append(ix.cats, Category{Name: name, Items: n})
 	}
 	slices.SortFunc(ix.cats, func(a, b Category) int { return cmp.Compare(a.Name, b.Name) })
+	for _, a := range authors {
+		ix.authors = append(ix.authors, *a)
+	}
+	slices.SortFunc(ix.authors, func(a, b Author) int {
+		return cmp.Or(cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.Name, b.Name))
+	})
 	// One core is left to the requests served while an index builds.
 	ix.search = search.Build(docs, max(1, runtime.GOMAXPROCS(0)-1))
 	return ix
@@ -119,6 +141,10 @@ func (ix *Index) Item(id string) (*Item, bool) {
 // Categories lists the categories, in lowercase and sorted, with their item
 // counts.
 func (ix *Index) Categories() []Category { return slices.Clone(ix.cats) }
+
+// Authors lists the authors, sorted without regard to case, with their
+// item counts.
+func (ix *Index) Authors() []Author { return slices.Clone(ix.authors) }
 
 // Items lists the items of a category and author (either empty for all),
 // in the document's order, for browsing without a query.

@@ -86,6 +86,11 @@ func TestLookupAndBrowse(t *testing.T) {
 	if got := ix.Categories(); !slices.Equal(got, want) {
 		t.Errorf("Categories() = %v, want %v", got, want)
 	}
+	// Authors are counted as first written, folded as the filter folds
+	// them; an item without one is not.
+	if got, want := ix.Authors(), []Author{{"Anthropic", 2}, {"trailofbits", 2}}; !slices.Equal(got, want) {
+		t.Errorf("Authors() = %v, want %v", got, want)
+	}
 	if ix.Len() != 5 || ix.Source() != "test" {
 		t.Errorf("Len %d Source %q", ix.Len(), ix.Source())
 	}

@@ -1,21 +1,19 @@
-// skills-mcp hub administration: long work updates in place. An element
-// with data-poll="URL" is refreshed from that JSON route every second
-// while its state is "running"; without script the page refreshes itself.
+// skills-mcp hub console: long work updates in place. An element with
+// data-poll="URL" is refreshed from that JSON route every second while its
+// state is "running" ({state, seconds, lines, result}); without script
+// the page refreshes itself.
 "use strict";
 document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("[data-poll]").forEach(function (box) {
     var url = box.getAttribute("data-poll");
-    var state = box.querySelector("#task-state");
-    var time = box.querySelector("#task-time");
-    var log = box.querySelector("#task-log");
-    var next = box.querySelector("#task-next");
-    var link = box.querySelector("#task-result");
+    function part(name) { return box.querySelector("[data-part=" + name + "]"); }
+    var state = part("state"), time = part("time"), log = part("log"), next = part("next"), link = part("result");
     function show(t) {
       state.textContent = t.state;
-      time.textContent = t.seconds + " s";
-      log.textContent = (t.lines || []).join("\n") + "\n";
-      if (t.result) link.setAttribute("href", t.result);
-      next.hidden = t.state !== "done";
+      if (time) time.textContent = t.seconds + " s";
+      if (log) log.textContent = (t.lines || []).join("\n") + "\n";
+      if (link && t.result) link.setAttribute("href", t.result);
+      if (next) next.hidden = t.state !== "done";
       box.setAttribute("data-state", t.state);
     }
     function poll() {

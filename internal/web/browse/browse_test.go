@@ -285,12 +285,14 @@ func TestRemotePeerWithoutTokensRefused(t *testing.T) {
 }
 
 // TestLoadingPageRefreshes: while the first scan runs, every page says so
-// and reloads itself (no script), rather than showing an empty catalog.
+// and asks again (by script, or a refresh without script), rather than
+// showing an empty catalog.
 func TestLoadingPageRefreshes(t *testing.T) {
 	ts, _ := testServer(t, catalog.NewPendingStore(), nil)
 	for _, p := range []string{"/", "/status", "/skills/x/y"} {
 		resp, body := get(t, nil, ts.URL+p)
-		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, `<meta http-equiv="refresh" content="1">`) ||
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, `<noscript><meta http-equiv="refresh" content="1"></noscript>`) ||
+			!strings.Contains(body, `data-reload-when-ready="1"`) ||
 			!strings.Contains(body, "scanning its libraries") {
 			t.Errorf("%s while scanning: %d\n%s", p, resp.StatusCode, body)
 		}

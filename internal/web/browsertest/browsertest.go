@@ -145,6 +145,10 @@ func OutDir(t testing.TB) string {
 	return dir
 }
 
+// Dir is the folder where the browser's screenshots and reports go
+// (OutDir of its test).
+func (b *Browser) Dir() string { return b.out }
+
 // Do runs steps in the tab, each run bounded by 30 seconds; on an error it
 // saves the page's HTML and the console log under OutDir, and fails the
 // test naming what it was doing.

@@ -18,27 +18,44 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
+	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree/githubtest"
 	"github.com/skills-mcp/skills-mcp/internal/web/browsertest"
 )
 
-// catalogServer serves a catalog document of three items on loopback, for
-// the refresh.
-func catalogServer(t *testing.T) string {
+// catalogDoc is a catalog document of three items in the fake GitHub's
+// acme/skills, the report skill among them.
+func catalogDoc(t *testing.T, repo string) []byte {
 	items := []index.Item{
-		{ID: "acme/pdf", Name: "pdf", Description: "PDF forms.", Category: "documents", Repository: "https://github.com/acme/skills", Path: "pdf"},
-		{ID: "acme/xlsx", Name: "xlsx", Description: "Spreadsheets.", Category: "documents", Repository: "https://github.com/acme/skills", Path: "xlsx"},
-		{ID: "acme/web", Name: "web", Description: "Browse the web.", Category: "web", Repository: "https://github.com/acme/skills", Path: "web"},
+		{ID: "acme/report", Name: "report", Description: "Counts the lines of an input file and writes a report.", Author: "Acme", Category: "documents", Repository: repo, Path: "report"},
+		{ID: "acme/xlsx", Name: "xlsx", Description: "Spreadsheets.", Author: "Acme", Category: "documents", Repository: repo, Path: "xlsx"},
+		{ID: "acme/web", Name: "web", Description: "Browse the web.", Author: "Zed", Category: "web", Repository: repo, Path: "web"},
 	}
 	raw, err := index.Marshal(&index.Snapshot{SchemaVersion: 1, Items: items})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return raw
+}
+
+// catalogServer serves a catalog document on loopback, for the refresh.
+func catalogServer(t *testing.T, doc []byte) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(raw)
+		w.Write(doc)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/catalog.json"
+}
+
+// acmeRepo publishes the report skill (and a spreadsheet one) in the fake
+// GitHub's acme/skills and returns its URL.
+func acmeRepo(gh *githubtest.Server) string {
+	files := map[string]string{"xlsx/SKILL.md": "---\nname: xlsx\ndescription: Spreadsheets.\n---\n# xlsx\n"}
+	for name, content := range reportSkill() {
+		files["report/"+name] = content
+	}
+	_, repo := gh.Add("acme", "skills", files)
+	return repo
 }
 
 // grantClipboard lets the page write and read the clipboard, as a user
@@ -59,30 +76,42 @@ func grantClipboard(origin string) chromedp.Action[chromedp.Void] {
 	}
 }
 
-// TestBrowserAdmin drives Chromium through the seed's workflow: sign in,
-// refresh the catalog (its progress updates in place), import a ZIP,
-// inspect it, approve it, create a project, connect the version with the
-// "+" flow, copy the client configuration (its URL checked from the
-// clipboard), configure and prepare the execution profile, run a job with
-// an uploaded input in a real bubblewrap sandbox and download its output,
-// checking its sha256 in the page; then a forged form from another origin
-// and an expired session, which change nothing.
+// TestBrowserAdmin drives Chromium through the seed's whole workflow, in
+// the pages alone: sign in, refresh the catalog from a URL (its progress
+// updates in place) and upload a catalog document, search it, install
+// the report skill from it (read from GitHub, faked on loopback), inspect
+// it (a hostile file runs nothing), approve it, see it marked installed,
+// import a ZIP, create a project, connect the version with "+", create a
+// project token, copy the client configuration (its URL checked from the
+// clipboard), set the execution profile from the detected scripts and
+// prepare it (followed in place), create a job, upload an input, run it
+// in a real bubblewrap sandbox, find it in the job list, and download its
+// output, checking its sha256 in the page; then a forged form from
+// another origin and an expired session, which change nothing.
 func TestBrowserAdmin(t *testing.T) {
-	e := newJobEnv(t)
-	catURL := catalogServer(t)
+	gh := githubtest.New(t)
+	repo := acmeRepo(gh)
+	e := newEnvWith(t, envOptions{jobs: true, github: gh})
+	doc := catalogDoc(t, repo)
+	catURL := catalogServer(t, doc)
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, `<!doctype html><form method="post" action="%s/projects"><input name="id" value="evil"><input name="csrf" value="guess"><button id="go">win a prize</button></form>`, e.srv.URL)
 	}))
 	t.Cleanup(evil.Close)
-	zipPath := filepath.Join(t.TempDir(), "report.zip")
-	if err := os.WriteFile(zipPath, zipOf(t, reportSkill()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
+	docPath := filepath.Join(dir, "catalog.json")
+	zipPath := filepath.Join(dir, "notes.zip")
+	inputPath := filepath.Join(dir, "data.txt")
 	input := []byte("one\ntwo\nthree\n")
-	inputPath := filepath.Join(t.TempDir(), "data.txt")
-	if err := os.WriteFile(inputPath, input, 0o644); err != nil {
-		t.Fatal(err)
+	for p, data := range map[string][]byte{
+		docPath:   doc,
+		zipPath:   zipOf(t, map[string]string{"SKILL.md": "---\nname: notes\ndescription: Keeps meeting notes.\n---\n# Notes\n"}),
+		inputPath: input,
+	} {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	inSum := sha256.Sum256(input)
 	outSum := sha256.Sum256([]byte("lines=3 sha256=" + hex.EncodeToString(inSum[:]) + "\n"))
@@ -91,15 +120,17 @@ func TestBrowserAdmin(t *testing.T) {
 	start := time.Now()
 
 	b.Do("open the hub signed out", chromedp.Navigate(e.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
-	shots = append(shots, b.Screenshots("01-signin")...)
 	b.Do("sign in", chromedp.SendKeys(chromedp.CSS("#token"), e.admin), chromedp.Submit(chromedp.CSS("#token")),
-		chromedp.WaitVisible(chromedp.CSS("#q")))
+		chromedp.WaitVisible(chromedp.CSS("#summary")))
+	shots = append(shots, b.Screenshots("01-dashboard")...)
+
+	// The catalog: a refresh from a URL is a task whose page follows it in
+	// place; an uploaded document replaces it too.
+	b.Do("open the catalog", chromedp.Click(chromedp.CSS(`nav a[href="/catalog"]`)), chromedp.WaitVisible(chromedp.CSS("#catalog-url")))
 	if n := browsertest.Eval[int](b, "count unlabelled controls",
 		`[...document.querySelectorAll("input:not([type=hidden]),select,textarea")].filter(e => e.labels.length === 0).length`); n != 0 {
 		t.Errorf("%d controls without a label on the catalog page", n)
 	}
-
-	// The catalog refresh is a task whose page follows it in place.
 	b.Do("refresh the catalog", chromedp.SendKeys(chromedp.CSS("#catalog-url"), catURL), chromedp.Submit(chromedp.CSS("#catalog-url")),
 		chromedp.WaitVisible(chromedp.CSS("#task")))
 	taskURL := browsertest.Eval[string](b, "read the task's address", "location.href")
@@ -111,26 +142,40 @@ func TestBrowserAdmin(t *testing.T) {
 		t.Errorf("task log %q", got)
 	}
 	shots = append(shots, b.Screenshots("02-refresh")...)
-	b.Do("go on to the catalog", chromedp.Click(chromedp.CSS("#task-result")), chromedp.WaitVisible(chromedp.CSS("#catalog-results")))
-	if got := b.Text("#summary"); !strings.Contains(got, "3 installable skills") {
+	b.Do("go on to the catalog", chromedp.Click(chromedp.CSS("#task-result")), chromedp.WaitVisible(chromedp.CSS("#catalog-file")))
+	b.Do("upload a catalog document", chromedp.SetUploadFiles(chromedp.CSS("#catalog-file"), []string{docPath}), chromedp.Click(chromedp.CSS("#upload-catalog")),
+		chromedp.WaitVisible(chromedp.CSS(`p[role="status"]`)))
+	if got := b.Text(`p[role="status"]`); !strings.Contains(got, "uploaded document") {
+		t.Errorf("after the upload the catalog says %q", got)
+	}
+	if got := b.Text("#summary"); !strings.Contains(got, "3 installable skills") || !strings.Contains(got, "upload") {
 		t.Errorf("catalog summary %q", got)
 	}
-	b.Do("filter by category", chromedp.Evaluate[chromedp.Void](
-		`(s => { s.value = "web"; s.dispatchEvent(new Event("change")); })(document.getElementById("category"))`))
-	b.WaitFor("the filtered catalog", `location.search.includes("category=web") && document.readyState === "complete"`)
+	b.Do("filter by author", chromedp.Evaluate[chromedp.Void](
+		`(s => { s.value = "Zed"; s.dispatchEvent(new Event("change")); })(document.getElementById("author"))`))
+	b.WaitFor("the filtered catalog", `location.search.includes("author=Zed") && document.readyState === "complete"`)
 	if n := browsertest.Eval[int](b, "count results", `document.querySelectorAll("#catalog-results li").length`); n != 1 {
-		t.Errorf("%d results in category web, want 1", n)
+		t.Errorf("%d results by Zed, want 1", n)
+	}
+	b.Do("search", chromedp.Navigate(e.srv.URL+"/catalog"), chromedp.WaitVisible(chromedp.CSS("#q")),
+		chromedp.SendKeys(chromedp.CSS("#q"), "lines report"), chromedp.Submit(chromedp.CSS("#q")))
+	b.WaitFor("the results", `location.search.includes("q=lines") && document.readyState === "complete"`)
+	if got := b.Text("#catalog-results li .name"); got != "report" {
+		t.Errorf("best match %q, want report", got)
 	}
 	shots = append(shots, b.Screenshots("03-catalog")...)
 
-	// Import the ZIP and inspect it.
-	b.Do("open the skills", chromedp.Click(chromedp.CSS(`nav a[href="/packages"]`)), chromedp.WaitVisible(chromedp.CSS("#zip")))
-	b.Do("import the ZIP", chromedp.SetUploadFiles(chromedp.CSS("#zip"), []string{zipPath}), chromedp.Submit(chromedp.CSS("#zip")),
-		chromedp.WaitVisible(chromedp.CSS("#not-proof")))
+	// Install it from the catalog, inspect it, approve it.
+	b.Do("install from the catalog", chromedp.Click(chromedp.CSS(`button[aria-label="Install report"]`)), chromedp.WaitVisible(chromedp.CSS("#task")))
+	b.WaitFor("the install to end", `["done", "failed"].includes(document.getElementById("task").dataset.state)`)
+	if got := b.Text("#task-log"); !strings.Contains(got, "Installed report@") {
+		t.Fatalf("install log %q", got)
+	}
+	b.Do("go on to the version", chromedp.Click(chromedp.CSS("#task-result")), chromedp.WaitVisible(chromedp.CSS("#not-proof")))
 	if got := b.Text("#not-proof"); !strings.Contains(got, pkgtreeNote) {
 		t.Errorf("inspection note %q", got)
 	}
-	if got := b.Text("#origin-list"); !strings.Contains(got, "report.zip") {
+	if got := b.Text("#origin-list"); !strings.Contains(got, "acme/report") || !strings.Contains(got, repo) {
 		t.Errorf("origin %q", got)
 	}
 	if got := b.Text("#scripts"); !strings.Contains(got, "scripts/report.py") {
@@ -148,16 +193,33 @@ func TestBrowserAdmin(t *testing.T) {
 	}
 	b.Do("back to the version", chromedp.Navigate(versionURL), chromedp.WaitVisible(chromedp.CSS("#approve")))
 	b.Do("approve", chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitVisible(chromedp.CSS(`p[role="status"]`)))
+	b.Do("see it installed in the catalog", chromedp.Navigate(e.srv.URL+"/catalog?q=report"), chromedp.WaitVisible(chromedp.CSS("#catalog-results")))
+	if got := b.Text("#catalog-results li .installed"); !strings.Contains(got, version) {
+		t.Errorf("the catalog's item says %q, want installed as %s", got, version)
+	}
 
-	// A project, and the "+" flow.
+	// A ZIP import.
+	b.Do("open the skills", chromedp.Click(chromedp.CSS(`nav a[href="/packages"]`)), chromedp.WaitVisible(chromedp.CSS("#zip")))
+	b.Do("import a ZIP", chromedp.SetUploadFiles(chromedp.CSS("#zip"), []string{zipPath}), chromedp.Submit(chromedp.CSS("#zip")),
+		chromedp.WaitVisible(chromedp.CSS("#not-proof")))
+	if got := b.Text("#origin-list"); !strings.Contains(got, "notes.zip") {
+		t.Errorf("origin %q", got)
+	}
+
+	// A project, the "+" flow, a project token.
 	b.Do("open the projects", chromedp.Click(chromedp.CSS(`nav a[href="/projects"]`)), chromedp.WaitVisible(chromedp.CSS("#project-id")))
 	b.Do("create a project", chromedp.SendKeys(chromedp.CSS("#project-id"), "support"), chromedp.SendKeys(chromedp.CSS("#project-name"), "Support bot"),
 		chromedp.Submit(chromedp.CSS("#project-id")), chromedp.WaitVisible(chromedp.CSS("#plus")))
 	b.Do("press +", chromedp.Click(chromedp.CSS("#plus")), chromedp.WaitVisible(chromedp.CSS("#versions")))
 	shots = append(shots, b.Screenshots("05-connect")...)
 	b.Do("connect the version", chromedp.Click(chromedp.CSS(`button[aria-label="Connect `+version+`"]`)), chromedp.WaitVisible(chromedp.CSS("#bindings")))
-	if got := b.Text("#bindings"); !strings.Contains(got, version) {
-		t.Errorf("bindings %q, want %s", got, version)
+	if got := b.Text("#bindings"); !strings.Contains(got, version) || !strings.Contains(got, "approved") {
+		t.Errorf("bindings %q, want %s approved", got, version)
+	}
+	b.Do("create a project token", chromedp.SendKeys(chromedp.CSS("#ptoken-name"), "agent"), chromedp.Click(chromedp.CSS("#create-token")),
+		chromedp.WaitVisible(chromedp.CSS("#new-token")))
+	if got := b.Text("#secret"); !strings.HasPrefix(got, "smcp_p_") {
+		t.Errorf("the new project token shows %q", got)
 	}
 
 	// Copy the client configuration; the clipboard holds the endpoint.
@@ -185,30 +247,41 @@ func TestBrowserAdmin(t *testing.T) {
 	}
 	shots = append(shots, b.Screenshots("06-project")...)
 
-	// The execution profile: the inspection's script is offered; enable it
-	// and prepare the environment (nothing to install: the interpreter is
-	// checked), following the preparation in place.
+	// The execution profile: the detected script is offered, ticked;
+	// enable and save it, then prepare the environment (nothing to
+	// install: the interpreter is checked), followed in place.
 	b.Do("open the profile", chromedp.Navigate(versionURL), chromedp.Click(chromedp.CSS("#profile-link")),
 		chromedp.WaitVisible(chromedp.CSS("#profile-form")))
-	if got := browsertest.Eval[string](b, "read the scripts", `document.getElementById("scripts-field").value`); got != "scripts/report.py" {
-		t.Errorf("suggested scripts %q", got)
+	if got := browsertest.Eval[[]string](b, "read the ticked scripts",
+		`[...document.querySelectorAll("input[name=scripts]:checked")].map(e => e.value)`); len(got) != 1 || got[0] != "scripts/report.py" {
+		t.Errorf("scripts ticked %q, want the detected scripts/report.py", got)
+	}
+	if got := b.Text(`label[for="runtime-python"]`); !strings.Contains(got, "python:3.12-slim") {
+		t.Errorf("the Python runtime's caption %q does not name the seed's image", got)
 	}
 	b.Do("enable and save the profile", chromedp.Click(chromedp.CSS("#enabled")), chromedp.Click(chromedp.CSS("#save-profile")),
 		chromedp.WaitVisible(chromedp.CSS("#prepare-button")))
-	if got := b.Text("#profile-note"); !strings.Contains(got, "enabled") || !strings.Contains(got, "support") {
-		t.Errorf("profile note %q: want it enabled for support", got)
+	if got := b.Text("#profile-note"); !strings.Contains(got, "not prepared") || !strings.Contains(got, "support") || strings.Contains(got, "/api/") {
+		t.Errorf("profile note %q: want enabled for support, not prepared, and no API hint", got)
 	}
-	b.Do("prepare", chromedp.Click(chromedp.CSS("#prepare-button")), chromedp.WaitVisible(chromedp.CSS("#task")))
-	b.WaitFor("the preparation to end", `["done", "failed"].includes(document.getElementById("task").dataset.state)`)
-	if got := b.Text("#task-log"); !strings.Contains(got, "Prepared: ") {
+	profileURL := browsertest.Eval[string](b, "read the address", "location.pathname")
+	b.Do("prepare", chromedp.Click(chromedp.CSS("#prepare-button")), chromedp.WaitVisible(chromedp.CSS("#prep")))
+	if got := browsertest.Eval[string](b, "read the address", "location.pathname"); got != profileURL {
+		t.Errorf("the preparation went to %s, not the profile page", got)
+	}
+	b.WaitFor("the preparation to end in place", `["prepared", "failed"].includes(document.getElementById("prep").dataset.state)`)
+	if got := b.Text("#prep-log"); !strings.Contains(got, "Prepared: ") {
 		t.Fatalf("preparation log %q", got)
 	}
-	shots = append(shots, b.Screenshots("08-prepare")...)
+	shots = append(shots, b.Screenshots("07-prepare")...)
 
-	// A job: upload the input, run the script with arguments, download
-	// the output and check its digest in the page.
+	// A job: upload the input, run the script with arguments, find it in
+	// the job list, download the output and check its digest in the page.
 	b.Do("open the project", chromedp.Navigate(e.srv.URL+"/projects/support"), chromedp.Click(chromedp.CSS("#create-job")),
 		chromedp.WaitVisible(chromedp.CSS("#input-file")))
+	if got := b.Text("#job-skill"); !strings.Contains(got, version) {
+		t.Errorf("the job page says %q, want the version %s", got, version)
+	}
 	b.Do("upload the input", chromedp.SendKeys(chromedp.CSS("#input-path"), "in/data.txt"),
 		chromedp.SetUploadFiles(chromedp.CSS("#input-file"), []string{inputPath}), chromedp.Click(chromedp.CSS("#upload")),
 		chromedp.WaitVisible(chromedp.CSS("#input-files")))
@@ -221,8 +294,12 @@ func TestBrowserAdmin(t *testing.T) {
 	if got := b.Text("#task-log"); !strings.Contains(got, "Exit code 0") {
 		t.Fatalf("run log %q", got)
 	}
-	shots = append(shots, b.Screenshots("09-run")...)
-	b.Do("open the job", chromedp.Click(chromedp.CSS("#task-result")), chromedp.WaitVisible(chromedp.CSS("#output-files")))
+	shots = append(shots, b.Screenshots("08-run")...)
+	b.Do("open the job list", chromedp.Click(chromedp.CSS(`nav a[href="/jobs"]`)), chromedp.WaitVisible(chromedp.CSS("#job-list")))
+	if got := b.Text("#job-list tbody"); !strings.Contains(got, "succeeded") || !strings.Contains(got, version) || !strings.Contains(got, "support") {
+		t.Errorf("the job list says %q", got)
+	}
+	b.Do("open the job", chromedp.Click(chromedp.CSS("#job-list tbody a")), chromedp.WaitVisible(chromedp.CSS("#output-files")))
 	var got string
 	b.Do("download the output", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		var err error
@@ -238,7 +315,7 @@ func TestBrowserAdmin(t *testing.T) {
 	if want := hex.EncodeToString(outSum[:]); got != want {
 		t.Errorf("downloaded output's sha256 %s, want %s", got, want)
 	}
-	shots = append(shots, b.Screenshots("10-job")...)
+	shots = append(shots, b.Screenshots("09-job")...)
 
 	// A forged form from another origin changes nothing.
 	b.Do("submit a forged form from another origin", chromedp.Navigate(evil.URL), chromedp.Click(chromedp.CSS("#go")),
@@ -246,7 +323,6 @@ func TestBrowserAdmin(t *testing.T) {
 	if got := b.Text(`p[role="alert"]`); !strings.Contains(got, "Nothing was changed") {
 		t.Errorf("forged form answered %q", got)
 	}
-	shots = append(shots, b.Screenshots("07-forged")...)
 	// An expired session goes back to the sign-in page.
 	e.clk.add(2 * time.Hour)
 	b.Do("open a page after the session expired", chromedp.Navigate(e.srv.URL+"/projects"), chromedp.WaitVisible(chromedp.CSS("#token")))

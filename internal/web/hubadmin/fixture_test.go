@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
@@ -26,6 +27,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
 	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
+	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree/githubtest"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox/bwrap"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox/sandboxtest"
@@ -73,21 +75,34 @@ type env struct {
 	admin, write, read string
 }
 
-func newEnv(t testing.TB) *env { return newEnvJobs(t, false) }
+func newEnv(t testing.TB) *env { return newEnvWith(t, envOptions{}) }
 
 // newJobEnv is newEnv with a job service on the bubblewrap backend: jobs
 // run for real. Without bwrap the test is skipped loudly (failed under
 // CI=true).
-func newJobEnv(t testing.TB) *env { return newEnvJobs(t, true) }
+func newJobEnv(t testing.TB) *env { return newEnvWith(t, envOptions{jobs: true}) }
 
-func newEnvJobs(t testing.TB, withJobs bool) *env {
+// envOptions says what an env's hub has beyond the defaults.
+type envOptions struct {
+	jobs bool // a job service on bubblewrap
+	// github, if set, is where the hub reads https://github.com
+	// repositories (catalog items included).
+	github *githubtest.Server
+}
+
+func newEnvWith(t testing.TB, o envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
+	withJobs := o.jobs
 	if withJobs {
 		_, err := exec.LookPath("bwrap")
 		sandboxtest.Need(t, "bubblewrap (bwrap)", err)
 	}
-	h, err := hub.Open(ctx, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	ho := hub.Options{Dir: filepath.Join(t.TempDir(), "data")}
+	if o.github != nil {
+		ho.GitHub = o.github.Options()
+	}
+	h, err := hub.Open(ctx, ho)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +123,14 @@ func newEnvJobs(t testing.TB, withJobs bool) *env {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { svc.Close() })
-		if _, _, err := svc.Start(ctx); err != nil {
+		enf, _, err := svc.Start(ctx)
+		if err != nil {
 			sandboxtest.Need(t, "a working bubblewrap sandbox", err)
 		}
-		ao.Jobs = svc
+		ao.Jobs, ao.Replica = svc, "ui-test"
+		ao.Runtime = func(context.Context) []api.Backend {
+			return []api.Backend{{Name: "bwrap", Available: true, Chosen: true, Enforced: enf.Limits, Missing: enf.Missing}}
+		}
 	}
 	a, err := api.New(ao)
 	if err != nil {
@@ -119,7 +138,8 @@ func newEnvJobs(t testing.TB, withJobs bool) *env {
 	}
 	t.Cleanup(func() { a.Close() })
 	e := &env{t: t, h: h, api: a, clk: &clock{t: time.Now()}}
-	adm, err := hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, Now: e.clk.now, SessionTTL: time.Hour})
+	adm, err := hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, Now: e.clk.now, SessionTTL: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +164,14 @@ func newEnvJobs(t testing.TB, withJobs bool) *env {
 		}
 	}
 	return e
+}
+
+// testLog writes the pages' warnings and errors to the test's log.
+type testLog struct{ t testing.TB }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 // user is a browser without script: a cookie jar and the last CSRF token
@@ -298,5 +326,91 @@ func reportSkill() map[string]string {
 			"open('report.txt', 'w').write('lines=%d sha256=%s\\n' % (data.count(b'\\n'), hashlib.sha256(data).hexdigest()))\n",
 		"notes/<img src=x onerror=window.__pwned=1>.md": "<script>window.__pwned = 'file'</script>\n",
 		"notes/hostile.txt":                             "<script>window.__pwned = 'text'</script> <a href=\"javascript:alert(1)\">x</a> bad \xff byte\n",
+	}
+}
+
+// apiClient calls the admin API as the admin token, for fixtures: the
+// pages' tests set up through the API what they do not test.
+type apiClient struct{ e *env }
+
+func (e *env) apiUser() apiClient { return apiClient{e} }
+
+// call sends a JSON body (nil: none) and decodes the answer into out (nil:
+// discard); any status over 299 fails the test.
+func (c apiClient) call(method, path string, body, out any) {
+	c.e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			c.e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, c.e.srv.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+c.e.admin)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	c.send(req, out)
+}
+
+func (c apiClient) send(req *http.Request, out any) {
+	c.e.t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode > 299 {
+		c.e.t.Fatalf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			c.e.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+		}
+	}
+}
+
+// upload sends one file to a job's inputs.
+func (c apiClient) upload(path, name string, data []byte) {
+	c.e.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	mw.WriteField("path", name)
+	fw, _ := mw.CreateFormFile("file", filepath.Base(name))
+	fw.Write(data)
+	mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, c.e.srv.URL+path, &buf)
+	req.Header.Set("Authorization", "Bearer "+c.e.admin)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	c.send(req, nil)
+}
+
+// prepare prepares a version's profile and waits until it is prepared.
+func (c apiClient) prepare(id string) {
+	c.e.t.Helper()
+	c.call(http.MethodPost, "/api/skills/"+id+"/prepare", nil, nil)
+	c.waitPrepared(id, "prepared")
+}
+
+// waitPrepared waits, with a generous deadline, for a version's
+// preparation to end in state want.
+func (c apiClient) waitPrepared(id, want string) {
+	c.e.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var p struct {
+			State string `json:"state"`
+		}
+		c.call(http.MethodGet, "/api/skills/"+id+"/prepare", nil, &p)
+		if p.State == want {
+			return
+		}
+		if p.State != "running" || time.Now().After(deadline) {
+			c.e.t.Fatalf("preparation of %s: %s, want %s", id, p.State, want)
+		}
+		time.Sleep(20 * time.Millisecond) // the API has no change feed for preparations
 	}
 }

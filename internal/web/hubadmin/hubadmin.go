@@ -91,9 +91,11 @@ func New(opts Options) (*Admin, error) {
 	a.site, err = web.NewSite(&web.Options{
 		Name: name,
 		Nav: []web.Link{
+			{ID: "dashboard", Label: "Dashboard", Path: "/"},
 			{ID: "catalog", Label: "Catalog", Path: "/catalog"},
 			{ID: "packages", Label: "Skills", Path: "/packages"},
 			{ID: "projects", Label: "Projects", Path: "/projects"},
+			{ID: "jobs", Label: "Jobs", Path: "/jobs"},
 			{ID: "tokens", Label: "Tokens", Path: "/tokens"},
 			{ID: "audit", Label: "Audit log", Path: "/audit"},
 		},

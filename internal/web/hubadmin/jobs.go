@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,7 +43,7 @@ type preparation struct {
 
 // jobStatus is GET /api/projects/{id}/skill-jobs/{job_id}'s answer.
 type jobStatus struct {
-	Job     store.Job       `json:"job"`
+	Job     listedJob       `json:"job"`
 	Stdout  string          `json:"stdout"`
 	Stderr  string          `json:"stderr"`
 	Inputs  []store.JobFile `json:"inputs"`
@@ -50,30 +51,110 @@ type jobStatus struct {
 }
 
 type profileData struct {
-	Note        string
-	ID          string
-	Has         bool
-	Profile     profileAnswer
-	Prep        *preparation
-	Scripts     string // one a line, for the form
-	Suggested   []string
-	NoJobs      string // why there is no job service, if there is none
-	Unavailable bool
+	Note     string
+	ID       string
+	Has      bool
+	Profile  profileAnswer
+	Prep     *prepView
+	Scripts  []scriptChoice
+	Runtimes []runtimeChoice
+	Runtime  string // the runtime chosen
+	Image    string // the image field's value
+	// SuggestedImage is the chosen runtime's suggested image while the
+	// field holds it, so that choosing another runtime changes it.
+	SuggestedImage string
+	Backend        string // the sandbox jobs run in, if any
+	Summary        string // what the profile allows, for people
+	NoJobs         string // why there is no job service, if there is none
+	Unavailable    bool
+}
+
+// scriptChoice is one script the profile form offers.
+type scriptChoice struct {
+	Path, Interpreter string
+	Detected          bool // the inspection found it
+	Allowed           bool // the profile allows it (or, without a profile, suggests it)
+}
+
+// runtimeChoice is a runtime with the base image the seed suggests for it.
+type runtimeChoice struct{ Name, Label, Image string }
+
+// runtimes are the profile's runtimes, each with the base image the seed
+// suggests (python:3.12-slim, node:22-bookworm-slim, debian:bookworm-slim
+// for Bash).
+var runtimes = []runtimeChoice{
+	{string(store.RuntimePython), "Python", "python:3.12-slim"},
+	{string(store.RuntimeNode), "Node.js", "node:22-bookworm-slim"},
+	{string(store.RuntimeBash), "Bash", "debian:bookworm-slim"},
+}
+
+func suggestedImage(runtime string) string {
+	for _, rt := range runtimes {
+		if rt.Name == runtime {
+			return rt.Image
+		}
+	}
+	return ""
+}
+
+// prepView is a preparation as the profile page and its status route show
+// it, in the shape hub.js follows.
+type prepView struct {
+	State      string    `json:"state"`
+	Seconds    float64   `json:"seconds"`
+	Lines      []string  `json:"lines"`
+	Identity   string    `json:"-"`
+	FinishedAt time.Time `json:"-"`
+}
+
+// maxPrepLines bounds the log lines a preparation's view carries (its end).
+const maxPrepLines = 400
+
+func viewOf(p preparation, now time.Time) *prepView {
+	v := &prepView{State: p.State, Identity: p.Identity, FinishedAt: p.FinishedAt}
+	if !p.StartedAt.IsZero() {
+		end := now
+		if !p.FinishedAt.IsZero() {
+			end = p.FinishedAt
+		}
+		v.Seconds = end.Sub(p.StartedAt).Round(100 * time.Millisecond).Seconds()
+	}
+	if p.State == "running" {
+		v.Lines = append(v.Lines, "Preparing the environment in a build sandbox…")
+	}
+	if p.Log != "" {
+		v.Lines = append(v.Lines, strings.Split(strings.TrimRight(p.Log, "\n"), "\n")...)
+	}
+	if p.Error != nil {
+		v.Lines = append(v.Lines, "Failed: "+p.Error.Message)
+	}
+	if p.State == "prepared" {
+		v.Lines = append(v.Lines, "Prepared: "+p.Identity)
+	}
+	if len(v.Lines) > maxPrepLines {
+		v.Lines = append([]string{"…"}, v.Lines[len(v.Lines)-maxPrepLines:]...)
+	}
+	return v
 }
 
 func (a *Admin) profile(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	c, ctx := a.client(r), r.Context()
-	d := profileData{ID: id, Note: note(r)}
+	d := profileData{ID: id, Note: note(r), Runtimes: runtimes}
 	var ins hub.Inspected
 	if err := c.do(ctx, http.MethodGet, "/api/skills/"+url.PathEscape(id), nil, nil, "", &ins); err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	d.ID = ins.Version.ID
-	for _, s := range ins.Inspection.Scripts {
-		d.Suggested = append(d.Suggested, s.Path)
+	var rt struct {
+		Chosen string `json:"chosen"`
 	}
+	if err := c.do(ctx, http.MethodGet, "/api/skills/runtime", nil, nil, "", &rt); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	d.Backend = rt.Chosen
 	err := c.do(ctx, http.MethodGet, "/api/skills/"+url.PathEscape(d.ID)+"/profile", nil, nil, "", &d.Profile)
 	var ae *apiError
 	switch {
@@ -81,32 +162,82 @@ func (a *Admin) profile(w http.ResponseWriter, r *http.Request) {
 		d.Has = true
 		var p preparation
 		if err := c.do(ctx, http.MethodGet, "/api/skills/"+url.PathEscape(d.ID)+"/prepare", nil, nil, "", &p); err == nil {
-			d.Prep = &p
+			d.Prep = viewOf(p, time.Now())
 		}
-		d.Scripts = strings.Join(d.Profile.Profile.Scripts, "\n")
 	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
 		d.Profile.Profile.Runtime, d.Profile.Profile.TimeoutSeconds = store.RuntimePython, 60
-		d.Scripts = strings.Join(d.Suggested, "\n")
+		for _, s := range ins.Inspection.Scripts {
+			if strings.Contains(s.Interpreter, "node") {
+				d.Profile.Profile.Runtime = store.RuntimeNode
+			} else if strings.Contains(s.Interpreter, "bash") || strings.HasSuffix(s.Interpreter, "sh") {
+				d.Profile.Profile.Runtime = store.RuntimeBash
+			}
+			if strings.Contains(s.Interpreter, "python") || s.PEP723 {
+				d.Profile.Profile.Runtime = store.RuntimePython
+				break
+			}
+		}
 	case errors.As(err, &ae) && ae.Status == http.StatusServiceUnavailable:
 		d.Unavailable, d.NoJobs = true, ae.Message
 	default:
 		a.fail(w, r, err)
 		return
 	}
+	p := d.Profile.Profile
+	d.Runtime = string(p.Runtime)
+	allowed := map[string]bool{}
+	for _, s := range p.Scripts {
+		allowed[s] = true
+	}
+	for _, s := range ins.Inspection.Scripts {
+		d.Scripts = append(d.Scripts, scriptChoice{Path: s.Path, Interpreter: s.Interpreter, Detected: true, Allowed: allowed[s.Path] || !d.Has})
+		delete(allowed, s.Path)
+	}
+	for _, s := range p.Scripts {
+		if allowed[s] {
+			d.Scripts = append(d.Scripts, scriptChoice{Path: s, Allowed: true})
+		}
+	}
+	d.Image = p.Image
+	if d.Image == "" && d.Backend == "docker" {
+		d.Image = suggestedImage(d.Runtime)
+	}
+	if sug := suggestedImage(d.Runtime); d.Image == "" || d.Image == sug {
+		d.SuggestedImage = sug
+	}
+	d.Summary = profileSummary(d)
 	a.render(w, r, "profile.html", "Execution profile of "+d.ID, "packages", d)
+}
+
+// profileSummary says what the profile allows, in the page's words (the
+// API's note is for API clients).
+func profileSummary(d profileData) string {
+	p := d.Profile.Profile
+	who := "no project is connected to this version yet"
+	if n := len(d.Profile.Authorizes); n > 0 {
+		who = "the projects connected to this version (" + strings.Join(d.Profile.Authorizes, ", ") + ") may run its allowed scripts"
+	}
+	switch {
+	case !d.Has:
+		return "This version has no execution profile yet: no project can run its scripts. Tick the scripts it may run, choose the runtime and save; then prepare the environment."
+	case !p.Enabled:
+		return "Not enabled: no project can run this version's scripts."
+	case d.Prep == nil || d.Prep.State != "prepared":
+		return "Enabled, but the environment is not prepared: no job can run until it is (below). Then " + who + "."
+	}
+	return "Enabled and prepared: " + who + "."
 }
 
 // setProfile saves the profile form through PUT /api/skills/{id}/profile.
 func (a *Admin) setProfile(w http.ResponseWriter, r *http.Request, id string) error {
 	timeout, _ := strconv.Atoi(strings.TrimSpace(r.PostFormValue("timeout_seconds")))
-	var scripts []string
-	for _, s := range strings.Split(r.PostFormValue("scripts"), "\n") {
-		if s = strings.TrimSpace(s); s != "" {
-			scripts = append(scripts, s)
+	scripts := []string{}
+	for _, v := range r.PostForm["scripts"] {
+		for _, s := range strings.Split(v, "\n") {
+			if s = strings.TrimSpace(s); s != "" && !slices.Contains(scripts, s) {
+				scripts = append(scripts, s)
+			}
 		}
-	}
-	if scripts == nil {
-		scripts = []string{}
 	}
 	body := map[string]any{
 		"runtime":         r.PostFormValue("runtime"),
@@ -123,63 +254,60 @@ func (a *Admin) setProfile(w http.ResponseWriter, r *http.Request, id string) er
 	return a.client(r).do(r.Context(), http.MethodPut, "/api/skills/"+url.PathEscape(id)+"/profile", nil, body, "", nil)
 }
 
-// prepare starts a preparation and follows it as a task until it ends.
+// prepare starts a preparation and goes back to the profile page, whose
+// preparation box follows it in place.
 func (a *Admin) prepare(w http.ResponseWriter, r *http.Request, id string) {
-	c := a.client(r)
-	base := "/api/skills/" + url.PathEscape(id) + "/prepare"
-	if err := c.do(r.Context(), http.MethodPost, base, nil, nil, "", nil); err != nil {
+	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/skills/"+url.PathEscape(id)+"/prepare", nil, nil, "", nil); err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	t := a.tasks.start(owner(r), "Prepare "+id, func(ctx context.Context, t *task) (string, error) {
-		t.say("Preparing the environment in a build sandbox…")
-		for {
-			var p preparation
-			if err := c.do(ctx, http.MethodGet, base, nil, nil, "", &p); err != nil {
-				return "", err
-			}
-			if p.State != "running" {
-				for _, l := range strings.Split(strings.TrimRight(p.Log, "\n"), "\n") {
-					if l != "" {
-						t.say(l)
-					}
-				}
-				switch {
-				case p.State == "prepared":
-					t.say("Prepared: " + p.Identity)
-					return "/packages/" + url.PathEscape(id) + "/profile", nil
-				case p.Error != nil:
-					return "", errors.New(p.Error.Message)
-				}
-				return "", errors.New("the preparation ended without a prepared environment (state " + p.State + ")")
-			}
-			select {
-			case <-ctx.Done():
-				return "", ctx.Err()
-			case <-time.After(500 * time.Millisecond):
-			}
+	http.Redirect(w, r, "/packages/"+url.PathEscape(id)+"/profile?ok=preparing#preparation", http.StatusSeeOther)
+}
+
+// prepareStatus answers the preparation box's polls: the preparation's
+// state, time and log.
+func (a *Admin) prepareStatus(w http.ResponseWriter, r *http.Request) {
+	var p preparation
+	w.Header().Set("Content-Type", "application/json")
+	if err := a.client(r).do(r.Context(), http.MethodGet, "/api/skills/"+url.PathEscape(r.PathValue("id"))+"/prepare", nil, nil, "", &p); err != nil {
+		status, msg := http.StatusBadGateway, err.Error()
+		var ae *apiError
+		if errors.As(err, &ae) {
+			status = ae.Status
 		}
-	})
-	http.Redirect(w, r, "/tasks/"+t.id, http.StatusSeeOther)
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": "unavailable", "message": msg}})
+		return
+	}
+	json.NewEncoder(w).Encode(viewOf(p, time.Now()))
 }
 
 type jobsList struct {
-	Jobs        []store.Job
+	Jobs        []listedJob
+	Total       int
+	More        bool // more than the page shows
 	Unavailable string
 }
 
-// projectJobs reads a project's jobs for its page; a hub without a job
-// service says so instead.
+// projectJobsShown is how many jobs a project's page lists.
+const projectJobsShown = 10
+
+// projectJobs reads a project's latest jobs for its page; a hub without a
+// job service says so instead.
 func (a *Admin) projectJobs(r *http.Request, id string) (jobsList, error) {
 	var out struct {
-		Jobs []store.Job `json:"jobs"`
+		Jobs []listedJob `json:"jobs"`
 	}
 	err := a.client(r).do(r.Context(), http.MethodGet, "/api/projects/"+url.PathEscape(id)+"/skill-jobs", nil, nil, "", &out)
 	var ae *apiError
 	if errors.As(err, &ae) && (ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusNotFound && ae.Code == "not_found" && strings.Contains(ae.Message, "no such route")) {
 		return jobsList{Unavailable: ae.Message}, nil
 	}
-	return jobsList{Jobs: out.Jobs}, err
+	l := jobsList{Jobs: out.Jobs, Total: len(out.Jobs)}
+	if len(l.Jobs) > projectJobsShown {
+		l.Jobs, l.More = l.Jobs[:projectJobsShown], true
+	}
+	return l, err
 }
 
 func (a *Admin) createJob(w http.ResponseWriter, r *http.Request) {
@@ -201,7 +329,7 @@ type jobData struct {
 	Note    string
 	Project string
 	Status  jobStatus
-	Scripts []string // the allowed scripts of the project's bound versions
+	Scripts []string // the allowed scripts of the job's version
 	Args    string
 	Open    bool // inputs may still be uploaded and the job run
 }
@@ -216,30 +344,16 @@ func (a *Admin) job(w http.ResponseWriter, r *http.Request) {
 	}
 	st := d.Status.Job.State
 	d.Open = st == store.JobCreated || st == store.JobUploading
-	if d.Open {
-		var sk struct {
-			Skills []hub.Bound `json:"skills"`
-		}
-		if err := c.do(ctx, http.MethodGet, "/api/projects/"+url.PathEscape(pid)+"/skills", url.Values{"limit": {"1000"}}, nil, "", &sk); err == nil {
-			seen := map[string]bool{}
-			for _, b := range sk.Skills {
-				var p profileAnswer
-				if c.do(ctx, http.MethodGet, "/api/skills/"+url.PathEscape(b.Version.ID)+"/profile", nil, nil, "", &p) != nil || !p.Profile.Enabled {
-					continue
-				}
-				for _, s := range p.Profile.Scripts {
-					if !seen[s] {
-						seen[s] = true
-						d.Scripts = append(d.Scripts, s)
-					}
-				}
-			}
+	if d.Open && d.Status.Job.SkillID != "" {
+		var p profileAnswer
+		if c.do(ctx, http.MethodGet, "/api/skills/"+url.PathEscape(d.Status.Job.SkillID)+"/profile", nil, nil, "", &p) == nil {
+			d.Scripts = p.Profile.Scripts
 		}
 	}
 	if args, err := json.Marshal(d.Status.Job.Args); err == nil && len(d.Status.Job.Args) > 0 {
 		d.Args = string(args)
 	}
-	a.render(w, r, "job.html", "Job "+jid, "projects", d)
+	a.render(w, r, "job.html", "Job "+jid, "jobs", d)
 }
 
 func (a *Admin) jobAction(w http.ResponseWriter, r *http.Request) {
@@ -274,6 +388,9 @@ func (a *Admin) jobAction(w http.ResponseWriter, r *http.Request) {
 		a.runJob(w, r, pid, jid, base, script, args)
 	case "delete":
 		form(w, r)
+		if !confirmed(w, r, a, "delete the job") {
+			return
+		}
 		if err := c.do(r.Context(), http.MethodDelete, base, nil, nil, "", nil); err != nil {
 			a.fail(w, r, err)
 			return

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,9 +38,14 @@ var funcs = map[string]any{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
-	"shorten":  web.Shorten,
-	"severity": func(s fmt.Stringer) string { return s.String() },
-	"short":    func(s string) string { return web.Shorten(s, 19) },
+	"jpath": func(project, job string) string {
+		return "/projects/" + url.PathEscape(project) + "/jobs/" + url.PathEscape(job)
+	},
+	"lower":         strings.ToLower,
+	"problemStates": func() string { return problemStates },
+	"shorten":       web.Shorten,
+	"severity":      func(s fmt.Stringer) string { return s.String() },
+	"short":         func(s string) string { return web.Shorten(s, 19) },
 }
 
 // notes are the fixed messages a redirect after a change may show (?ok=KEY);
@@ -58,17 +65,21 @@ var notes = map[string]string{
 	"revoked":     "Revoked: the token opens nothing any more.",
 	"imported":    "Imported.",
 	"same":        "Already there: the same tree was installed before; nothing was written.",
-	"profile":     "Profile saved. A change to anything but enabled needs a new preparation.",
+	"profile":     "Profile saved. A change to anything but Enabled needs a new preparation.",
+	"preparing":   "Preparation started: its state and log below follow it.",
 	"uploaded":    "Uploaded.",
+	"catalog":     "The catalog was replaced by the uploaded document.",
 }
 
 func note(r *http.Request) string { return notes[r.URL.Query().Get("ok")] }
 
 func (a *Admin) routes() {
 	s := a.site
-	s.Handle("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/catalog", http.StatusSeeOther) })
+	s.Handle("GET /{$}", a.dashboard)
+	s.Handle("GET /jobs", a.jobs)
 	s.Handle("GET /catalog", a.catalog)
 	s.Handle("POST /catalog/refresh", a.refresh)
+	s.Handle("POST /catalog/upload", a.uploadCatalog)
 	s.Handle("POST /catalog/install", a.installCatalog)
 	s.Handle("GET /packages", a.packages)
 	s.Handle("POST /packages/import", a.importZip)
@@ -76,6 +87,7 @@ func (a *Admin) routes() {
 	s.Handle("GET /packages/{id}", a.version)
 	s.Handle("GET /packages/{id}/file", a.file)
 	s.Handle("GET /packages/{id}/profile", a.profile)
+	s.Handle("GET /packages/{id}/prepare/status", a.prepareStatus)
 	s.Handle("POST /packages/{id}/{action}", a.versionAction)
 	s.Handle("GET /projects", a.projects)
 	s.Handle("POST /projects", a.createProject)
@@ -135,6 +147,18 @@ func (a *Admin) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// confirmed reports whether a destructive form carries its confirmation
+// (the second button of its in-place question); if not, it answers a page
+// saying nothing was done.
+func confirmed(w http.ResponseWriter, r *http.Request, a *Admin, what string) bool {
+	if r.PostFormValue("confirm") == "yes" {
+		return true
+	}
+	a.site.Error(w, r, http.StatusUnprocessableEntity, "Not confirmed",
+		"To "+what+", open its question on the page and press the button that confirms it. Nothing was changed.")
+	return false
+}
+
 // form parses a urlencoded form (the CSRF check may have already).
 func form(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
@@ -154,26 +178,38 @@ func redirect(w http.ResponseWriter, r *http.Request, path, ok string) {
 
 // ---- catalog
 
+// facet is one value of a catalog filter and how many items have it.
+type facet struct {
+	Name  string `json:"name"`
+	Items int    `json:"items"`
+}
+
 type catalogData struct {
-	Q, Category string
-	Items       []hub.CatalogHit
-	Source      string
-	Total       int
-	Next        string
-	Categories  []string
+	Note                string
+	Q, Category, Author string
+	Items               []hub.CatalogHit
+	Source              string
+	Total               int
+	// Matching says how many items a filter kept, when one is set.
+	Matching   string
+	Next       string
+	Categories []facet
+	Authors    []facet
 }
 
 func (a *Admin) catalog(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	d := catalogData{Q: q.Get("q"), Category: q.Get("category")}
+	d := catalogData{Q: q.Get("q"), Category: q.Get("category"), Author: q.Get("author"), Note: note(r)}
 	var out struct {
 		Items      []hub.CatalogHit `json:"items"`
 		Source     string           `json:"source"`
 		Total      int              `json:"total"`
 		NextCursor string           `json:"next_cursor"`
+		Categories []facet          `json:"categories"`
+		Authors    []facet          `json:"authors"`
 	}
 	aq := url.Values{"limit": {"50"}}
-	for _, k := range []string{"q", "category", "cursor"} {
+	for _, k := range []string{"q", "category", "author", "cursor"} {
 		if v := q.Get(k); v != "" {
 			aq.Set(k, v)
 		}
@@ -182,29 +218,105 @@ func (a *Admin) catalog(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	d.Items, d.Source, d.Total = out.Items, out.Source, out.Total
+	d.Items, d.Source, d.Total, d.Categories, d.Authors = out.Items, out.Source, out.Total, out.Categories, out.Authors
 	if out.NextCursor != "" {
 		nq := url.Values{"cursor": {out.NextCursor}}
-		if d.Q != "" {
-			nq.Set("q", d.Q)
-		}
-		if d.Category != "" {
-			nq.Set("category", d.Category)
+		for _, k := range []string{"q", "category", "author"} {
+			if v := q.Get(k); v != "" {
+				nq.Set(k, v)
+			}
 		}
 		d.Next = "/catalog?" + nq.Encode()
 	}
-	seen := map[string]bool{}
-	for _, it := range d.Items {
-		if it.Category != "" && !seen[it.Category] {
-			seen[it.Category] = true
-			d.Categories = append(d.Categories, it.Category)
+	// A filter's value the facets do not list (from an old link) stays
+	// shown as chosen.
+	if d.Category != "" && !slices.ContainsFunc(d.Categories, func(f facet) bool { return f.Name == strings.ToLower(strings.TrimSpace(d.Category)) }) {
+		d.Categories = append(d.Categories, facet{Name: d.Category})
+	}
+	if d.Author != "" && !slices.ContainsFunc(d.Authors, func(f facet) bool { return strings.EqualFold(f.Name, d.Author) }) {
+		d.Authors = append(d.Authors, facet{Name: d.Author})
+	}
+	// Browsing one filter, its facet says how many items it keeps.
+	if d.Q == "" && (d.Category == "") != (d.Author == "") {
+		for _, f := range d.Categories {
+			if d.Category != "" && f.Name == strings.ToLower(strings.TrimSpace(d.Category)) {
+				d.Matching = fmt.Sprintf("%d in this category.", f.Items)
+			}
+		}
+		for _, f := range d.Authors {
+			if d.Author != "" && strings.EqualFold(f.Name, strings.TrimSpace(d.Author)) {
+				d.Matching = fmt.Sprintf("%d by this author.", f.Items)
+			}
 		}
 	}
-	if d.Category != "" && !seen[d.Category] {
-		d.Categories = append(d.Categories, d.Category)
-	}
-	sort.Strings(d.Categories)
 	a.render(w, r, "catalog.html", "Catalog", "catalog", d)
+}
+
+// maxCatalogUpload bounds an uploaded catalog document: the API takes a
+// body of 16 MiB (api.MaxCatalogBody), the document inside a small JSON
+// object.
+const maxCatalogUpload = 16<<20 - 1<<10
+
+// uploadCatalog replaces the catalog with an uploaded document: the file
+// is read (bounded), checked to be JSON, and sent to the API's sync as its
+// content.
+func (a *Admin) uploadCatalog(w http.ResponseWriter, r *http.Request) {
+	// The whole form is bounded, not only the document's part: the reader
+	// must be set before the multipart reader takes the body.
+	r.Body = http.MaxBytesReader(w, r.Body, maxCatalogUpload+64<<10)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		a.site.Error(w, r, http.StatusUnsupportedMediaType, "Not an upload", "Send the document with the upload form. Nothing was changed.")
+		return
+	}
+	var doc []byte
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			a.uploadRefused(w, r, err)
+			return
+		}
+		if part.FormName() != "document" {
+			io.Copy(io.Discard, part)
+			continue
+		}
+		if doc, err = io.ReadAll(io.LimitReader(part, maxCatalogUpload+1)); err != nil {
+			a.uploadRefused(w, r, err)
+			return
+		}
+		if len(doc) > maxCatalogUpload {
+			a.site.Error(w, r, http.StatusRequestEntityTooLarge, "Too large", "A catalog document may have at most 16 MiB. Nothing was changed.")
+			return
+		}
+	}
+	switch {
+	case len(doc) == 0:
+		a.site.Error(w, r, http.StatusUnprocessableEntity, "No document", "Choose a catalog document (a JSON file) to upload. Nothing was changed.")
+		return
+	case !json.Valid(doc):
+		a.site.Error(w, r, http.StatusUnprocessableEntity, "Not a catalog document",
+			`The file is not JSON. A catalog document is JSON, {"schema_version": 1, "items": […]}, as skills-mcp catalog build writes it. Nothing was changed.`)
+		return
+	}
+	var info hub.CatalogInfo
+	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/skills/catalog/sync", nil, map[string]json.RawMessage{"content": doc}, "", &info); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	redirect(w, r, "/catalog", "catalog")
+}
+
+// uploadRefused shows why an upload's form could not be read.
+func (a *Admin) uploadRefused(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		a.site.Error(w, r, http.StatusRequestEntityTooLarge, "Too large", "A catalog document may have at most 16 MiB. Nothing was changed.")
+		return
+	}
+	a.site.Error(w, r, http.StatusBadRequest, "Upload not read", "The upload could not be read ("+err.Error()+"). Nothing was changed; send it again.")
 }
 
 // refresh reads the catalog again from a URL, as a task.
@@ -318,6 +430,7 @@ type versionData struct {
 	Note string
 	hub.Inspected
 	Frontmatter []kv
+	Mode        approvalMode
 }
 
 type kv struct{ Key, Value string }
@@ -341,7 +454,7 @@ func (a *Admin) version(w http.ResponseWriter, r *http.Request) {
 		}
 		sort.Slice(d.Frontmatter, func(i, j int) bool { return d.Frontmatter[i].Key < d.Frontmatter[j].Key })
 	}
-	d.Note = note(r)
+	d.Note, d.Mode = note(r), a.approvalMode(r)
 	a.render(w, r, "version.html", d.Version.ID, "packages", d)
 }
 
@@ -407,8 +520,7 @@ func (a *Admin) versionAction(w http.ResponseWriter, r *http.Request) {
 		a.prepare(w, r, id)
 		return
 	case "uninstall":
-		if r.PostFormValue("confirm") != "yes" {
-			a.site.Error(w, r, http.StatusUnprocessableEntity, "Not confirmed", "Tick the box to confirm the uninstall. Nothing was changed.")
+		if !confirmed(w, r, a, "uninstall the version") {
 			return
 		}
 		err, ok, to = c.do(r.Context(), http.MethodDelete, base, nil, nil, "", nil), "uninstalled", "/packages"
@@ -464,14 +576,32 @@ func (a *Admin) createProject(w http.ResponseWriter, r *http.Request) {
 }
 
 type projectData struct {
-	Note     string
-	Project  store.Project
-	Skills   []hub.Bound
-	Tokens   []store.Token
-	Endpoint string
-	Snippet  string
-	NewToken *newToken
-	Jobs     jobsList
+	Note       string
+	Project    store.Project
+	Skills     []hub.Bound
+	Unapproved bool // a version served is not approved
+	Mode       approvalMode
+	Tokens     []store.Token
+	Endpoint   string
+	Snippet    string
+	NewToken   *newToken
+	Jobs       jobsList
+}
+
+// approvalMode is whether the hub binds only approved versions, for the
+// pages' texts; Known is false when the API could not say.
+type approvalMode struct{ Known, Require bool }
+
+func (a *Admin) approvalMode(r *http.Request) approvalMode {
+	var o struct {
+		Store struct {
+			RequireApproval bool `json:"require_approval"`
+		} `json:"store"`
+	}
+	if err := a.client(r).do(r.Context(), http.MethodGet, "/api/overview", nil, nil, "", &o); err != nil {
+		return approvalMode{}
+	}
+	return approvalMode{Known: true, Require: o.Store.RequireApproval}
 }
 
 type newToken struct {
@@ -499,6 +629,10 @@ func (a *Admin) loadProject(r *http.Request, id string) (*projectData, error) {
 		return nil, err
 	}
 	d.Skills, d.Tokens = sk.Skills, tk.Tokens
+	for _, b := range d.Skills {
+		d.Unapproved = d.Unapproved || !b.Version.Approved
+	}
+	d.Mode = a.approvalMode(r)
 	var err error
 	if d.Jobs, err = a.projectJobs(r, id); err != nil {
 		return nil, err
@@ -552,6 +686,7 @@ func (a *Admin) project(w http.ResponseWriter, r *http.Request) {
 
 type connectData struct {
 	Project  store.Project
+	Mode     approvalMode
 	Bound    map[string]bool
 	Versions []hub.Version
 }
@@ -574,7 +709,7 @@ func (a *Admin) connect(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	cd := connectData{Project: d.Project, Bound: map[string]bool{}}
+	cd := connectData{Project: d.Project, Mode: d.Mode, Bound: map[string]bool{}}
 	for _, b := range d.Skills {
 		cd.Bound[b.Version.ID] = true
 	}
@@ -596,6 +731,9 @@ func (a *Admin) projectAction(w http.ResponseWriter, r *http.Request) {
 	case "bind":
 		err, ok = c.do(ctx, http.MethodPut, base+"/skills/"+url.PathEscape(r.PostFormValue("skill_id")), nil, nil, "", nil), "bound"
 	case "unbind":
+		if !confirmed(w, r, a, "disconnect the version") {
+			return
+		}
 		err, ok = c.do(ctx, http.MethodDelete, base+"/skills/"+url.PathEscape(r.PostFormValue("skill_id")), nil, nil, "", nil), "unbound"
 	case "pause":
 		err, ok = c.do(ctx, http.MethodPost, base+"/pause", nil, nil, "", nil), "paused"
@@ -609,8 +747,7 @@ func (a *Admin) projectAction(w http.ResponseWriter, r *http.Request) {
 		}
 		err, ok, to = c.do(ctx, http.MethodPost, base+"/duplicate", nil, map[string]string{"id": nid, "name": name}, "", nil), "duplicated", "/projects/"+url.PathEscape(nid)
 	case "delete":
-		if r.PostFormValue("confirm") != "yes" {
-			a.site.Error(w, r, http.StatusUnprocessableEntity, "Not confirmed", "Tick the box to confirm the deletion. Nothing was changed.")
+		if !confirmed(w, r, a, "delete the project") {
 			return
 		}
 		err, ok, to = c.do(ctx, http.MethodDelete, base, nil, nil, "", nil), "deleted", "/projects"
@@ -654,6 +791,10 @@ func (a *Admin) createProjectToken(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Admin) revokeProjectToken(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	if !confirmed(w, r, a, "revoke the token") {
+		return
+	}
 	id := r.PathValue("id")
 	if err := a.client(r).do(r.Context(), http.MethodDelete, "/api/projects/"+url.PathEscape(id)+"/tokens/"+url.PathEscape(r.PathValue("tid")), nil, nil, "", nil); err != nil {
 		a.fail(w, r, err)
@@ -707,6 +848,10 @@ func (a *Admin) createToken(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Admin) revokeToken(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	if !confirmed(w, r, a, "revoke the token") {
+		return
+	}
 	if err := a.client(r).do(r.Context(), http.MethodDelete, "/api/tokens/"+url.PathEscape(r.PathValue("tid")), nil, nil, "", nil); err != nil {
 		a.fail(w, r, err)
 		return

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/index"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 	"github.com/skills-mcp/skills-mcp/internal/web"
 )
@@ -126,7 +127,12 @@ func TestAdminFlow(t *testing.T) {
 	if tid == nil {
 		t.Fatalf("no token id:\n%s", body)
 	}
-	if st, body := u.post("/tokens/"+tid[1]+"/revoke", url.Values{}); st != http.StatusOK || !strings.Contains(body, "Revoked") {
+	// A destructive action needs its confirmation, the second button of
+	// its question on the page.
+	if st, body := u.post("/tokens/"+tid[1]+"/revoke", url.Values{}); st != http.StatusUnprocessableEntity || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("unconfirmed revoke answered %d:\n%s", st, body)
+	}
+	if st, body := u.post("/tokens/"+tid[1]+"/revoke", url.Values{"confirm": {"yes"}}); st != http.StatusOK || !strings.Contains(body, "Revoked") {
 		t.Errorf("revoke answered %d:\n%s", st, body)
 	}
 	var toks struct {
@@ -250,7 +256,7 @@ func TestFirstLoadBudget(t *testing.T) {
 		}
 		assets += len(b)
 	}
-	for _, p := range []string{"/catalog", "/packages", "/packages/" + id, "/packages/" + id + "/file?path=notes%2Fhuge.txt", "/packages/" + id + "/profile",
+	for _, p := range []string{"/", "/jobs", "/catalog", "/packages", "/packages/" + id, "/packages/" + id + "/file?path=notes%2Fhuge.txt", "/packages/" + id + "/profile",
 		"/projects", "/projects/p", "/projects/p/connect", "/tokens", "/audit"} {
 		st, body := u.get(p)
 		if st != http.StatusOK {
@@ -330,8 +336,77 @@ func TestJobScopes(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("the profile after refused changes: %d, want 404 (none)", resp.StatusCode)
 	}
-	// The admin's profile page offers the inspection's script.
-	if _, body := admin.get("/packages/" + id + "/profile"); !strings.Contains(body, ">scripts/report.py</textarea>") {
+	// The admin's profile page offers the inspection's script, ticked.
+	if _, body := admin.get("/packages/" + id + "/profile"); !strings.Contains(body, `name="scripts" type="checkbox" value="scripts/report.py" checked`) {
 		t.Errorf("the profile form does not offer the package's script:\n%s", body)
+	}
+}
+
+// TestCatalogUpload: a catalog document uploaded through the page replaces
+// the catalog; a file that is not JSON, a document the API refuses, an
+// upload over the bound and a read token's upload are refused on a page
+// saying nothing changed, and the catalog stays (checked through the
+// API).
+func TestCatalogUpload(t *testing.T) {
+	e := newEnv(t)
+	admin := e.signIn(e.admin)
+	admin.get("/catalog")
+	doc, err := index.Marshal(&index.Snapshot{SchemaVersion: 1, Items: []index.Item{
+		{ID: "acme/pdf", Name: "pdf", Description: "PDF forms.", Author: "Acme", Category: "documents", Repository: "https://github.com/acme/skills", Path: "pdf"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	source := func() (string, int) {
+		var out struct {
+			Source string `json:"source"`
+			Total  int    `json:"total"`
+		}
+		e.apiGet("/api/skills/catalog", &out)
+		return out.Source, out.Total
+	}
+	before, _ := source()
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		status int
+		want   string
+	}{
+		{"not JSON", []byte("name,description\npdf,forms\n"), http.StatusUnprocessableEntity, "not JSON"},
+		{"refused document", []byte(`{"schema_version": 9, "items": []}`), http.StatusUnprocessableEntity, "Nothing was changed"},
+		{"empty", nil, http.StatusUnprocessableEntity, "Choose a catalog document"},
+		{"too large", append([]byte(`{"schema_version": 1, "items": [], "x": "`), make([]byte, 16<<20)...), http.StatusRequestEntityTooLarge, "16 MiB"},
+	} {
+		st, body := admin.upload("/catalog/upload", "document", "catalog.json", tc.data, nil)
+		if st != tc.status || !strings.Contains(body, tc.want) || !strings.Contains(body, "Nothing was changed") {
+			t.Errorf("%s: %d, want %d with %q:\n%.2000s", tc.name, st, tc.status, tc.want, body)
+		}
+	}
+	// The whole form is bounded, other fields included.
+	if st, body := admin.upload("/catalog/upload", "document", "catalog.json", doc, map[string]string{"other": strings.Repeat("x", 17<<20)}); st != http.StatusRequestEntityTooLarge || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("a form with a huge other field: %d\n%.2000s", st, body)
+	}
+	reader := e.signIn(e.read)
+	reader.get("/catalog")
+	if st, body := reader.upload("/catalog/upload", "document", "catalog.json", doc, nil); st != http.StatusForbidden || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("a read token's upload: %d\n%.2000s", st, body)
+	}
+	if got, _ := source(); got != before {
+		t.Fatalf("refused uploads changed the catalog's source to %q", got)
+	}
+	st, body := admin.upload("/catalog/upload", "document", "catalog.json", doc, nil)
+	if st != http.StatusOK || !strings.Contains(body, "replaced by the uploaded document") || !strings.Contains(body, "1 installable skills") {
+		t.Fatalf("upload: %d\n%.2000s", st, body)
+	}
+	if got, n := source(); got != "upload" || n != 1 {
+		t.Errorf("after the upload the API serves %d items from %q", n, got)
+	}
+	// Disconnecting is destructive: it needs its confirmation too.
+	if _, err := e.h.CreateProject(t.Context(), "p", "P"); err != nil {
+		t.Fatal(err)
+	}
+	admin.get("/projects/p")
+	if st, body := admin.post("/projects/p/unbind", url.Values{"skill_id": {"x@abcd"}}); st != http.StatusUnprocessableEntity || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("an unconfirmed disconnect: %d\n%.2000s", st, body)
 	}
 }

@@ -56,3 +56,20 @@ func TestTasksAfterClose(t *testing.T) {
 		t.Fatalf("a task after close: ran %v, %+v", ran, v)
 	}
 }
+
+// TestAgo: the dashboard's ages read as people say them.
+func TestAgo(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		10 * time.Second:    "less than a minute",
+		time.Minute:         "1 minute",
+		59 * time.Minute:    "59 minutes",
+		time.Hour:           "1 hour",
+		47 * time.Hour:      "47 hours",
+		48 * time.Hour:      "2 days",
+		45 * 24 * time.Hour: "45 days",
+	} {
+		if got := ago(d); got != want {
+			t.Errorf("ago(%s) = %q, want %q", d, got, want)
+		}
+	}
+}

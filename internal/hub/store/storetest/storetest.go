@@ -53,6 +53,7 @@ func Run(t *testing.T, newDB NewDatabase) {
 	}
 	tests = append(tests, projectTests...)
 	tests = append(tests, jobTests...)
+	tests = append(tests, consoleTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newDB(t)) })
 	}

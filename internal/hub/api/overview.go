@@ -1,0 +1,283 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+)
+
+// The routes the administration's dashboard and job list read: GET
+// /api/overview and GET /api/jobs, and the version every job answer names.
+
+// Job is a job as the API shows it: the store's record and the version it
+// runs.
+type Job struct {
+	store.Job
+	SkillID string `json:"skill_id" doc:"The version the job runs, NAME@ and 12 hex digits; empty if it was uninstalled"`
+	Package string `json:"package" doc:"The version's package"`
+}
+
+// JobStatus is a job with its logs and files.
+type JobStatus struct {
+	Job     Job             `json:"job"`
+	Stdout  string          `json:"stdout"`
+	Stderr  string          `json:"stderr"`
+	Inputs  []store.JobFile `json:"inputs"`
+	Outputs []store.JobFile `json:"outputs"`
+}
+
+// versionNames names the versions of jobs, asking the store once per
+// version within one answer.
+type versionNames struct {
+	a     *API
+	names map[int64]hub.Version
+}
+
+func (a *API) versionNames() *versionNames {
+	return &versionNames{a: a, names: map[int64]hub.Version{}}
+}
+
+// job returns j with the version it runs; a version gone leaves the name
+// empty, any other failure to read it is the answer's.
+func (n *versionNames) job(ctx context.Context, j store.Job) (Job, error) {
+	if j.Args == nil {
+		j.Args = []string{}
+	}
+	v, ok := n.names[j.VersionID]
+	if !ok {
+		var err error
+		v, err = n.a.hub.VersionByStoreID(ctx, j.VersionID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return Job{}, err
+		}
+		n.names[j.VersionID] = v
+	}
+	return Job{Job: j, SkillID: v.ID, Package: v.Package}, nil
+}
+
+// allJobsQuery filters GET /api/jobs.
+type allJobsQuery struct {
+	State   []string `query:"state" maxItems:"9" enum:"created,uploading,queued,running,succeeded,failed,timed_out,stopped,locked" doc:"Keep the jobs in any of these states (comma-separated)"`
+	Project string   `query:"project" maxLength:"63" doc:"Keep one project's jobs"`
+	Skill   string   `query:"skill" maxLength:"300" doc:"Keep the jobs of a package (its name) or of one version (its id, NAME@…)"`
+	Limit   int      `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"The page's size"`
+	Cursor  string   `query:"cursor" maxLength:"1024" doc:"The next_cursor of the previous page"`
+}
+
+type allJobsOutput struct {
+	Body struct {
+		Jobs       []Job  `json:"jobs"`
+		NextCursor string `json:"next_cursor,omitempty" doc:"The cursor of the next page; absent on the last"`
+	}
+}
+
+// OverviewAnswer is GET /api/overview's answer: the hub's state at a
+// glance, and what needs an administrator.
+type OverviewAnswer struct {
+	Sandbox struct {
+		Chosen   string    `json:"chosen,omitempty" doc:"The backend jobs run in; absent when none works"`
+		Backends []Backend `json:"backends" doc:"The backends this hub tried, with the limits the chosen one enforces and misses"`
+	} `json:"sandbox"`
+	Store struct {
+		Backend         string            `json:"backend" enum:"sqlite,postgres"`
+		RequireApproval bool              `json:"require_approval" doc:"Whether only approved versions may be bound"`
+		Replica         string            `json:"replica,omitempty" doc:"This replica's name, when it runs jobs"`
+		Replicas        []OverviewReplica `json:"replicas" doc:"The replicas that claimed jobs, the one seen last first"`
+	} `json:"store"`
+	Counts struct {
+		Packages       int            `json:"packages"`
+		Versions       int            `json:"versions"`
+		Projects       int            `json:"projects"`
+		PausedProjects int            `json:"paused_projects"`
+		Jobs           map[string]int `json:"jobs" doc:"Jobs in each state"`
+	} `json:"counts"`
+	FailedJobs         []Job                `json:"failed_jobs" doc:"The latest jobs that failed, timed out or are locked"`
+	FailedPreparations []FailedPreparation  `json:"failed_preparations" doc:"Versions whose last preparation failed"`
+	UnapprovedBound    []UnapprovedBinding  `json:"unapproved_bound" doc:"Versions bound to projects without being approved"`
+	Catalog            OverviewCatalogState `json:"catalog"`
+}
+
+// OverviewReplica is a replica known from the jobs it claimed.
+type OverviewReplica struct {
+	Name      string    `json:"name"`
+	LastJobAt time.Time `json:"last_job_at" doc:"When a job it claimed last changed"`
+	Running   int       `json:"running" doc:"Its running and locked jobs"`
+}
+
+// FailedPreparation is a version whose last preparation failed.
+type FailedPreparation struct {
+	SkillID string    `json:"skill_id"`
+	At      time.Time `json:"at,omitzero"`
+	Message string    `json:"message" doc:"Why, or the end of the preparation's log"`
+}
+
+// UnapprovedBinding is a version bound without approval.
+type UnapprovedBinding struct {
+	SkillID  string   `json:"skill_id"`
+	Projects []string `json:"projects"`
+}
+
+// OverviewCatalogState says which catalog is served and how old it is.
+type OverviewCatalogState struct {
+	Source      string    `json:"source" doc:"bundled, a URL or an upload"`
+	Items       int       `json:"items"`
+	GeneratedAt time.Time `json:"generated_at,omitzero" doc:"When the document was made, as it says"`
+	StoredAt    time.Time `json:"stored_at,omitzero" doc:"When it was synced into the hub; absent for the bundled one"`
+}
+
+type overviewOutput struct {
+	Body OverviewAnswer
+}
+
+// failedStates are the states the overview lists jobs of.
+var failedStates = []store.JobState{store.JobFailed, store.JobTimedOut, store.JobLocked}
+
+// maxFailedJobs is how many failed jobs the overview lists.
+const maxFailedJobs = 10
+
+func (a *API) registerOverview() {
+	register(a, huma.Operation{
+		OperationID: "list-jobs", Method: http.MethodGet, Path: "/api/jobs", Tags: []string{"jobs"},
+		Summary: "List jobs across projects, newest first (without their logs), filtered by state, project and skill",
+	}, rule{scope: store.ScopeRead}, a.listAllJobs)
+
+	register(a, huma.Operation{
+		OperationID: "get-overview", Method: http.MethodGet, Path: "/api/overview", Tags: []string{"hub"},
+		Summary: "The hub's state at a glance: sandbox, store and replicas, counts, and what needs an administrator",
+	}, rule{scope: store.ScopeRead}, a.overview)
+}
+
+func (a *API) listAllJobs(ctx context.Context, in *allJobsQuery) (*allJobsOutput, error) {
+	q := store.JobQuery{Project: in.Project, Limit: in.Limit + 1}
+	for _, s := range in.State {
+		q.States = append(q.States, store.JobState(s))
+	}
+	switch skill := strings.TrimSpace(in.Skill); {
+	case skill == "":
+	case strings.Contains(skill, "@") || strings.HasPrefix(skill, "sha256:"):
+		v, err := a.hub.Resolve(ctx, skill)
+		if err != nil {
+			return nil, err
+		}
+		q.VersionID = v.StoreID()
+	default:
+		q.Package = skill
+	}
+	key, err := decodeCursor("jobs", in.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		at, id, ok := strings.Cut(key, "/")
+		us, perr := strconv.ParseInt(at, 10, 64)
+		if !ok || perr != nil || id == "" {
+			return nil, newError(http.StatusBadRequest, CodeBadRequest, "the cursor is not one this list gave; start again without it")
+		}
+		q.AfterCreated, q.AfterID = time.UnixMicro(us), id
+	}
+	list, err := a.hub.QueryJobs(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := &allJobsOutput{}
+	if len(list) > in.Limit {
+		list = list[:in.Limit]
+		last := list[len(list)-1]
+		out.Body.NextCursor = encodeCursor("jobs", strconv.FormatInt(last.CreatedAt.UnixMicro(), 10)+"/"+last.ID)
+	}
+	out.Body.Jobs = make([]Job, len(list))
+	for i, lj := range list {
+		out.Body.Jobs[i] = listedJob(lj)
+	}
+	return out, nil
+}
+
+// listedJob is a job of the store's list, named by the version the list
+// joined.
+func listedJob(lj store.ListedJob) Job {
+	j := Job{Job: lj.Job, Package: lj.Package}
+	if j.Args == nil {
+		j.Args = []string{}
+	}
+	if lj.Package != "" {
+		j.SkillID = hub.VersionID(lj.Package, lj.TreeDigest)
+	}
+	return j
+}
+
+func (a *API) overview(ctx context.Context, _ *struct{}) (*overviewOutput, error) {
+	o, err := a.hub.Overview(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &overviewOutput{}
+	b := &out.Body
+	b.Sandbox.Backends = []Backend{}
+	if a.opts.Runtime != nil {
+		if bs := a.opts.Runtime(ctx); bs != nil {
+			b.Sandbox.Backends = bs
+		}
+	}
+	for _, be := range b.Sandbox.Backends {
+		if be.Chosen {
+			b.Sandbox.Chosen = be.Name
+		}
+	}
+	b.Store.Backend, b.Store.RequireApproval, b.Store.Replica = o.Backend, o.RequireApproval, a.opts.Replica
+	b.Store.Replicas = make([]OverviewReplica, len(o.Replicas))
+	for i, r := range o.Replicas {
+		b.Store.Replicas[i] = OverviewReplica{Name: r.Name, LastJobAt: r.LastJobAt, Running: r.Running}
+	}
+	c := &b.Counts
+	c.Packages, c.Versions, c.Projects, c.PausedProjects = o.Packages, o.Versions, o.Projects, o.PausedProjects
+	c.Jobs = map[string]int{}
+	for _, st := range []store.JobState{store.JobCreated, store.JobUploading, store.JobQueued, store.JobRunning,
+		store.JobSucceeded, store.JobFailed, store.JobTimedOut, store.JobStopped, store.JobLocked} {
+		c.Jobs[string(st)] = o.Jobs[st]
+	}
+	failed, err := a.hub.QueryJobs(ctx, store.JobQuery{States: failedStates, Limit: maxFailedJobs})
+	if err != nil {
+		return nil, err
+	}
+	b.FailedJobs = make([]Job, len(failed))
+	for i, lj := range failed {
+		b.FailedJobs[i] = listedJob(lj)
+	}
+	b.FailedPreparations = []FailedPreparation{}
+	for _, f := range o.FailedPreparations {
+		b.FailedPreparations = append(b.FailedPreparations, FailedPreparation{SkillID: hub.VersionID(f.Package, f.TreeDigest), At: f.At, Message: f.Log})
+	}
+	// This replica's failures that left no log (a backend refused, the
+	// package could not be laid out) are known only here.
+	a.preps.mu.Lock()
+	for _, p := range a.preps.failed {
+		if !slices.ContainsFunc(b.FailedPreparations, func(f FailedPreparation) bool { return f.SkillID == p.SkillID }) && p.Error != nil {
+			b.FailedPreparations = append(b.FailedPreparations, FailedPreparation{SkillID: p.SkillID, At: p.FinishedAt, Message: p.Error.Message})
+		}
+	}
+	a.preps.mu.Unlock()
+	slices.SortStableFunc(b.FailedPreparations, func(x, y FailedPreparation) int { return y.At.Compare(x.At) })
+	b.UnapprovedBound = make([]UnapprovedBinding, len(o.UnapprovedBound))
+	for i, u := range o.UnapprovedBound {
+		b.UnapprovedBound[i] = UnapprovedBinding{SkillID: hub.VersionID(u.Package, u.TreeDigest), Projects: u.Projects}
+	}
+	cat, err := a.hub.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ix := cat.Current()
+	b.Catalog = OverviewCatalogState{Source: ix.Source(), Items: ix.Len(), GeneratedAt: ix.Snapshot().GeneratedAt, StoredAt: o.CatalogStoredAt}
+	if ix.Source() == "bundled" {
+		b.Catalog.StoredAt = time.Time{} // a snapshot stored earlier is not the one served
+	}
+	return out, nil
+}
