@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -31,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/atomicfile": nil,
 	"internal/binrec":     nil, // the cache's binary records
 	"internal/golden":     nil, // test support: golden files
+	"internal/buildinfo":  nil, // the binary's version, revision and Go version
 	"internal/mcpclient":  nil,
 	"internal/mcpschema":  nil, // the MCP JSON schemas, vendored
 	// The research profile's wire vocabulary, shared by its server
@@ -98,10 +100,13 @@ var allowed = map[string][]string{
 	// clawhub client; hubserve mounts it.
 	"internal/hub/clawhub": {"internal/hub", "internal/hub/pkgtree", "internal/hub/store"},
 	// What the hub commands do and print once the CLI has parsed their flags.
-	"internal/hub/hubcmd": {"internal/atomicfile", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/clawhub", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/sandbox/gvisor", "internal/web/hubadmin"},
+	// It is also the skills-hub command line (Main), so it reaches the
+	// catalog builder ("skills-hub catalog build") and the build's identity.
+	"internal/hub/hubcmd": {"internal/atomicfile", "internal/buildinfo", "internal/catalogbuild", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/clawhub", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/sandbox/gvisor", "internal/web/hubadmin"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},
+	"cmd/skills-hub":   {"internal/hub/hubcmd"}, // the hub's binary: its command line is hubcmd's
 	"cmd/skills-bench": {"internal/bench", "internal/bench/hubbench", "internal/bench/multiserve"},
 	// The server of "skills-bench catalogs": the one part of skills-bench
 	// that knows how a server is built.
@@ -169,6 +174,48 @@ func TestImports(t *testing.T) {
 	for pkg := range allowed {
 		if !seen[pkg] {
 			t.Errorf("deps_test.go lists %s, which no longer exists", pkg)
+		}
+	}
+}
+
+// hubOnly are the modules and packages only the hub needs: its SQL drivers
+// and migrations, its API framework, git, the Docker client (and the
+// OpenTelemetry it brings), OIDC, and the hub's own packages.
+var hubOnly = []string{
+	"modernc.org/sqlite",
+	"modernc.org/libc",
+	"github.com/jackc/pgx",
+	"github.com/pressly/goose",
+	"github.com/danielgtaylor/huma",
+	"github.com/go-git/",
+	"github.com/ProtonMail/go-crypto",
+	"github.com/moby/moby",
+	"go.opentelemetry.io/",
+	"github.com/coreos/go-oidc",
+	"github.com/go-jose/go-jose",
+	module + "internal/hub",
+	module + "internal/sandbox",
+	module + "internal/catalogbuild",
+	module + "internal/web/hubadmin",
+}
+
+// TestLeanServer holds the serving binary to what it links, on the build's
+// package graph (go list -deps), not only on our imports: an agent host
+// starts skills-mcp for every conversation, so nothing the hub needs may
+// weigh on its start.
+func TestLeanServer(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to list the binary's packages")
+	}
+	out, err := exec.Command("go", "list", "-deps", "./cmd/skills-mcp").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/skills-mcp: %v", err)
+	}
+	for pkg := range strings.FieldsSeq(string(out)) {
+		for _, bad := range hubOnly {
+			if pkg == strings.TrimSuffix(bad, "/") || strings.HasPrefix(pkg, bad) && (strings.HasSuffix(bad, "/") || strings.HasPrefix(pkg[len(bad):], "/") || pkg == bad) {
+				t.Errorf("skills-mcp links %s, which only the hub needs (%s)", pkg, bad)
+			}
 		}
 	}
 }

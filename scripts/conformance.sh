@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite against a built skills-mcp binary, over HTTP on loopback.
 #
-#   scripts/conformance.sh BIN
+#   scripts/conformance.sh BIN [HUB_BIN]
 #
 # The suite and the Node 22 that runs it are pinned in package.json/package-lock.json; install them
 # with `npm ci` first (scripts/test.sh does). For each configuration below the script starts
 #   BIN --root testdata/library --http 127.0.0.1:PORT [--page-size 1]
 # on a free loopback port, waits for GET /healthz to answer 200, runs the scenarios one by one
 # (the suite is the client), then stops the server. The hub configurations run the same scenarios
-# against a project endpoint of `BIN hub serve` (see run_config "hub-…" below; they need python3).
+# against a project endpoint of `HUB_BIN serve` (see run_config "hub-…" below; they need python3);
+# HUB_BIN is the built skills-hub binary, by default the skills-hub beside BIN.
 # Known, unfixable check failures are listed in
 # scripts/conformance-baseline.yml; anything else that fails or warns fails the run.
 #
@@ -20,12 +21,14 @@
 # Nothing here talks to anything but 127.0.0.1.
 set -euo pipefail
 
-if [[ $# -ne 1 ]]; then
-  echo "usage: $0 BIN   (BIN: the built skills-mcp binary)" >&2
+if [[ $# -lt 1 || $# -gt 2 ]]; then
+  echo "usage: $0 BIN [HUB_BIN]   (BIN: the built skills-mcp binary; HUB_BIN: skills-hub, default beside BIN)" >&2
   exit 2
 fi
 BIN=$1
 [[ $BIN == /* ]] || BIN="$PWD/$BIN"
+HUB_BIN=${2:-$(dirname "$BIN")/skills-hub}
+[[ $HUB_BIN == /* ]] || HUB_BIN="$PWD/$HUB_BIN"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -43,6 +46,9 @@ die() {
   exit 2
 }
 [[ -x $BIN && -f $BIN ]] || die "server binary '$BIN' not found or not executable"
+if [[ hub-any == ${CONFORMANCE_CONFIGS:-*} ]]; then
+  [[ -x $HUB_BIN && -f $HUB_BIN ]] || die "hub binary '$HUB_BIN' not found or not executable (build it: go build ./cmd/skills-hub)"
+fi
 [[ -x $NODE ]] || die "$NODE not found: run 'npm ci' in the repository root first"
 [[ -f $SUITE ]] || die "$SUITE not found: run 'npm ci' in the repository root first"
 [[ -d $LIBRARY ]] || die "test library $LIBRARY/ not found"
@@ -267,7 +273,7 @@ run_config() {
   shift 2
   echo
   if [[ $SERVER_KIND == hub ]]; then
-    echo "##### configuration $name: a project endpoint of $BIN hub serve, through scripts/bearer-proxy.mjs"
+    echo "##### configuration $name: a project endpoint of $HUB_BIN serve, through scripts/bearer-proxy.mjs"
   else
     echo "##### configuration $name: server args: --root $LIBRARY --http 127.0.0.1:PORT ${SERVER_ARGS[*]}"
   fi
@@ -328,7 +334,7 @@ run_config "page-size-1" "--page-size 1" \
   "sep-2640-skills-manifest $V_NEW --force" \
   "sep-2640-skills-directory $V_NEW --force"
 
-# The hub: the same SEP-2640 and HTTP scenarios against a project endpoint of `BIN hub serve`.
+# The hub: the same SEP-2640 and HTTP scenarios against a project endpoint of `HUB_BIN serve`.
 # Each outermost skill folder of the test library (a folder with a SKILL.md and none above it) is
 # zipped (deterministically: sorted names, one timestamp) and imported into a fresh data directory;
 # an admin token is made from the shell; a project, its bindings and a project token through the
@@ -389,20 +395,20 @@ PY
   HUB_VERSIONS=()
   for z in "$zips"/*.zip; do
     local id
-    id=$("$BIN" hub --data "$HUB_DATA" import "$z" --json 2>"$WORK/hub-import.log" | json_field version.id) || {
+    id=$("$HUB_BIN" --data "$HUB_DATA" import "$z" --json 2>"$WORK/hub-import.log" | json_field version.id) || {
       echo "hub import $(basename "$z") failed: $(head -c 500 "$WORK/hub-import.log")"
       return 1
     }
     echo "imported $(basename "$z") as $id"
     HUB_VERSIONS+=("$id")
   done
-  HUB_ADMIN=$("$BIN" hub --data "$HUB_DATA" token create --scope admin --name conformance 2>/dev/null) || {
+  HUB_ADMIN=$("$HUB_BIN" --data "$HUB_DATA" token create --scope admin --name conformance 2>/dev/null) || {
     echo "hub token create failed"
     return 1
   }
 }
 
-# start_hub NAME: starts `BIN hub serve` on a free port, makes the project (first time only) and
+# start_hub NAME: starts `HUB_BIN serve` on a free port, makes the project (first time only) and
 # starts the bearer proxy in front of it; URL is the project endpoint through the proxy.
 start_hub() {
   local name=$1 attempt i port code line
@@ -413,8 +419,8 @@ start_hub() {
       echo "no free loopback port found in 39000-39999"
       return 1
     }
-    echo "starting: $BIN hub --data HUB serve --http 127.0.0.1:$port"
-    "$BIN" hub --data "$HUB_DATA" serve --http "127.0.0.1:$port" >"$SERVER_LOG" 2>&1 &
+    echo "starting: $HUB_BIN --data HUB serve --http 127.0.0.1:$port"
+    "$HUB_BIN" --data "$HUB_DATA" serve --http "127.0.0.1:$port" >"$SERVER_LOG" 2>&1 &
     SERVER_PID=$!
     code=""
     for ((i = 0; i < START_TIMEOUT * 5; i++)); do

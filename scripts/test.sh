@@ -8,7 +8,7 @@
 #      browser tests, the conformance suite, the real clients, Node 22)
 #   4. go test -race -count=1 ./...
 #   5. each fuzz target in the repo, briefly (FUZZTIME per target, default 10s)
-#   6. build cmd/skills-mcp into a temporary directory
+#   6. build cmd/skills-mcp and cmd/skills-hub into a temporary directory
 #   7. the attack run: hostile HTTP clients against the binary (ATTACK long, default 20s)
 #   8. scripts/conformance.sh against the built binary (the official MCP conformance suite)
 #   9. scripts/realclients.sh against the built binary (MCP Inspector and the TypeScript SDK's
@@ -128,8 +128,9 @@ for target in "${targets[@]}"; do
   fi
 done
 
-step "go build ./cmd/skills-mcp"
+step "go build ./cmd/skills-mcp ./cmd/skills-hub"
 go build -o "$tmp/skills-mcp" ./cmd/skills-mcp || fail "go build ./cmd/skills-mcp failed"
+go build -o "$tmp/skills-hub" ./cmd/skills-hub || fail "go build ./cmd/skills-hub failed"
 
 # Hostile HTTP clients against the real binary on loopback, for a bounded time, while a
 # well-behaved client keeps asking (cmd/skills-mcp/attack_test.go). Without -race, so that the
@@ -144,7 +145,7 @@ if [[ ${SKIP_CONFORMANCE:-} == 1 ]]; then
 fi
 
 step "conformance suite"
-scripts/conformance.sh "$tmp/skills-mcp" || fail "the conformance suite failed (see the summary above)"
+scripts/conformance.sh "$tmp/skills-mcp" "$tmp/skills-hub" || fail "the conformance suite failed (see the summary above)"
 
 step "real clients"
 scripts/realclients.sh "$tmp/skills-mcp" || fail "a real client failed against the server (see the summary above)"

@@ -45,7 +45,7 @@ Usage:
   skills-bench run  --lib DIR [flags] -- COMMAND ...  benchmark a server over stdio ({lib} = DIR)
   skills-bench http --url URL [flags]                 load-test skills/get and resources/read over HTTP
   skills-bench catalogs [flags]                       1,000 catalogs in one process behind one HTTP handler
-  skills-bench hub  --server BIN [flags]              skills-mcp hub serve with 1,000 projects × 10 bindings
+  skills-bench hub  --server BIN [flags]              skills-hub serve with 1,000 projects × 10 bindings
   skills-bench help                                   print this help
 
 Run "skills-bench COMMAND -h" for a command's flags.

@@ -22,7 +22,7 @@ const (
 	exitUsage   = 2
 )
 
-const usage = `Usage: skills-mcp catalog build --out FILE [flags]
+const usage = `Usage: skills-hub catalog build --out FILE [flags]
 
 Indexes public skill repositories into a hub catalog document (schema
 version 1): each repository is resolved to a commit and read there, and
@@ -133,7 +133,7 @@ func flags(cfg *config, stderr io.Writer, env func(string) (string, bool)) (*fla
 	return fs, envErr
 }
 
-// Main runs "skills-mcp catalog ARGS" and returns the exit status: args
+// Main runs "skills-hub catalog ARGS" and returns the exit status: args
 // start with the sub-command ("build"); stdout gets nothing but help,
 // stderr the progress, the report and errors; env looks up the
 // environment (SKILLS_CATALOG_*, GITHUB_TOKEN).
@@ -146,23 +146,27 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, env func
 		return exitOK
 	}
 	if args[0] != "build" {
-		fmt.Fprintf(stderr, "Error: unknown catalog command %q\nTry: skills-mcp catalog build -h\n", args[0])
+		fmt.Fprintf(stderr, "Error: unknown catalog command %q\nTry: skills-hub catalog build -h\n", args[0])
 		return exitUsage
 	}
 	cfg := &config{}
 	fs, envErr := flags(cfg, stderr, env)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	// The flag package would print a bad flag's error and then the whole
+	// help; the error is printed once, below, and help only when asked for.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return exitOK
 		}
+		fmt.Fprintf(stderr, "Error: %v\nTry: skills-hub catalog build -h\n", err)
 		return exitUsage
 	}
 	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "Error: "+format+"\nTry: skills-mcp catalog build -h\n", a...)
+		fmt.Fprintf(stderr, "Error: "+format+"\nTry: skills-hub catalog build -h\n", a...)
 		return exitUsage
 	}
 	if err := envErr(); err != nil {

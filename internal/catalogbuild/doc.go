@@ -1,4 +1,4 @@
-// Package catalogbuild is the catalog builder, "skills-mcp catalog build":
+// Package catalogbuild is the catalog builder, "skills-hub catalog build":
 // a publisher's tool that indexes public skill repositories into the hub's
 // catalog document (package internal/hub/index, schema version 1).
 //

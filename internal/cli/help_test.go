@@ -23,22 +23,6 @@ func TestHelp(t *testing.T) {
 		"lint":  {"lint", "-h"},
 		"check": {"check", "-h"},
 		"pack":  {"pack", "-h"},
-		// The hub's command family.
-		"hub":                 {"hub", "help"},
-		"hub-install":         {"hub", "install", "-h"},
-		"hub-import":          {"hub", "import", "-h"},
-		"hub-list":            {"hub", "list", "-h"},
-		"hub-versions":        {"hub", "versions", "-h"},
-		"hub-inspect":         {"hub", "inspect", "-h"},
-		"hub-approve":         {"hub", "approve", "-h"},
-		"hub-notes":           {"hub", "notes", "-h"},
-		"hub-uninstall":       {"hub", "uninstall", "-h"},
-		"hub-catalog":         {"hub", "catalog"},
-		"hub-catalog-search":  {"hub", "catalog", "search", "-h"},
-		"hub-catalog-refresh": {"hub", "catalog", "refresh", "-h"},
-		"hub-catalog-import":  {"hub", "catalog", "import", "-h"},
-		"hub-backup":          {"hub", "backup", "-h"},
-		"hub-restore":         {"hub", "restore", "-h"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -13,8 +13,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-
-	"github.com/skills-mcp/skills-mcp/internal/hub/hubcmd"
 )
 
 // Exit statuses.
@@ -73,14 +71,10 @@ func run(ctx context.Context, args []string, st streams) int {
 		cmd = &pullCommand{streams: st}
 	case "lint":
 		cmd = &lintCommand{streams: st}
-	case "catalog":
-		return runCatalog(ctx, args, st)
 	case "check":
 		cmd = &checkCommand{streams: st}
 	case "pack":
 		cmd = &packCommand{streams: st}
-	case "hub":
-		cmd = hubCommand{st}
 	case "version":
 		fmt.Fprintln(st.stdout, "skills-mcp", version())
 		return exitOK
@@ -151,22 +145,6 @@ func splitCommand(args []string) (rest, command []string, found bool) {
 	return args, nil, false
 }
 
-// hubCommand is `skills-mcp hub …`: its command line lives in hubcmd; this
-// maps hubcmd's help and usage errors to the CLI's.
-type hubCommand struct{ streams }
-
-func (c hubCommand) Run(ctx context.Context, args []string) error {
-	err := hubcmd.Run(ctx, args, hubcmd.Streams{Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr, Env: c.env})
-	var ue *hubcmd.UsageError
-	switch {
-	case errors.Is(err, hubcmd.ErrHelp):
-		return errHelp
-	case errors.As(err, &ue):
-		return &usageError{err: ue.Err, hint: ue.Hint}
-	}
-	return err
-}
-
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
@@ -183,8 +161,6 @@ Usage:
   skills-mcp lint [PATH...]     check skills for the Agent Skills rules and risky content
   skills-mcp check --url URL    check any SEP-2640 server from the client side (or --command CMD ARGS...)
   skills-mcp pack --vault DIR   build a vault's release zip, pinned by its digest
-  skills-mcp hub COMMAND        install, inspect and keep skill packages as immutable versions
-  skills-mcp catalog build      index public skill repositories into a catalog file for the hub
   skills-mcp version            print the version
   skills-mcp help               print this help
 

@@ -3,7 +3,7 @@
 // and inspecting them, labelling, uninstalling, the installable catalog, and
 // backup and restore. It wires the three hub packages together, and nothing
 // else: package trees come from pkgtree, state lives in store, and the
-// catalog is index's. The command line (`skills-mcp hub …`) and, later, the
+// catalog is index's. The command line (`skills-hub …`) and, later, the
 // admin API call this package and nothing below it.
 //
 // # Version ids
@@ -225,7 +225,7 @@ func (h *Hub) resolve(ctx context.Context, ref string) (store.Version, error) {
 		return sv, nil
 	}
 	if name == "" {
-		return store.Version{}, fmt.Errorf("version %q: %w: give NAME@DIGEST, as `hub list` or `hub versions NAME` prints it", ref, ErrBadID)
+		return store.Version{}, fmt.Errorf("version %q: %w: give NAME@DIGEST, as `skills-hub list` or `skills-hub versions NAME` prints it", ref, ErrBadID)
 	}
 	// No package name has these, and a database may refuse them outright
 	// (PostgreSQL's text has no NUL).
@@ -238,7 +238,7 @@ func (h *Hub) resolve(ctx context.Context, ref string) (store.Version, error) {
 	all, err := h.st.ListVersions(ctx, name)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return store.Version{}, fmt.Errorf("version %q: %w: no package %s is installed (see `hub list`)", ref, store.ErrNotFound, name)
+			return store.Version{}, fmt.Errorf("version %q: %w: no package %s is installed (see `skills-hub list`)", ref, store.ErrNotFound, name)
 		}
 		return store.Version{}, err
 	}
@@ -253,9 +253,9 @@ func (h *Hub) resolve(ctx context.Context, ref string) (store.Version, error) {
 	case len(match) == 1:
 		return match[0], nil
 	case len(match) == 0:
-		return store.Version{}, fmt.Errorf("version %q: %w: package %s has no such version (see `hub versions %s`)", ref, store.ErrNotFound, name, name)
+		return store.Version{}, fmt.Errorf("version %q: %w: package %s has no such version (see `skills-hub versions %s`)", ref, store.ErrNotFound, name, name)
 	case !hasAt:
-		return store.Version{}, fmt.Errorf("version %q: %w: package %s has %d versions; name one as NAME@DIGEST (see `hub versions %s`)", ref, ErrAmbiguous, name, len(match), name)
+		return store.Version{}, fmt.Errorf("version %q: %w: package %s has %d versions; name one as NAME@DIGEST (see `skills-hub versions %s`)", ref, ErrAmbiguous, name, len(match), name)
 	default:
 		return store.Version{}, fmt.Errorf("version %q: %w: %d versions start with %s; give more digits", ref, ErrAmbiguous, len(match), digest)
 	}
@@ -263,7 +263,7 @@ func (h *Hub) resolve(ctx context.Context, ref string) (store.Version, error) {
 
 func notFound(ref string, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("version %q: %w: no version has that tree digest (see `hub list`)", ref, store.ErrNotFound)
+		return fmt.Errorf("version %q: %w: no version has that tree digest (see `skills-hub list`)", ref, store.ErrNotFound)
 	}
 	return err
 }
@@ -304,7 +304,7 @@ func (h *Hub) Versions(ctx context.Context, pkg string) ([]Version, error) {
 	svs, err := h.st.ListVersions(ctx, pkg)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("package %s: %w: it has no installed version (see `hub list`)", pkg, store.ErrNotFound)
+			return nil, fmt.Errorf("package %s: %w: it has no installed version (see `skills-hub list`)", pkg, store.ErrNotFound)
 		}
 		return nil, err
 	}

@@ -1,5 +1,5 @@
-// Package hubbench is `skills-bench hub`: it measures the real `skills-mcp
-// hub serve` with many projects. It fills a hub data directory through the
+// Package hubbench is `skills-bench hub`: it measures the real `skills-hub
+// serve` with many projects. It fills a hub data directory through the
 // hub package (versions imported as ZIPs, projects, bindings, tokens),
 // starts the server on it, lists every project once and reads the server's
 // RSS, runs skills/get from concurrent clients spread over the projects,
@@ -33,7 +33,7 @@ import (
 const usage = `Usage: skills-bench hub --server BIN [flags]
 
 Fills a hub data directory (versions, projects, bindings, tokens), starts
-BIN hub --data DIR serve on a free loopback port, and measures: every
+BIN --data DIR serve on a free loopback port, and measures: every
 project listed once (skills/list) and the server's RSS after it; skills/get
 from concurrent clients spread over the projects (p50, p99, throughput);
 and the time from a binding change through the admin API to
@@ -44,7 +44,7 @@ Flags:
 
 // Options configure Run.
 type Options struct {
-	// Server is the skills-mcp binary.
+	// Server is the skills-hub binary.
 	Server string
 	// Dir is the hub's data directory (filled if empty); "" means a
 	// temporary one, removed at the end.
@@ -80,7 +80,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	var o Options
-	fs.StringVar(&o.Server, "server", "", "the skills-mcp `BIN`ary to run")
+	fs.StringVar(&o.Server, "server", "", "the skills-hub `BIN`ary to run")
 	fs.StringVar(&o.Dir, "data", "", "the hub's data `DIR` (filled when empty, reused otherwise; default: a temporary one)")
 	fs.IntVar(&o.Projects, "projects", 1000, "projects")
 	fs.IntVar(&o.Bindings, "bindings", 10, "versions bound to each project")
@@ -96,7 +96,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case o.Server == "":
-		fmt.Fprintln(stderr, "Error: --server BIN is required (build it: go build ./cmd/skills-mcp)")
+		fmt.Fprintln(stderr, "Error: --server BIN is required (build it: go build ./cmd/skills-hub)")
 		return 2
 	case o.Projects < 1 || o.Versions < 1 || o.Bindings < 1 || o.Bindings >= o.Versions || o.Clients < 1 || o.Requests < o.Clients || o.Changes < 1:
 		fmt.Fprintln(stderr, "Error: want --projects, --versions, --clients, --changes ≥ 1, --bindings in [1, versions), --requests ≥ --clients")
@@ -298,10 +298,10 @@ type server struct {
 	done chan struct{}
 }
 
-// startServer runs `BIN hub --data DIR serve` on a free port and waits for
+// startServer runs `BIN --data DIR serve` on a free port and waits for
 // the address it logs.
 func startServer(ctx context.Context, o Options) (*server, error) {
-	cmd := exec.Command(o.Server, "hub", "--data", o.Dir, "serve", "--http", "127.0.0.1:0")
+	cmd := exec.Command(o.Server, "--data", o.Dir, "serve", "--http", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "SKILLS_CACHE_DIR="+filepath.Join(o.Dir, "skills-cache"))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -329,7 +329,7 @@ func startServer(ctx context.Context, o Options) (*server, error) {
 		return s, nil
 	case <-s.done:
 		cmd.Wait()
-		return nil, fmt.Errorf("%s hub serve exited before it listened", o.Server)
+		return nil, fmt.Errorf("%s serve exited before it listened", o.Server)
 	case <-time.After(60 * time.Second):
 	case <-ctx.Done():
 	}

@@ -1,5 +1,5 @@
 // Package api is the skill hub's admin REST API, served under /api/ by
-// `skills-mcp hub serve`: installed skills and their versions, the
+// `skills-hub serve`: installed skills and their versions, the
 // installable catalog, projects and their bindings, tokens and the audit log.
 //
 // The routes are huma operations (github.com/danielgtaylor/huma/v2) on a
@@ -147,16 +147,16 @@ func New(opts Options) (_ *API, err error) {
 	if version == "" {
 		version = "dev"
 	}
-	cfg := huma.DefaultConfig("skills-mcp hub admin API", version)
+	cfg := huma.DefaultConfig("skills-hub admin API", version)
 	// No $schema links in answers, no docs page loading scripts from
 	// elsewhere; the document is served below, built once.
 	cfg.CreateHooks = nil
 	cfg.OpenAPIPath = ""
 	cfg.DocsPath = ""
 	cfg.SchemasPath = ""
-	cfg.Info.Description = "The admin API of a skills-mcp hub. Every route needs an admin token (Bearer smcp_a_…) of the scope it names."
+	cfg.Info.Description = "The admin API of a skills-hub. Every route needs an admin token (Bearer smcp_a_…) of the scope it names."
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
-		securityScheme: {Type: "http", Scheme: "bearer", Description: "An admin token: `skills-mcp hub token create --scope admin`"},
+		securityScheme: {Type: "http", Scheme: "bearer", Description: "An admin token: `skills-hub token create --scope admin`"},
 	}
 	a.huma = humago.New(&recordingMux{ServeMux: a.mux, patterns: &a.routes}, cfg)
 	a.huma.UseMiddleware(a.guard)
@@ -271,12 +271,12 @@ func tokenOf(ctx context.Context) store.Token {
 func Authenticate(ctx context.Context, h *hub.Hub, header string, need store.Scope) (store.Token, *Error) {
 	scheme, secret, ok := strings.Cut(header, " ")
 	if header == "" || !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
-		return store.Token{}, unauthorized("this route needs an admin token: send `Authorization: Bearer smcp_a_…` (create one with `skills-mcp hub token create --scope admin`)", false)
+		return store.Token{}, unauthorized("this route needs an admin token: send `Authorization: Bearer smcp_a_…` (create one with `skills-hub token create --scope admin`)", false)
 	}
 	tok, err := h.VerifyToken(ctx, strings.TrimSpace(secret))
 	switch {
 	case errors.Is(err, store.ErrTokenInvalid):
-		return store.Token{}, unauthorized("the token is not valid: unknown, revoked or expired; create a new one with `skills-mcp hub token create`", true)
+		return store.Token{}, unauthorized("the token is not valid: unknown, revoked or expired; create a new one with `skills-hub token create`", true)
 	case errors.Is(err, store.ErrUnavailable):
 		return store.Token{}, newError(http.StatusServiceUnavailable, CodeUnavailable, "the hub's database is unavailable, so the token cannot be checked; try again when it is back")
 	case err != nil:
@@ -293,7 +293,7 @@ func Authenticate(ctx context.Context, h *hub.Hub, header string, need store.Sco
 
 func unauthorized(msg string, invalid bool) *Error {
 	e := newError(http.StatusUnauthorized, CodeUnauthorized, msg)
-	e.header = `Bearer realm="skills-mcp hub"`
+	e.header = `Bearer realm="skills-hub"`
 	if invalid {
 		e.header += `, error="invalid_token"`
 	}
@@ -302,7 +302,7 @@ func unauthorized(msg string, invalid bool) *Error {
 
 func forbidden(msg string, need store.Scope) *Error {
 	e := newError(http.StatusForbidden, CodeForbidden, msg)
-	e.header = `Bearer realm="skills-mcp hub", error="insufficient_scope", scope="` + string(need) + `"`
+	e.header = `Bearer realm="skills-hub", error="insufficient_scope", scope="` + string(need) + `"`
 	return e
 }
 

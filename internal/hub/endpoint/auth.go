@@ -108,7 +108,7 @@ func (e *Endpoint) serveMetadata(w http.ResponseWriter, r *http.Request, rest st
 		AuthorizationServers:   []string{e.oa.issuer},
 		ScopesSupported:        e.oa.scopes,
 		BearerMethodsSupported: []string{"header"},
-		ResourceName:           "skills-mcp hub project " + id,
+		ResourceName:           "skills-hub project " + id,
 	}).ServeHTTP(w, r)
 }
 

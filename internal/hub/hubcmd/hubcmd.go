@@ -1,4 +1,4 @@
-// Package hubcmd is the `skills-mcp hub` command line: Run parses the hub
+// Package hubcmd is the `skills-hub` command line: Run parses the hub
 // commands' flags, environment twins and help (run.go), and each exported
 // report function runs one operation of an open hub and writes its report,
 // as text for a person or as JSON, to the writers it is given. The CLI
@@ -46,7 +46,7 @@ func Installed(w io.Writer, inst *hub.Installed, asJSON bool) error {
 	in := inst.Inspection
 	fmt.Fprintf(w, "inspection: %s, %s, %s, %s\n", Count(len(in.Findings), "finding"), Count(len(in.Scripts), "script"),
 		Count(len(in.Warnings), "validator warning"), in.Requirements.Summary)
-	fmt.Fprintf(w, "%s\nsee it all: skills-mcp hub inspect %s\n", pkgtree.NotProofOfSafety, v.ID)
+	fmt.Fprintf(w, "%s\nsee it all: skills-hub inspect %s\n", pkgtree.NotProofOfSafety, v.ID)
 	return nil
 }
 
@@ -150,7 +150,7 @@ func List(ctx context.Context, h *hub.Hub, w io.Writer, asJSON bool) error {
 		return WriteJSON(w, pkgs)
 	}
 	if len(pkgs) == 0 {
-		fmt.Fprintln(w, "no packages installed: install one with skills-mcp hub install")
+		fmt.Fprintln(w, "no packages installed: install one with skills-hub install")
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -65,12 +65,12 @@ func replicaID(dir string) (string, error) {
 	if err == nil {
 		id := strings.TrimSpace(string(b))
 		if !replicaRE.MatchString(id) {
-			return "", fmt.Errorf("hub serve: %s holds no replica id (%q); remove it to make a new one, but jobs this replica left running are then not recovered", name, id)
+			return "", fmt.Errorf("%s holds no replica id (%q); remove it to make a new one, but jobs this replica left running are then not recovered", name, id)
 		}
 		return id, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("hub serve: reading the replica id: %w", err)
+		return "", fmt.Errorf("reading the replica id: %w", err)
 	}
 	host, _ := os.Hostname()
 	host = strings.Map(func(r rune) rune {
@@ -89,13 +89,13 @@ func replicaID(dir string) (string, error) {
 	rand.Read(rnd[:])
 	id := host + "-" + hex.EncodeToString(rnd[:])
 	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return "", fmt.Errorf("hub serve: the jobs folder: %w", err)
+		return "", fmt.Errorf("the jobs folder: %w", err)
 	}
 	if err := atomicfile.Write(name, 0o644, true, func(w io.Writer) error {
 		_, err := io.WriteString(w, id+"\n")
 		return err
 	}); err != nil {
-		return "", fmt.Errorf("hub serve: saving the replica id: %w", err)
+		return "", fmt.Errorf("saving the replica id: %w", err)
 	}
 	return id, nil
 }
@@ -157,7 +157,7 @@ func traversable(dir string) (string, os.FileMode) {
 func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logger) (*jobSetup, error) {
 	js := &jobSetup{}
 	if err := os.MkdirAll(f.dir, 0o711); err != nil {
-		return nil, fmt.Errorf("hub serve: the jobs folder %s: %w", f.dir, err)
+		return nil, fmt.Errorf("the jobs folder %s: %w", f.dir, err)
 	}
 	replica, err := replicaID(f.dir)
 	if err != nil {
@@ -227,19 +227,19 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logge
 	svc, err := jobs.New(jobs.Options{Store: db, Executor: ex, Replica: replica, Dir: f.dir, Wheels: f.wheels, NpmCache: f.npmCache, Logger: logger})
 	if err != nil {
 		js.Close()
-		return nil, fmt.Errorf("hub serve: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	js.svc = svc
 	_, rep, err := svc.Start(ctx)
 	switch {
 	case selErr != nil:
-		logger.Warn("hub serve: no sandbox backend works: skills are served, script jobs and preparations are refused (503 sandbox_unavailable)", "sandbox", f.sandbox, "why", selErr.Error())
+		logger.Warn("no sandbox backend works: skills are served, script jobs and preparations are refused (503 sandbox_unavailable)", "sandbox", f.sandbox, "why", selErr.Error())
 	case err != nil:
-		logger.Error("hub serve: the job service did not start: jobs are refused", "backend", chosen.Name(), "err", err)
+		logger.Error("the job service did not start: jobs are refused", "backend", chosen.Name(), "err", err)
 	default:
-		logger.Info("hub serve: script jobs run in a sandbox", "backend", chosen.Name(), "replica", replica,
+		logger.Info("script jobs run in a sandbox", "backend", chosen.Name(), "replica", replica,
 			"enforced", strings.Join(enf.Limits, "; "), "missing", strings.Join(enf.Missing, "; "))
-		logger.Info("hub serve: recovery of this replica's unfinished jobs", "failed", strings.Join(rep.Failed, " "), "stopped", strings.Join(rep.Stopped, " "),
+		logger.Info("recovery of this replica's unfinished jobs", "failed", strings.Join(rep.Failed, " "), "stopped", strings.Join(rep.Stopped, " "),
 			"locked", strings.Join(rep.Locked, " "), "killed_sandboxes", strings.Join(rep.Killed, " "))
 	}
 	return js, nil

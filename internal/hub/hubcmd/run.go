@@ -46,14 +46,14 @@ func usagef(hint, format string, args ...any) error {
 // (exit status 0).
 var ErrHelp = errors.New("help requested")
 
-// Run runs `skills-mcp hub args…` (args without "hub"). It returns nil,
+// Run runs `skills-hub args…` (args without "hub"). It returns nil,
 // ErrHelp, a *UsageError for bad input, or another error for a failure;
 // the caller maps them to exit statuses 0, 0, 2 and 1 and prints the error.
 func Run(ctx context.Context, args []string, st Streams) error {
 	return (&command{stdin: st.Stdin, stdout: st.Stdout, stderr: st.Stderr, env: st.Env}).Run(ctx, args)
 }
 
-// command is `skills-mcp hub …`, the skill hub's command family.
+// command is `skills-hub …`, the skill hub's command family.
 type command struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -68,12 +68,15 @@ type hubGlobals struct {
 	set             map[string]bool // the globals given as flags
 }
 
-const hubUsage = `Usage: skills-mcp hub COMMAND [flags]
+const hubUsage = `Usage: skills-hub COMMAND [flags]
 
-The skill hub keeps installed skill packages as immutable versions, each
-inspected at install, and a catalog of public skills to install from. Its
-state is one database: SQLite in the data directory (--data), or PostgreSQL
-(--database). Nothing a package contains runs when it is installed.
+skills-hub is the skill hub: it keeps installed skill packages as immutable
+versions, each inspected at install, and a catalog of public skills to install
+from, and serves projects (sets of versions) each at its own MCP endpoint, an
+admin API and console, and sandboxed script jobs. Its state is one database:
+SQLite in the data directory (--data), or PostgreSQL (--database). Nothing a
+package contains runs when it is installed. To serve skill folders to an
+agent without a hub, use skills-mcp.
 
 Commands:
   install (--zip FILE [--path DIR] | --repo URL [--path DIR] [--ref REF | --commit SHA] | --item ID)
@@ -88,10 +91,12 @@ Commands:
   catalog search [QUERY]    search the catalog (or browse it by --category, --author)
   catalog refresh [URL]     replace the catalog with the document at URL
   catalog import FILE       replace the catalog with the document in FILE
+  catalog build --out FILE  index public skill repositories into a catalog document
   serve [--http ADDR]       serve the admin API and the project endpoints over HTTP
   token create|list|revoke  manage the tokens of the admin API and the projects
   backup --out FILE         write a backup of the whole hub (SQLite)
   restore FILE              restore a backup into an empty data directory
+  version                   print the version (also --version)
 
 A VERSION is NAME@DIGEST as list and versions print it (pdf@3f2a9c0b1d4e),
 a shorter prefix of at least 4 hex digits, the full tree digest (sha256:…),
@@ -105,12 +110,12 @@ Every command takes these flags (a flag beats its variable):
                           (SKILLS_HUB_REQUIRE_APPROVAL)
 
 Inspection is not proof of safety. Exit status: 0 ok, 1 a failure, 2 a usage error.
-Run "skills-mcp hub COMMAND -h" for a command's flags.
+Run "skills-hub COMMAND -h" for a command's flags.
 `
 
-const hubCatalogUsage = `Usage: skills-mcp hub catalog (search|refresh|import) [flags]
+const hubCatalogUsage = `Usage: skills-hub catalog (search|refresh|import|build) [flags]
 
-The catalog lists public skills to install with "hub install --item ID". A
+The catalog lists public skills to install with "skills-hub install --item ID". A
 snapshot is built into the binary, so it works offline; refresh and import
 replace it with a newer document (schema_version 1), kept in the hub's
 database. A document that fails to download or validate changes nothing, and
@@ -122,6 +127,8 @@ Commands:
   refresh [URL]      download the catalog document at URL (https, or http to
                      a loopback address; default SKILLS_HUB_CATALOG_URL)
   import FILE        read the catalog document in FILE
+  build --out FILE   index public skill repositories into a catalog document
+                     (a publisher's tool: see skills-hub catalog build -h)
 `
 
 // Run runs the hub command line args.
@@ -131,7 +138,7 @@ func (c *command) Run(ctx context.Context, args []string) error {
 	g := &hubGlobals{set: map[string]bool{}}
 	fs := c.flagSet("hub", g, hubUsage)
 	if err := fs.Parse(args); err != nil {
-		return c.flagError(fs, err, "skills-mcp hub help")
+		return c.flagError(fs, err, "skills-hub help")
 	}
 	args = fs.Args()
 	if len(args) == 0 {
@@ -173,7 +180,7 @@ func (c *command) Run(ctx context.Context, args []string) error {
 	case "token":
 		return c.token(ctx, g, args)
 	}
-	return usagef("skills-mcp hub help", "unknown hub command %q", name)
+	return usagef("skills-hub help", "unknown hub command %q", name)
 }
 
 // hubFlags is one hub command's flag set and its help text.
@@ -205,10 +212,11 @@ func (c *command) flagError(fs *hubFlags, err error, hint string) error {
 	if !errors.Is(err, flag.ErrHelp) {
 		return &UsageError{Err: err, Hint: hint}
 	}
-	fmt.Fprint(c.stderr, fs.usage)
+	// Help asked for is the answer, on stdout.
+	fmt.Fprint(c.stdout, fs.usage)
 	if fs.Name() != "hub" {
-		fmt.Fprint(c.stderr, "\nFlags:\n")
-		fs.SetOutput(c.stderr)
+		fmt.Fprint(c.stdout, "\nFlags:\n")
+		fs.SetOutput(c.stdout)
 		fs.PrintDefaults()
 	}
 	return ErrHelp
@@ -218,7 +226,7 @@ func (c *command) flagError(fs *hubFlags, err error, hint string) error {
 // its arguments ("--" ends the flags), and checks the argument count.
 // what names the arguments for the error when some are missing.
 func (c *command) parse(fs *hubFlags, args []string, minArgs, maxArgs int, what string) ([]string, error) {
-	hint := "skills-mcp hub " + fs.Name() + " -h"
+	hint := "skills-hub " + fs.Name() + " -h"
 	var pos []string
 	for rest := args; ; {
 		if err := fs.Parse(rest); err != nil {
@@ -237,9 +245,9 @@ func (c *command) parse(fs *hubFlags, args []string, minArgs, maxArgs int, what 
 	}
 	switch {
 	case len(pos) < minArgs:
-		return nil, usagef(hint, "hub %s needs %s", fs.Name(), what)
+		return nil, usagef(hint, "%s needs %s", fs.Name(), what)
 	case maxArgs >= 0 && len(pos) > maxArgs:
-		return nil, usagef(hint, "hub %s: unexpected argument %q", fs.Name(), pos[maxArgs])
+		return nil, usagef(hint, "%s: unexpected argument %q", fs.Name(), pos[maxArgs])
 	}
 	return pos, nil
 }
@@ -301,7 +309,7 @@ func (c *command) open(ctx context.Context, g *hubGlobals, github *pkgtree.GitHu
 	return hub.Open(ctx, opts)
 }
 
-const hubInstallUsage = `Usage: skills-mcp hub install (--zip FILE [--path DIR] | --repo URL [--path DIR] [--ref REF | --commit SHA] | --item ID) [flags]
+const hubInstallUsage = `Usage: skills-hub install (--zip FILE [--path DIR] | --repo URL [--path DIR] [--ref REF | --commit SHA] | --item ID) [flags]
 
 Installs a skill package as an immutable version: from a ZIP archive (SKILL.md
 at its root, or in --path), from a directory of a git repository at a ref or a
@@ -330,7 +338,7 @@ func (c *command) install(ctx context.Context, g *hubGlobals, args []string) err
 	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
 		return err
 	}
-	const hint = "skills-mcp hub install -h"
+	const hint = "skills-hub install -h"
 	n := 0
 	for _, s := range []string{*zipFile, *repo, *item} {
 		if s != "" {
@@ -339,7 +347,7 @@ func (c *command) install(ctx context.Context, g *hubGlobals, args []string) err
 	}
 	switch {
 	case n != 1:
-		return usagef(hint, "hub install: give one of --zip FILE, --repo URL or --item ID")
+		return usagef(hint, "give one of --zip FILE, --repo URL or --item ID")
 	case *zipFile != "" && (*ref != "" || *commit != ""):
 		return usagef(hint, "--ref and --commit apply to --repo only")
 	case *item != "" && (*ref != "" || *commit != "" || *path != ""):
@@ -375,11 +383,11 @@ func (c *command) install(ctx context.Context, g *hubGlobals, args []string) err
 	return Installed(c.stdout, inst, *asJSON)
 }
 
-const hubImportUsage = `Usage: skills-mcp hub import FILE [--path DIR] [flags]
+const hubImportUsage = `Usage: skills-hub import FILE [--path DIR] [flags]
 
 Installs the skill package in the ZIP archive FILE (an upload), as
-"hub install --zip FILE" does: SKILL.md at the archive root, or in --path.
-To replace the catalog with a catalog document, use "hub catalog import".
+"skills-hub install --zip FILE" does: SKILL.md at the archive root, or in --path.
+To replace the catalog with a catalog document, use "skills-hub catalog import".
 `
 
 func (c *command) importZip(ctx context.Context, g *hubGlobals, args []string) error {
@@ -411,7 +419,7 @@ func (c *command) progress(quiet bool) func(pkgtree.Progress) {
 	return Progress(c.stderr)
 }
 
-const hubListUsage = `Usage: skills-mcp hub list [flags]
+const hubListUsage = `Usage: skills-hub list [flags]
 
 Lists the installed packages by name, each with its number of versions and its
 latest version.
@@ -431,7 +439,7 @@ func (c *command) list(ctx context.Context, g *hubGlobals, args []string) error 
 	return List(ctx, h, c.stdout, *asJSON)
 }
 
-const hubVersionsUsage = `Usage: skills-mcp hub versions PACKAGE [flags]
+const hubVersionsUsage = `Usage: skills-hub versions PACKAGE [flags]
 
 Lists a package's versions, oldest first, with where each came from.
 `
@@ -451,7 +459,7 @@ func (c *command) versions(ctx context.Context, g *hubGlobals, args []string) er
 	return Versions(ctx, h, c.stdout, pos[0], *asJSON)
 }
 
-const hubInspectUsage = `Usage: skills-mcp hub inspect VERSION [flags]
+const hubInspectUsage = `Usage: skills-hub inspect VERSION [flags]
 
 Shows a version: its tree digest, origin, labels, the projects bound to it,
 its files, and the inspection made at install (linter findings, validator
@@ -474,7 +482,7 @@ func (c *command) inspect(ctx context.Context, g *hubGlobals, args []string) err
 	return Inspect(ctx, h, c.stdout, pos[0], *asJSON)
 }
 
-const hubApproveUsage = `Usage: skills-mcp hub approve VERSION [--by NAME] [--revoke] [flags]
+const hubApproveUsage = `Usage: skills-hub approve VERSION [--by NAME] [--revoke] [flags]
 
 Records that an administrator approved a version, and when. With
 --require-approval, projects may use only approved versions. --revoke
@@ -491,14 +499,14 @@ func (c *command) approve(ctx context.Context, g *hubGlobals, args []string) err
 		return err
 	}
 	if *revoke && *by != "" {
-		return usagef("skills-mcp hub approve -h", "--revoke takes no --by")
+		return usagef("skills-hub approve -h", "--revoke takes no --by")
 	}
 	if !*revoke && *by == "" {
 		if u, ok := c.env("USER"); ok {
 			*by = strings.TrimSpace(u)
 		}
 		if *by == "" {
-			return usagef("skills-mcp hub approve VERSION --by NAME", "say who approves: --by NAME (USER is not set)")
+			return usagef("skills-hub approve VERSION --by NAME", "say who approves: --by NAME (USER is not set)")
 		}
 	}
 	h, err := c.open(ctx, g, nil)
@@ -509,7 +517,7 @@ func (c *command) approve(ctx context.Context, g *hubGlobals, args []string) err
 	return Approve(ctx, h, c.stdout, pos[0], *by, *revoke, *asJSON)
 }
 
-const hubNotesUsage = `Usage: skills-mcp hub notes VERSION TEXT [flags]
+const hubNotesUsage = `Usage: skills-hub notes VERSION TEXT [flags]
 
 Replaces a version's notes (an empty TEXT clears them). Notes and approval
 are the only things about a version that change after install.
@@ -530,7 +538,7 @@ func (c *command) notes(ctx context.Context, g *hubGlobals, args []string) error
 	return Notes(ctx, h, c.stdout, pos[0], pos[1], *asJSON)
 }
 
-const hubUninstallUsage = `Usage: skills-mcp hub uninstall VERSION [flags]
+const hubUninstallUsage = `Usage: skills-hub uninstall VERSION [flags]
 
 Removes a version, with the file contents no other version shares. A version
 a project uses is refused until it is unbound.
@@ -564,15 +572,15 @@ func (c *command) catalog(ctx context.Context, g *hubGlobals, args []string) err
 	case "import":
 		return c.catalogImport(ctx, g, args[1:])
 	}
-	return usagef("skills-mcp hub catalog help", "unknown catalog command %q", args[0])
+	return usagef("skills-hub catalog help", "unknown catalog command %q", args[0])
 }
 
-const hubCatalogSearchUsage = `Usage: skills-mcp hub catalog search [QUERY…] [flags]
+const hubCatalogSearchUsage = `Usage: skills-hub catalog search [QUERY…] [flags]
 
 Ranks the catalog's items for QUERY by name, author and description (an item
 named exactly QUERY first). Without a QUERY it lists the items, in the
 catalog's order. --category and --author keep only their items.
-Install one with "skills-mcp hub install --item ID".
+Install one with "skills-hub install --item ID".
 `
 
 func (c *command) catalogSearch(ctx context.Context, g *hubGlobals, args []string) error {
@@ -586,7 +594,7 @@ func (c *command) catalogSearch(ctx context.Context, g *hubGlobals, args []strin
 		return err
 	}
 	if *limit < 0 {
-		return usagef("skills-mcp hub catalog search -h", "--limit must not be negative")
+		return usagef("skills-hub catalog search -h", "--limit must not be negative")
 	}
 	h, err := c.open(ctx, g, nil)
 	if err != nil {
@@ -597,7 +605,7 @@ func (c *command) catalogSearch(ctx context.Context, g *hubGlobals, args []strin
 	return Search(ctx, h, c.stdout, q, *asJSON)
 }
 
-const hubCatalogRefreshUsage = `Usage: skills-mcp hub catalog refresh [URL] [flags]
+const hubCatalogRefreshUsage = `Usage: skills-hub catalog refresh [URL] [flags]
 
 Downloads the catalog document at URL (default: SKILLS_HUB_CATALOG_URL) and,
 if it is valid, makes it the catalog. The URL must be https, or http to a
@@ -618,7 +626,7 @@ func (c *command) catalogRefresh(ctx context.Context, g *hubGlobals, args []stri
 		url = strings.TrimSpace(v)
 	}
 	if url == "" {
-		return usagef("skills-mcp hub catalog refresh URL", "say where the catalog document is: a URL, or set SKILLS_HUB_CATALOG_URL")
+		return usagef("skills-hub catalog refresh URL", "say where the catalog document is: a URL, or set SKILLS_HUB_CATALOG_URL")
 	}
 	h, err := c.open(ctx, g, nil)
 	if err != nil {
@@ -628,7 +636,7 @@ func (c *command) catalogRefresh(ctx context.Context, g *hubGlobals, args []stri
 	return Refresh(ctx, h, c.stdout, c.stderr, url)
 }
 
-const hubCatalogImportUsage = `Usage: skills-mcp hub catalog import FILE [flags]
+const hubCatalogImportUsage = `Usage: skills-hub catalog import FILE [flags]
 
 Reads the catalog document in FILE and, if it is valid, makes it the
 catalog. An invalid document (a syntax error, a schema_version other than 1,
@@ -650,11 +658,11 @@ func (c *command) catalogImport(ctx context.Context, g *hubGlobals, args []strin
 	return Import(ctx, h, c.stdout, pos[0])
 }
 
-const hubBackupUsage = `Usage: skills-mcp hub backup --out FILE [flags]
+const hubBackupUsage = `Usage: skills-hub backup --out FILE [flags]
 
 Writes a consistent backup of the whole hub (every version, its files, labels,
 projects and the catalog) to FILE, while the hub stays in use. The database is
-the only state, so this one file is everything; restore it with "hub restore".
+the only state, so this one file is everything; restore it with "skills-hub restore".
 A PostgreSQL hub is backed up with pg_dump instead.
 `
 
@@ -665,7 +673,7 @@ func (c *command) backup(ctx context.Context, g *hubGlobals, args []string) erro
 		return err
 	}
 	if *out == "" {
-		return usagef("skills-mcp hub backup --out FILE", "--out is required: where to write the backup")
+		return usagef("skills-hub backup --out FILE", "--out is required: where to write the backup")
 	}
 	h, err := c.open(ctx, g, nil)
 	if err != nil {
@@ -675,9 +683,9 @@ func (c *command) backup(ctx context.Context, g *hubGlobals, args []string) erro
 	return Backup(ctx, h, c.stdout, *out)
 }
 
-const hubRestoreUsage = `Usage: skills-mcp hub restore FILE [flags]
+const hubRestoreUsage = `Usage: skills-hub restore FILE [flags]
 
-Restores a backup written by "hub backup" into the data directory (--data),
+Restores a backup written by "skills-hub backup" into the data directory (--data),
 which must be empty or not exist. The backup is checked before it is put in
 place; on any failure the directory is left as it was. A PostgreSQL hub is
 restored with pg_restore instead.
@@ -694,7 +702,7 @@ func (c *command) restore(ctx context.Context, g *hubGlobals, args []string) err
 		return err
 	}
 	if opts.Database != "" {
-		return usagef("", "hub restore puts a SQLite backup into a data directory; restore a PostgreSQL hub with `pg_restore --no-owner -d URL hub.dump`")
+		return usagef("", "restore puts a SQLite backup into a data directory; restore a PostgreSQL hub with `pg_restore --no-owner -d URL hub.dump`")
 	}
 	return Restore(ctx, opts, c.stdout, pos[0])
 }

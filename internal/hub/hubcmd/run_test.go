@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// runHub runs `skills-mcp hub args…` in process with the given environment.
+// runHub runs `skills-hub args…` in process with the given environment.
 func runHub(t *testing.T, environ map[string]string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -107,8 +107,8 @@ func TestHubUsageErrors(t *testing.T) {
 	if stdout, _, err := runHub(t, environ); err != nil || !strings.Contains(stdout, "catalog search") {
 		t.Errorf("bare hub: %v, %q; want the command list", err, stdout)
 	}
-	if _, stderr, err := runHub(t, environ, "install", "-h"); !errors.Is(err, ErrHelp) || !strings.Contains(stderr, "--zip") {
-		t.Errorf("hub install -h: %v, %q; want ErrHelp and the flags on stderr", err, stderr)
+	if stdout, _, err := runHub(t, environ, "install", "-h"); !errors.Is(err, ErrHelp) || !strings.Contains(stdout, "--zip") {
+		t.Errorf("hub install -h: %v, %q; want ErrHelp and the flags on stdout", err, stdout)
 	}
 	if _, _, err := runHub(t, environ, "serve", "--http", "not an address"); !isUsage(err) {
 		t.Errorf("hub serve --http 'not an address': %v; want a usage error", err)

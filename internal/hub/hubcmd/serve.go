@@ -27,7 +27,11 @@ import (
 // CLIActor is who the audit log says made a change from the shell.
 const CLIActor = "cli"
 
-const hubServeUsage = `Usage: skills-mcp hub serve [--http ADDR] [flags]
+// DefaultAddr is where skills-hub serve listens without --http: a port of
+// its own, so that the hub and skills-mcp (3939) run side by side.
+const DefaultAddr = "127.0.0.1:3940"
+
+const hubServeUsage = `Usage: skills-hub serve [--http ADDR] [flags]
 
 Serves the hub over HTTP until interrupted:
   /api/               the admin API (its OpenAPI document: /api/openapi.json)
@@ -40,7 +44,7 @@ Serves the hub over HTTP until interrupted:
 Every route but /healthz, the API's document and the registry's discovery
 needs a token: an admin token for /api/, /api/v1/ (read to install, write to
 publish) and /metrics, a project's token for its endpoint. Create the first
-admin token from the shell: skills-mcp hub token create --scope admin
+admin token from the shell: skills-hub token create --scope admin
 
 ADDR is host:port, :port or port (loopback), or 0.0.0.0:port to listen on
 every interface; port 0 picks a free one. The log says where it listens.
@@ -58,7 +62,7 @@ traversable (o+x).
 
 func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("serve", g, hubServeUsage)
-	httpAddr := fs.String("http", "", "listen on `ADDR` (or set SKILLS_HUB_HTTP; default "+httpserve.DefaultAddr+")")
+	httpAddr := fs.String("http", "", "listen on `ADDR` (or set SKILLS_HUB_HTTP; default "+DefaultAddr+")")
 	maxConns := fs.Int("max-conns", httpserve.DefaultMaxConns, "at most `N` connections open at once")
 	baseURL := fs.String("base-url", "", "the hub's external `URL` (scheme://host[:port]), which endpoint URLs and OAuth audiences start with (or set SKILLS_HUB_BASE_URL; default http:// and the address it listens on)")
 	oauthIssuer := fs.String("oauth-issuer", "", "also accept JWT access tokens of the OAuth 2.1 authorization server at `URL` on project endpoints (or set SKILLS_HUB_OAUTH_ISSUER; needs --base-url)")
@@ -80,7 +84,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		jf.sandbox = "auto"
 	}
 	if jf.sandbox != "auto" && jf.sandbox != "bwrap" && jf.sandbox != "docker" && jf.sandbox != "gvisor" {
-		return usagef("skills-mcp hub serve -h", "--sandbox %q: want bwrap, docker, gvisor or auto", jf.sandbox)
+		return usagef("skills-hub serve -h", "--sandbox %q: want bwrap, docker, gvisor or auto", jf.sandbox)
 	}
 	for _, d := range []*string{&jf.wheels, &jf.npmCache} {
 		if *d == "" {
@@ -91,7 +95,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 			return err
 		}
 		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return usagef("skills-mcp hub serve -h", "%s is not a folder (--wheels and --npm-cache name folders)", *d)
+			return usagef("skills-hub serve -h", "%s is not a folder (--wheels and --npm-cache name folders)", *d)
 		}
 		*d = abs
 	}
@@ -101,24 +105,27 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 			addrFlag = v
 		}
 	}
+	if addrFlag == "" {
+		addrFlag = DefaultAddr
+	}
 	addr, err := httpserve.ParseAddr(addrFlag)
 	if err != nil {
-		return usagef("skills-mcp hub serve -h", "--http: %v", err)
+		return usagef("skills-hub serve -h", "--http: %v", err)
 	}
 	c.envDefault(baseURL, "SKILLS_HUB_BASE_URL")
 	c.envDefault(oauthIssuer, "SKILLS_HUB_OAUTH_ISSUER")
 	c.envDefault(cacheDir, "SKILLS_HUB_CACHE")
 	if *baseURL != "" {
 		if err := checkBaseURL(*baseURL); err != nil {
-			return usagef("skills-mcp hub serve -h", "--base-url %q: %v", *baseURL, err)
+			return usagef("skills-hub serve -h", "--base-url %q: %v", *baseURL, err)
 		}
 	}
 	if *oauthIssuer != "" {
 		if u, err := url.Parse(*oauthIssuer); err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && httpserve.IsLoopback(u.Hostname()))) || u.Host == "" {
-			return usagef("skills-mcp hub serve -h", "--oauth-issuer %q: want an https URL (http only on loopback)", *oauthIssuer)
+			return usagef("skills-hub serve -h", "--oauth-issuer %q: want an https URL (http only on loopback)", *oauthIssuer)
 		}
 		if *baseURL == "" {
-			return usagef("skills-mcp hub serve -h", "--oauth-issuer needs --base-url: access tokens name the endpoint's external URL as their audience")
+			return usagef("skills-hub serve -h", "--oauth-issuer needs --base-url: access tokens name the endpoint's external URL as their audience")
 		}
 	}
 	opts, err := c.options(g)
@@ -134,7 +141,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	defer h.Close()
 	db, ok := h.Store().(*store.DB)
 	if !ok {
-		return errors.New("hub serve: the hub's store does not serve project endpoints")
+		return errors.New("the hub's store does not serve project endpoints")
 	}
 	if jf.dir, err = jobsDir(jf.dir, opts); err != nil {
 		return err
@@ -154,7 +161,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	defer stopJobs()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("hub serve: listening on %s: %w (is another server on that port? choose another with --http)", addr, err)
+		return fmt.Errorf("listening on %s: %w (is another server on that port? choose another with --http)", addr, err)
 	}
 	defer ln.Close()
 	bound := ln.Addr().String()
@@ -171,7 +178,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	}
 	ep, err := endpoint.New(ctx, eo)
 	if err != nil {
-		return fmt.Errorf("hub serve: project endpoints: %w", err)
+		return fmt.Errorf("project endpoints: %w", err)
 	}
 	defer ep.Close()
 	var admin *hubadmin.Admin
@@ -204,11 +211,11 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	// read it.
 	toks, err := h.Tokens(ctx, store.TokenFilter{Kind: store.AdminToken})
 	if err == nil && len(toks) == 0 {
-		logger.Warn("no admin token yet: the admin API refuses every request until you create one with `skills-mcp hub token create --scope admin`" + dataFlags(opts))
+		logger.Warn("no admin token yet: the admin API refuses every request until you create one with `skills-hub token create --scope admin`" + dataFlags(opts))
 	}
 	logger.Info("hub serving", "url", "http://"+bound, "api", "http://"+bound+"/api/", "projects", "http://"+bound+"/p/{project}/mcp", "store", storeText(opts))
 	if host, _, _ := net.SplitHostPort(bound); !httpserve.IsLoopback(host) {
-		logger.Warn("hub serve: reachable from the network; every route but /healthz needs a token, and tokens travel in clear over http: put TLS in front")
+		logger.Warn("reachable from the network; every route but /healthz needs a token, and tokens travel in clear over http: put TLS in front")
 	}
 	err = srv.Serve(ctx, ln)
 	// Shut down in order: no request is served any more; the
@@ -230,7 +237,7 @@ func jobsDir(flag string, o hub.Options) (string, error) {
 	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("hub serve: no folder for the jobs (%v): give a data directory with --data", err)
+		return "", fmt.Errorf("no folder for the jobs (%v): give a data directory with --data", err)
 	}
 	return filepath.Join(dir, "skills-mcp", "hub-jobs"), nil
 }
@@ -271,7 +278,7 @@ func (c *command) endpointCache(flag string, o hub.Options) (string, error) {
 	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("hub serve: no cache folder for the project endpoints (%v): give one with --cache DIR", err)
+		return "", fmt.Errorf("no cache folder for the project endpoints (%v): give one with --cache DIR", err)
 	}
 	return filepath.Join(dir, "skills-mcp", "hub"), nil
 }
@@ -306,7 +313,7 @@ func dataFlags(o hub.Options) string {
 	return " --data " + o.Dir
 }
 
-const hubTokenUsage = `Usage: skills-mcp hub token (create|list|revoke) [flags]
+const hubTokenUsage = `Usage: skills-hub token (create|list|revoke) [flags]
 
 Tokens open the hub: an admin token (scope read, write or admin; read < write
 < admin) the admin API and /metrics, a project token its project's endpoint.
@@ -335,7 +342,7 @@ func (c *command) token(ctx context.Context, g *hubGlobals, args []string) error
 	case "revoke":
 		return c.tokenRevoke(ctx, g, args[1:])
 	}
-	return usagef("skills-mcp hub token -h", "unknown token command %q", args[0])
+	return usagef("skills-hub token -h", "unknown token command %q", args[0])
 }
 
 func (c *command) tokenCreate(ctx context.Context, g *hubGlobals, args []string) error {
@@ -347,10 +354,10 @@ func (c *command) tokenCreate(ctx context.Context, g *hubGlobals, args []string)
 	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
 		return err
 	}
-	const hint = "skills-mcp hub token create -h"
+	const hint = "skills-hub token create -h"
 	switch {
 	case (*scope == "") == (*project == ""):
-		return usagef(hint, "hub token create needs --scope read|write|admin (an admin token) or --project ID (a project's token)")
+		return usagef(hint, "token create needs --scope read|write|admin (an admin token) or --project ID (a project's token)")
 	case *scope != "" && !store.Scope(*scope).Valid():
 		return usagef(hint, "--scope %q: want read, write or admin", *scope)
 	case *expires < 0:
@@ -417,7 +424,7 @@ func Tokens(w interface{ Write([]byte) (int, error) }, toks []store.Token, asJSO
 		return WriteJSON(w, toks)
 	}
 	if len(toks) == 0 {
-		fmt.Fprintln(w, "no tokens (create one with `skills-mcp hub token create`)")
+		fmt.Fprintln(w, "no tokens (create one with `skills-hub token create`)")
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -445,13 +452,13 @@ func Tokens(w interface{ Write([]byte) (int, error) }, toks []store.Token, asJSO
 
 func (c *command) tokenRevoke(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("token revoke", g, hubTokenUsage)
-	pos, err := c.parse(fs, args, 1, 1, "a token ID (see `hub token list`)")
+	pos, err := c.parse(fs, args, 1, 1, "a token ID (see `skills-hub token list`)")
 	if err != nil {
 		return err
 	}
 	id := pos[0]
 	if strings.HasPrefix(id, "smcp_") {
-		return usagef("skills-mcp hub token list", "give the token's ID, not its secret (the ID is the 16 hex digits `hub token list` shows)")
+		return usagef("skills-hub token list", "give the token's ID, not its secret (the ID is the 16 hex digits `skills-hub token list` shows)")
 	}
 	h, err := c.open(ctx, g, nil)
 	if err != nil {

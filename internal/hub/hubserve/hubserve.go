@@ -1,4 +1,4 @@
-// Package hubserve is the skill hub's HTTP server, what `skills-mcp hub
+// Package hubserve is the skill hub's HTTP server, what `skills-hub
 // serve` runs:
 //
 //	GET /healthz  200 {"status":"ok"} while the database answers, else 503

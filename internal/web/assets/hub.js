@@ -1,4 +1,4 @@
-// skills-mcp hub console: long work updates in place. An element with
+// skills-hub console: long work updates in place. An element with
 // data-poll="URL" is refreshed from that JSON route every second while its
 // state is "running" ({state, seconds, lines, result}); without script
 // the page refreshes itself.

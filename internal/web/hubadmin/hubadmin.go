@@ -1,5 +1,5 @@
 // Package hubadmin is the skill hub's administration in the browser, the
-// pages `skills-mcp hub serve` answers at /: the catalog (search, filter,
+// pages `skills-hub serve` answers at /: the catalog (search, filter,
 // refresh, install), packages and their versions (files, origin,
 // requirements, inspection findings, approval, uninstall), projects
 // (create, duplicate, pause, delete, bindings with the "+" flow, the
@@ -49,7 +49,7 @@ type Options struct {
 	// of the endpoint URLs the project pages show. If empty, the URL the
 	// browser used.
 	BaseURL string
-	// Name is the site's name in the header. If empty, "skills-mcp hub".
+	// Name is the site's name in the header. If empty, "skills-hub".
 	Name string
 	// SessionTTL is how long a sign-in lasts. If zero, the web default.
 	SessionTTL time.Duration
@@ -81,7 +81,7 @@ func New(opts Options) (*Admin, error) {
 	}
 	name := opts.Name
 	if name == "" {
-		name = "skills-mcp hub"
+		name = "skills-hub"
 	}
 	pages, err := fs.Sub(templateFiles, "templates")
 	if err != nil {

@@ -15,12 +15,12 @@ import (
 	"time"
 )
 
-// hubServe starts `skills-mcp hub --data data serve` on a free loopback
+// hubServe starts `skills-hub --data data serve` on a free loopback
 // port and returns its URL and the log so far (a function). It is stopped
 // with SIGINT when the test ends, and must exit 0.
 func hubServe(t *testing.T, data string) (string, func() string) {
 	t.Helper()
-	return hubServeArgs(t, "hub", "--data", data, "serve", "--http", "127.0.0.1:0")
+	return hubServeArgs(t, "--data", data, "serve", "--http", "127.0.0.1:0")
 }
 
 // hubServeArgs is hubServe with the command line args (a hub serve that

@@ -69,11 +69,11 @@ func hubRepo(t *testing.T) (string, string) {
 	return dir, h.String()
 }
 
-// hubRun runs `skills-mcp hub --data data args…` and fails the test unless
+// hubRun runs `skills-hub --data data args…` and fails the test unless
 // it exits with want.
 func hubRun(t *testing.T, data string, want int, args ...string) (string, string) {
 	t.Helper()
-	code, stdout, stderr := run(t, nil, append([]string{"hub", "--data", data}, args...)...)
+	code, stdout, stderr := run(t, nil, append([]string{"--data", data}, args...)...)
 	if code != want {
 		t.Fatalf("hub %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, stdout, stderr)
 	}
@@ -258,7 +258,7 @@ func TestHubBadInput(t *testing.T) {
 		{[]string{"inspect", "pdf-tools@123456"}, []string{"pdf-tools", "not found"}},
 		{[]string{"install", "--zip", filepath.Join(t.TempDir(), "missing.zip")}, []string{"missing.zip"}},
 	} {
-		code, stdout, stderr := run(t, nil, append([]string{"hub", "--data", data}, tc.args...)...)
+		code, stdout, stderr := run(t, nil, append([]string{"--data", data}, tc.args...)...)
 		if code != 1 {
 			t.Errorf("hub %v: exit %d, want 1\n%s%s", tc.args, code, stdout, stderr)
 			continue
@@ -277,17 +277,17 @@ func TestHubBadInput(t *testing.T) {
 
 	notDB := t.TempDir()
 	os.WriteFile(filepath.Join(notDB, "hub.db"), bytes.Repeat([]byte("this is not a database "), 500), 0o600)
-	code, _, stderr := run(t, nil, "hub", "--data", notDB, "list")
+	code, _, stderr := run(t, nil, "--data", notDB, "list")
 	if code != 1 || !strings.Contains(stderr, "not a SQLite database") {
 		t.Errorf("a data directory whose hub.db is not SQLite: exit %d, %s", code, stderr)
 	}
 
 	for _, args := range [][]string{
-		{"hub", "--bogus"},
-		{"hub", "install", "--zip"},
-		{"hub", "install", "--zip", "a.zip", "--item", "x"},
-		{"hub", "list", "extra"},
-		{"hub", "nope"},
+		{"--bogus"},
+		{"install", "--zip"},
+		{"install", "--zip", "a.zip", "--item", "x"},
+		{"list", "extra"},
+		{"nope"},
 	} {
 		if code, _, stderr := run(t, nil, args...); code != 2 || !strings.Contains(stderr, "Try: ") {
 			t.Errorf("%v: exit %d, %s; want 2 with a hint", args, code, stderr)

@@ -220,14 +220,14 @@ func TestHubReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first admin token, from the shell (this also migrates the database).
-	code, stdout, stderr := run(t, nil, "hub", "--database", dbURL, "token", "create", "--scope", "admin")
+	code, stdout, stderr := run(t, nil, "--database", dbURL, "token", "create", "--scope", "admin")
 	if code != 0 {
 		t.Fatalf("token create: %d %s", code, stderr)
 	}
 	admin := strings.TrimSpace(stdout)
 	replica := func() (string, func() string) {
 		dir := t.TempDir()
-		return hubServeArgs(t, "hub", "--database", dbURL, "--data", filepath.Join(dir, "data"),
+		return hubServeArgs(t, "--database", dbURL, "--data", filepath.Join(dir, "data"),
 			"serve", "--http", "127.0.0.1:0", "--cache", filepath.Join(dir, "cache"))
 	}
 	a, logA := replica()

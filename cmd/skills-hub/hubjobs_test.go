@@ -31,12 +31,12 @@ type server struct {
 
 func (s *server) logText() string { s.mu.Lock(); defer s.mu.Unlock(); return s.log.String() }
 
-// startServe starts `skills-mcp hub --data data serve` with args on a
+// startServe starts `skills-hub --data data serve` with args on a
 // free loopback port. Unless the test kills it, it is stopped with SIGINT
 // when the test ends and must exit 0.
 func startServe(t *testing.T, data string, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"hub", "--data", data, "serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(binary, append([]string{"--data", data, "serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = testEnv(t)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
