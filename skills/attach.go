@@ -17,50 +17,62 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/server"
 )
 
-// AttachOptions choose what Attach registers and how. A nil *AttachOptions
-// means everything, with defaults.
+// AttachOptions choose what Attach registers and how. A nil
+// *AttachOptions means the Skills extension alone: the SEP-2640 methods
+// and the skill:// resources, cached privately and stale at once. Tools,
+// prompts and instructions are added to the caller's server only when
+// asked for.
 type AttachOptions struct {
-	// Name is used in the instructions and, if Prefix is empty, as the
-	// tool prefix ("skills": skills_search_skills, …).
+	// Name is the server's name in the instructions (default: the name
+	// of the *mcp.Server) and, if Prefix is empty, the tool prefix
+	// ("skills": skills_search_skills, …).
 	Name string
-	// Prefix starts every tool name; if empty, Name with "-" as "_".
+	// Prefix starts every tool name; if empty, Name with "-" as "_", or
+	// "skills".
 	Prefix string
 	// PageSize is the number of entries per skills/list,
 	// resources/directory/read and resources/list page (0: 100).
 	PageSize int
-	// TTL is the ttlMs hint on cacheable results (0: 5 minutes; negative:
-	// 0, stale at once).
+	// TTL is the ttlMs hint on cacheable results (0: 0, stale at once).
 	TTL time.Duration
-	// Private marks cacheable results cacheScope "private" instead of
-	// "public": for an endpoint whose answers depend on who asks (a
-	// catalog per user or project behind a token), so that shared caches
-	// never serve them across authorization contexts.
-	Private bool
+	// Public marks cacheable results cacheScope "public" instead of
+	// "private": only for an endpoint whose answers are the same for
+	// everyone who may ask, so that shared caches may keep them.
+	Public bool
 	// NoMethods leaves out the SEP-2640 methods skills/list, skills/get
 	// and resources/directory/read.
 	NoMethods bool
 	// NoResources leaves out the skill:// resources.
 	NoResources bool
-	// NoTools leaves out the discovery tools (search, list, get, read)
-	// and the vault tools.
-	NoTools bool
-	// NoPrompts leaves out the use-skill prompt.
-	NoPrompts bool
-	// Logger receives request errors; nil discards them.
-	Logger *slog.Logger
+	// Tools adds the discovery tools (search, list, get, read) and the
+	// vault tools, for hosts without the Skills extension.
+	Tools bool
+	// Prompts adds the use-skill prompt (and run-playbook).
+	Prompts bool
+	// Instructions gives the server the catalog's instructions (what it
+	// serves and how to use it) when the caller's server has none.
+	Instructions bool
 }
 
-func (o *AttachOptions) server(n *server.Notifier) (*server.Options, server.Parts) {
+func (o *AttachOptions) server(n *server.Notifier, log *slog.Logger) (*server.Options, server.Parts) {
 	var a AttachOptions
 	if o != nil {
 		a = *o
 	}
-	scope := ""
-	if a.Private {
-		scope = "private"
+	scope := "private"
+	if a.Public {
+		scope = "public"
 	}
-	return &server.Options{Name: a.Name, Prefix: a.Prefix, PageSize: a.PageSize, TTL: a.TTL, CacheScope: scope, Logger: a.Logger, Notifier: n},
-		server.Parts{NoMethods: a.NoMethods, NoResources: a.NoResources, NoTools: a.NoTools, NoPrompts: a.NoPrompts}
+	ttl := a.TTL
+	if ttl == 0 {
+		ttl = -1 // server.Options: negative is 0, zero the server's default
+	}
+	name, fromInfo := a.Name, a.Name == ""
+	if name == "" {
+		name = server.DefaultName
+	}
+	return &server.Options{Name: name, NameFromInfo: fromInfo, Prefix: a.Prefix, PageSize: a.PageSize, TTL: ttl, CacheScope: scope, Logger: log, Notifier: n},
+		server.Parts{NoMethods: a.NoMethods, NoResources: a.NoResources, NoTools: !a.Tools, NoPrompts: !a.Prompts, NoInstructions: !a.Instructions}
 }
 
 // Attach serves c on ms, a server of the official go-sdk that the caller
@@ -86,7 +98,7 @@ func attach(ms *mcp.Server, c *Catalog, opts *AttachOptions, impl *mcp.Implement
 	if err := c.bind(n); err != nil {
 		return nil, err
 	}
-	so, parts := opts.server(n)
+	so, parts := opts.server(n, c.opts.Logger)
 	so.Implementation, so.NoFastPath = impl, noFastPath
 	srv, err := server.Attach(ms, c.store, so, parts)
 	if err != nil {

@@ -64,17 +64,26 @@ type Options struct {
 	Depth int
 	// Exclude names folders never entered.
 	Exclude []string
-	// Strict withholds a skill whose frontmatter name differs from its
-	// folder.
+	// Strict makes Open fail when anything was skipped: a skill withheld
+	// (a broken SKILL.md, a frontmatter name that differs from its folder,
+	// a bundled archive, …) or a file left out. The error is a
+	// *ProblemsError listing every one, and matches ErrProblems.
 	Strict bool
+	// AllowEmpty lets Open return a catalog that serves no skill; without
+	// it, a catalog whose libraries hold no skill is an error matching
+	// ErrNoSkills (a wrong folder, an embed.FS without its files).
+	AllowEmpty bool
 	// NoScripts withholds every executable of every library.
 	NoScripts bool
 	// NoLint turns the risk linter off.
 	NoLint bool
 	// ShowDisabled lists skills marked disable-model-invocation.
 	ShowDisabled bool
-	// Logger receives warnings and scan lines; nil discards them. Library
-	// paths appear here only, never in MCP output.
+	// Logger receives warnings (every skill and file skipped, and why)
+	// and scan lines, and the errors of the servers the catalog is
+	// attached to; nil means slog.Default(). To discard them, give
+	// slog.New(slog.DiscardHandler). Library paths appear here only,
+	// never in MCP output.
 	Logger *slog.Logger
 	// Settable makes a catalog whose libraries SetLibraries replaces
 	// while it is served. It may be opened with no library (an empty
@@ -87,9 +96,62 @@ type Options struct {
 	Settable bool
 }
 
-// ErrClosed is returned by a closed catalog, and by a server request that
-// selected one.
-var ErrClosed = errors.New("skills: catalog is closed")
+// Errors a caller may branch on, with errors.Is. Errors about a library's
+// files also match the io/fs sentinels (fs.ErrNotExist for a folder or zip
+// that is not there).
+var (
+	// ErrClosed is returned by a closed catalog, and by a server request
+	// that selected one.
+	ErrClosed = errors.New("skills: catalog is closed")
+	// ErrNoSkills: the libraries hold no skill (and Options.AllowEmpty is
+	// not set).
+	ErrNoSkills = errors.New("skills: no skill found")
+	// ErrProblems: Options.Strict, and something was skipped.
+	ErrProblems = errors.New("skills: skills or files were skipped")
+	// ErrLibrary: a Library value is malformed (no source or two, a
+	// namespace used twice).
+	ErrLibrary = errors.New("skills: invalid library")
+)
+
+// Problem is one skill or file the catalog skipped, and why.
+type Problem struct {
+	// Library is the namespace of its library ("" when un-namespaced).
+	Library string
+	// Path is the skill folder or file below the library root.
+	Path string
+	// Reason is a short stable code: "frontmatter", "name-mismatch",
+	// "duplicate-uri", "archive", "oversize", "skipped-files", "symlink",
+	// "unreadable", "special-file", "depth", "name", …
+	Reason string
+	// Message says what is wrong, for a person.
+	Message string
+}
+
+func (p Problem) String() string {
+	where := p.Path
+	if p.Library != "" {
+		where = p.Library + ":" + where
+	}
+	return where + ": " + p.Message + " (" + p.Reason + ")"
+}
+
+// ProblemsError is Open's error under Options.Strict: every problem found.
+type ProblemsError struct{ Problems []Problem }
+
+func (e *ProblemsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "skills: %d skipped (Options.Strict):", len(e.Problems))
+	for i, p := range e.Problems {
+		if i == 10 {
+			fmt.Fprintf(&b, "\n  … and %d more (Catalog.Problems lists them)", len(e.Problems)-i)
+			break
+		}
+		b.WriteString("\n  " + p.String())
+	}
+	return b.String()
+}
+
+func (e *ProblemsError) Unwrap() error { return ErrProblems }
 
 // Catalog is a set of libraries served as one SEP-2640 catalog. It is safe
 // for concurrent use. Close it when done.
@@ -128,15 +190,60 @@ func Open(ctx context.Context, libs []Library, opts *Options) (*Catalog, error) 
 		c.opts = *opts
 	}
 	if len(libs) == 0 && !c.opts.Settable {
-		return nil, errors.New("skills: Open needs at least one library")
+		return nil, fmt.Errorf("%w: Open needs at least one library", ErrLibrary)
 	}
 	if err := checkLibraries(libs); err != nil {
 		return nil, err
 	}
-	log := c.opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	libs = topFolders(libs)
+	if c.opts.Logger == nil {
+		c.opts.Logger = slog.Default()
 	}
+	log := c.opts.Logger
+	c, err := c.open(ctx, libs, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.check(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// check applies Options.Strict and Options.AllowEmpty to the first scan.
+func (c *Catalog) check() error {
+	if c.opts.Settable {
+		return nil
+	}
+	if c.opts.Strict {
+		if ps := c.Problems(); len(ps) > 0 {
+			return &ProblemsError{Problems: ps}
+		}
+	}
+	if c.Len() == 0 && !c.opts.AllowEmpty {
+		msg := "the libraries hold no folder with a SKILL.md"
+		if ps := c.Problems(); len(ps) > 0 {
+			msg += fmt.Sprintf("; %d skipped, the first: %s (Catalog.Problems lists them)", len(ps), ps[0])
+		}
+		return fmt.Errorf("%w: %s; set Options.AllowEmpty to serve an empty catalog", ErrNoSkills, msg)
+	}
+	return nil
+}
+
+// Problems lists every skill and file the catalog skipped, and why, as of
+// its current scan. They are also logged as warnings.
+func (c *Catalog) Problems() []Problem {
+	ws := c.store.Snapshot().Warnings()
+	out := make([]Problem, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, Problem{Library: w.Library, Path: w.Path, Reason: w.Reason, Message: w.Message})
+	}
+	return out
+}
+
+// open is Open after the checks of its arguments.
+func (c *Catalog) open(ctx context.Context, libs []Library, log *slog.Logger) (*Catalog, error) {
 	if c.opts.Settable {
 		c.opts.Watch = false
 		if _, err := c.setLibraries(ctx, libs, log); err != nil {
@@ -159,7 +266,7 @@ func Open(ctx context.Context, libs []Library, opts *Options) (*Catalog, error) 
 		o, err := library.Open(ctx, c.cache, specOf(l, &c.opts), log)
 		if err != nil {
 			c.release()
-			return nil, err
+			return nil, fmt.Errorf("skills: %w", err)
 		}
 		c.opened = append(c.opened, o)
 	}
@@ -224,10 +331,10 @@ func checkLibraries(libs []Library) error {
 			}
 		}
 		if n != 1 {
-			return fmt.Errorf("skills: library %d (%q): set exactly one of Dir, Zip, URL and FS", i, l.Namespace)
+			return fmt.Errorf("%w %d (%q): set exactly one of Dir, Zip, URL and FS", ErrLibrary, i, l.Namespace)
 		}
 		if seen[l.Namespace] {
-			return fmt.Errorf("skills: namespace %q is used twice", l.Namespace)
+			return fmt.Errorf("%w: namespace %q is used twice", ErrLibrary, l.Namespace)
 		}
 		seen[l.Namespace] = true
 	}
@@ -253,8 +360,9 @@ func (c *Catalog) SetLibraries(ctx context.Context, libs []Library) (Changes, er
 	}
 	log := c.opts.Logger
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
+	libs = topFolders(libs)
 	c.setMu.Lock()
 	defer c.setMu.Unlock()
 	if c.isClosed() {
@@ -604,6 +712,36 @@ func (c *Catalog) Search(query string, limit int) []Hit {
 	}
 	for _, h := range snap.Search(query, "", "", limit) {
 		out = append(out, Hit{URI: h.Skill.URI, Library: h.Skill.Library, Name: h.Skill.Name, Description: h.Skill.Description, Score: h.Score})
+	}
+	return out
+}
+
+// topFolders serves each FS library whose only entry at the top is a
+// folder that is not a skill from that folder: an embed.FS of
+// "//go:embed skills" holds skills/<name>/SKILL.md, and would otherwise
+// serve skill://skills/<name>/…
+func topFolders(libs []Library) []Library {
+	out := libs
+	for i, l := range libs {
+		if l.FS == nil {
+			continue
+		}
+		ents, err := fs.ReadDir(l.FS, ".")
+		if err != nil || len(ents) != 1 || !ents[0].IsDir() {
+			continue
+		}
+		top := ents[0].Name()
+		if _, err := fs.Stat(l.FS, top+"/SKILL.md"); err == nil {
+			continue // the folder is a skill: serve it as it is
+		}
+		sub, err := fs.Sub(l.FS, top)
+		if err != nil {
+			continue
+		}
+		if i == 0 || &out[0] == &libs[0] {
+			out = append([]Library(nil), libs...)
+		}
+		out[i].FS = sub
 	}
 	return out
 }

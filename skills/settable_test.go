@@ -25,7 +25,7 @@ func TestSetLibraries(t *testing.T) {
 	}
 	notified := func(c *skills.Catalog) chan struct{} {
 		ms := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "v0"}, nil)
-		if err := skills.Attach(ms, c, &skills.AttachOptions{NoTools: true, NoPrompts: true}); err != nil {
+		if err := skills.Attach(ms, c, nil); err != nil {
 			t.Fatal(err)
 		}
 		ch := make(chan struct{}, 16)

@@ -84,7 +84,7 @@ func TestAttachToCallersServer(t *testing.T) {
 	mcp.AddTool(ms, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, struct{}, error) {
 		return &mcp.CallToolResult{}, struct{}{}, nil
 	})
-	if err := skills.Attach(ms, c, &skills.AttachOptions{Name: "team"}); err != nil {
+	if err := skills.Attach(ms, c, &skills.AttachOptions{Name: "team", Tools: true}); err != nil {
 		t.Fatal(err)
 	}
 	cs := connect(t, ms, nil)
@@ -114,7 +114,7 @@ func TestAttachToCallersServer(t *testing.T) {
 func TestAttachParts(t *testing.T) {
 	c := open(t, []skills.Library{{FS: mapFS("alpha")}}, nil)
 	ms := mcp.NewServer(&mcp.Implementation{Name: "mine", Version: "v1"}, nil)
-	if err := skills.Attach(ms, c, &skills.AttachOptions{NoTools: true, NoPrompts: true, NoMethods: true}); err != nil {
+	if err := skills.Attach(ms, c, &skills.AttachOptions{NoMethods: true}); err != nil {
 		t.Fatal(err)
 	}
 	cs := connect(t, ms, nil)
@@ -339,5 +339,35 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := skills.NewHandler(skills.HandlerOptions{}); err == nil {
 		t.Error("a handler without Select was made")
+	}
+}
+
+// By default Attach adds the extension only: no tool, prompt or
+// instructions join the caller's server; asked for, the instructions name
+// the caller's server and count in the singular for one skill.
+func TestAttachDefaults(t *testing.T) {
+	c := open(t, []skills.Library{{FS: mapFS("alpha")}}, nil)
+	ms := mcp.NewServer(&mcp.Implementation{Name: "mine", Version: "v1"}, nil)
+	if err := skills.Attach(ms, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, ms, nil)
+	if names := toolNames(t, cs); len(names) != 0 {
+		t.Errorf("tools by default: %v", names)
+	}
+	if got := cs.InitializeResult().Instructions; got != "" {
+		t.Errorf("instructions by default: %q", got)
+	}
+	if _, ok := cs.InitializeResult().Capabilities.Extensions["io.modelcontextprotocol/skills"]; !ok {
+		t.Error("the Skills extension is not declared by default")
+	}
+
+	ms2 := mcp.NewServer(&mcp.Implementation{Name: "mine", Version: "v1"}, nil)
+	if err := skills.Attach(ms2, c, &skills.AttachOptions{Instructions: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := connect(t, ms2, nil).InitializeResult().Instructions
+	if !(strings.HasPrefix(got, "mine serves 1 Agent Skill:") || strings.HasPrefix(got, "This server serves 1 Agent Skill:")) || strings.Contains(got, "search_skills") {
+		t.Errorf("instructions = %q; want them to name the server, count one skill and name no tool", got)
 	}
 }

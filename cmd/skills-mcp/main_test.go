@@ -346,36 +346,6 @@ func run(t *testing.T, env []string, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-func TestCommandLine(t *testing.T) {
-	tests := []struct {
-		name     string
-		env      []string
-		args     []string
-		code     int
-		contains string // in stderr
-	}{
-		{"missing root", nil, []string{"--root", "/does/not/exist", "--stats"}, 2, "/does/not/exist"},
-		{"root and lib", nil, []string{"--root", testLibrary, "--lib", "a=" + testLibrary}, 2, "cannot be combined"},
-		{"duplicate namespace", nil, []string{"--lib", "a=" + testLibrary, "--lib", "a=" + testLibrary}, 2, "used twice"},
-		{"bad namespace", nil, []string{"--lib", "-x=" + testLibrary}, 2, "must match"},
-		{"bad env", []string{"SKILLS_PAGE_SIZE=lots"}, []string{"--root", testLibrary, "--stats"}, 2, "SKILLS_PAGE_SIZE"},
-		{"unknown flag", nil, []string{"--nope"}, 2, "not defined"},
-		{"unknown command", nil, []string{"frobnicate"}, 2, "unknown command"},
-		{"public bind", nil, []string{"--root", testLibrary, "--http", "0.0.0.0:0"}, 2, "SKILLS_ALLOWED_HOSTS"},
-		{"help", nil, []string{"serve", "-h"}, 0, "SKILLS_MCP_ROOT"},
-		{"profile with a library", nil, []string{"--profile", "adversarial", "--lib", "a=" + testLibrary}, 2, "cannot be combined"},
-		{"unknown profile", nil, []string{"--profile", "friendly"}, 2, "only profile"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := run(t, tt.env, tt.args...)
-			if code != tt.code || !strings.Contains(stderr, tt.contains) {
-				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", code, stderr, tt.code, tt.contains)
-			}
-		})
-	}
-}
-
 func TestStats(t *testing.T) {
 	code, stdout, _ := run(t, nil, "--lib", "good="+testLibrary, "--lib", "bad=../../testdata/broken", "--stats")
 	if code != 0 {

@@ -56,7 +56,7 @@ func run(ctx context.Context) error {
 		})
 	// skills/list, skills/get, resources/directory/read, skill:// resources,
 	// the discovery tools and the use-skill prompt.
-	if err := skills.Attach(server, catalog, &skills.AttachOptions{Name: "embed"}); err != nil {
+	if err := skills.Attach(server, catalog, &skills.AttachOptions{Name: "embed", Tools: true, Prompts: true, Instructions: true}); err != nil {
 		return err
 	}
 	return server.Run(ctx, &mcp.StdioTransport{})

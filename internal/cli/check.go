@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -16,6 +14,8 @@ import (
 // checkCommand checks any SEP-2640 server from the client side.
 type checkCommand struct {
 	streams
+	cfg  *checkConfig
+	opts *options
 }
 
 // checkConfig is everything check needs, after flags.
@@ -34,40 +34,47 @@ type checkConfig struct {
 // fixture is on the first pages, and one fixture's listing never ends.
 const adversarialMaxPages = 100
 
-func (c *checkCommand) flags(cfg *checkConfig) *flag.FlagSet {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.StringVar(&cfg.url, "url", "", "check the Streamable HTTP server at `URL`")
-	fs.BoolVar(&cfg.json, "json", false, "print a JSON report on stdout instead of lines")
-	fs.BoolVar(&cfg.adversarial, "adversarial", false, "print the oracle of each adversarial fixture the server offers: what a conformant host must do, and why")
-	fs.BoolVar(&cfg.pageSizeProbe, "page-size-probe", false, "also probe pagination: an invalid cursor, a second listing, and listings resumed from the first cursors")
-	fs.DurationVar(&cfg.timeout, "timeout", check.DefaultTimeout, "longest wait for one answer from the server")
-	fs.DurationVar(&cfg.deadline, "deadline", defaultDeadline, "longest the whole check may take; past it check stops and fails, with the results so far (or set SKILLS_DEADLINE)")
-	fs.IntVar(&cfg.maxPages, "max-pages", 0, fmt.Sprintf("most `pages` of one listing before it fails to terminate (default %d; %d with --adversarial)", check.DefaultMaxPages, adversarialMaxPages))
-	fs.Usage = func() {
-		fmt.Fprint(c.stderr, check.Usage)
-		fs.PrintDefaults()
+// table is check's table of flags and variables.
+func (c *checkCommand) table() *options {
+	if c.opts != nil {
+		return c.opts
 	}
-	return fs
+	cfg := &checkConfig{}
+	o := newOptions("check")
+	c.cfg, c.opts = cfg, o
+	o.String(&cfg.url, "url", "", "", "check the Streamable HTTP server at `URL`")
+	o.Bool(&cfg.json, "json", "", "print a JSON report on stdout instead of lines")
+	o.Bool(&cfg.adversarial, "adversarial", "", "print the oracle of each adversarial fixture the server offers: what a conformant host must do, and why")
+	o.Bool(&cfg.pageSizeProbe, "page-size-probe", "", "also probe pagination: an invalid cursor, a second listing, and listings resumed from the first cursors")
+	o.Duration(&cfg.timeout, "timeout", "", check.DefaultTimeout, "longest wait for one answer from the server")
+	o.Duration(&cfg.deadline, "deadline", deadlineEnv, defaultDeadline, "longest the whole check may take; past it check stops and fails, with the results so far")
+	o.Int(&cfg.maxPages, "max-pages", "", 0, fmt.Sprintf("most `pages` of one listing before it fails to terminate (default %d; %d with --adversarial)", check.DefaultMaxPages, adversarialMaxPages))
+	return o
 }
+
+// checkUsage is check's help before its flags.
+func checkUsage() string { return check.Usage }
 
 // parseArgs reads the command line. Everything after --command is the
 // server command line.
 func (c *checkCommand) parseArgs(args []string) (*checkConfig, error) {
-	cfg := &checkConfig{}
-	var hasCommand bool
-	args, cfg.command, hasCommand = splitCommand(args)
-	fs := c.flags(cfg)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, errHelp
-		}
-		return nil, &usageError{err: err, hint: "skills-mcp check -h"}
+	args, c.server, c.hasServer = splitCommand(args)
+	pos, err := parseFlags(c.table(), args, c.env, "")
+	if err != nil {
+		return nil, err
 	}
-	const hint = "skills-mcp check -h"
+	return c.finish(pos)
+}
+
+// finish checks what the flags and variables gave.
+func (c *checkCommand) finish(pos []string) (*checkConfig, error) {
+	cfg := c.cfg
+	cfg.command = c.server
+	hasCommand := c.hasServer
+	const hint = ""
 	switch {
-	case fs.NArg() > 0:
-		return nil, usagef(hint, "unexpected argument %q", fs.Arg(0))
+	case len(pos) > 0:
+		return nil, usagef(hint, "unexpected argument %q", pos[0])
 	case hasCommand && len(cfg.command) == 0:
 		return nil, usagef(hint, "--command needs the server command line after it")
 	case hasCommand && cfg.url != "":
@@ -78,25 +85,39 @@ func (c *checkCommand) parseArgs(args []string) (*checkConfig, error) {
 		return nil, usagef(hint, "--timeout must be positive")
 	case cfg.maxPages < 0:
 		return nil, usagef(hint, "--max-pages must be positive")
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if err := c.deadlineFromEnv(&cfg.deadline, set["deadline"], hint); err != nil {
-		return nil, err
+	case cfg.deadline <= 0:
+		return nil, usagef(hint, "--deadline must be positive")
 	}
 	return cfg, nil
 }
 
-// Run implements command.
+// exec implements subcommand.
+func (c *checkCommand) exec(ctx context.Context, args []string) error {
+	if err := c.table().fromEnv(c.env, ""); err != nil {
+		return err
+	}
+	cfg, err := c.finish(args)
+	if err != nil {
+		return err
+	}
+	return c.check(ctx, cfg)
+}
+
+// Run parses args and checks.
 func (c *checkCommand) Run(ctx context.Context, args []string) error {
 	cfg, err := c.parseArgs(args)
 	if err != nil {
 		return err
 	}
+	return c.check(ctx, cfg)
+}
+
+func (c *checkCommand) check(ctx context.Context, cfg *checkConfig) error {
+	var err error
 	var dial check.Dialer
 	if cfg.url != "" {
 		if dial, err = check.HTTP(cfg.url, 0); err != nil {
-			return usagef("skills-mcp check -h", "--url: %v", err)
+			return usagef("", "--url: %v", err)
 		}
 	} else {
 		dial = check.Command(cfg.command, c.stderr, 0)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,19 +26,8 @@ func runCheck(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	st := streams{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, env: func(string) (string, bool) { return "", false }}
-	err := (&checkCommand{streams: st}).Run(context.Background(), args)
-	var ue *usageError
-	status := exitFailure
-	switch {
-	case err == nil, errors.Is(err, errHelp):
-		status = exitOK
-	case errors.As(err, &ue):
-		status = exitUsage
-		stderr.WriteString("Error: " + ue.err.Error() + "\n")
-	default:
-		stderr.WriteString("Error: " + err.Error() + "\n")
-	}
-	return status, stdout.String(), stderr.String()
+	code := run(context.Background(), append([]string{"check"}, args...), st)
+	return code, stdout.String(), stderr.String()
 }
 
 // checkLibraryServer returns our server on the test library.
@@ -82,9 +70,9 @@ func TestCheckArgs(t *testing.T) {
 			t.Errorf("%q: exit %d\n%s", args, code, stderr)
 		}
 	}
-	code, _, stderr := runCheck(t, "-h")
-	if code != exitOK || !strings.Contains(stderr, "Usage: skills-mcp check") || !strings.Contains(stderr, "-page-size-probe") {
-		t.Errorf("-h: exit %d\n%s", code, stderr)
+	code, stdout, stderr := runCheck(t, "-h")
+	if code != exitOK || !strings.Contains(stdout, "Usage: skills-mcp check") || !strings.Contains(stdout, "--page-size-probe") {
+		t.Errorf("-h: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// --command swallows the rest, flags included.
 	cfg, err := (&checkCommand{streams: streams{stderr: &bytes.Buffer{}}}).parseArgs([]string{"--json", "--command", "srv", "--json", "-x"})

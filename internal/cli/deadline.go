@@ -21,25 +21,6 @@ const deadlineEnv = "SKILLS_DEADLINE"
 // errDeadline is the cause of a context that reached its --deadline.
 var errDeadline = errors.New("the --deadline was reached")
 
-// deadlineFromEnv fills *d from SKILLS_DEADLINE unless the flag was set,
-// and checks it.
-func (s streams) deadlineFromEnv(d *time.Duration, flagSet bool, hint string) error {
-	if s.env == nil {
-		s.env = func(string) (string, bool) { return "", false }
-	}
-	if v, ok := s.env(deadlineEnv); ok && v != "" && !flagSet {
-		parsed, err := time.ParseDuration(v)
-		if err != nil {
-			return usagef(hint, "%s=%q: want a duration such as 10m", deadlineEnv, v)
-		}
-		*d = parsed
-	}
-	if *d <= 0 {
-		return usagef(hint, "--deadline must be positive")
-	}
-	return nil
-}
-
 // withDeadline bounds ctx by d, with errDeadline as the cause.
 func withDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, d, errDeadline)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -57,12 +58,18 @@ func openLibraries(ctx context.Context, cfg *serveConfig, env env, log *slog.Log
 		}
 		if err := set.AddFixed(ctx, src); err != nil {
 			set.Close()
+			if _, ok := errors.AsType[*library.FetchError](err); ok {
+				return nil, err // the network's or the server's failure: exit 1
+			}
 			return nil, usagef("point --lib/--root at a readable folder of skills, a .zip, or an https URL pinned with #sha256=", "%v", err)
 		}
 	}
 	if cfg.configPath != "" {
 		if err := set.ReloadConfig(ctx); err != nil {
 			set.Close()
+			if _, ok := errors.AsType[*library.FetchError](err); ok {
+				return nil, err
+			}
 			return nil, usagef("fix the config file, or start without --config", "%v", err)
 		}
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +17,9 @@ import (
 // runs nothing.
 type lintCommand struct {
 	streams
+	cfg    *lintConfig
+	failOn string
+	opts   *options
 }
 
 // lintConfig is everything lint needs, after flags.
@@ -28,35 +30,36 @@ type lintConfig struct {
 	never  bool // --fail-on none
 }
 
-func (c *lintCommand) flags(cfg *lintConfig, failOn *string) *flag.FlagSet {
-	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.StringVar(&cfg.format, "format", "text", "report `format`: text, json or sarif (SARIF 2.1.0, for code scanning)")
-	fs.StringVar(failOn, "fail-on", "error", "exit 1 when an unsuppressed finding reaches `level`: error, warning, info or none")
-	fs.Usage = func() { c.Usage() }
-	return fs
+// table is lint's table of flags.
+func (c *lintCommand) table() *options {
+	if c.opts != nil {
+		return c.opts
+	}
+	cfg := &lintConfig{}
+	o := newOptions("lint")
+	c.cfg, c.opts = cfg, o
+	o.String(&cfg.format, "format", "", "text", "report `format`: text, json or sarif (SARIF 2.1.0, for code scanning)")
+	o.String(&c.failOn, "fail-on", "", "error", "exit 1 when an unsuppressed finding reaches `level`: error, warning, info or none")
+	return o
 }
 
-// Usage prints the command's help to stderr.
-func (c *lintCommand) Usage() {
-	fmt.Fprint(c.stderr, lintcmd.Usage)
-	var cfg lintConfig
-	var failOn string
-	fs := c.flags(&cfg, &failOn)
-	fs.Usage = func() {}
-	fs.PrintDefaults()
-}
+// lintUsage is lint's help before its flags.
+func lintUsage() string { return lintcmd.Usage }
 
 // parseArgs reads the command line; paths and flags may be interleaved.
 func (c *lintCommand) parseArgs(args []string) (*lintConfig, error) {
-	const hint = "skills-mcp lint -h"
-	cfg := &lintConfig{}
-	var failOn string
-	fs := c.flags(cfg, &failOn)
-	var err error
-	if cfg.paths, err = parseInterleaved(fs, args, hint); err != nil {
+	paths, err := parseFlags(c.table(), args, c.env, "")
+	if err != nil {
 		return nil, err
 	}
+	return c.finish(paths)
+}
+
+// finish checks what the flags gave.
+func (c *lintCommand) finish(paths []string) (*lintConfig, error) {
+	const hint = ""
+	cfg, failOn := c.cfg, c.failOn
+	cfg.paths = paths
 	switch cfg.format {
 	case "text", "json", "sarif":
 	default:
@@ -87,12 +90,25 @@ func (c *lintCommand) parseArgs(args []string) (*lintConfig, error) {
 	return cfg, nil
 }
 
-// Run implements command.
+// Run parses args and lints.
 func (c *lintCommand) Run(ctx context.Context, args []string) error {
 	cfg, err := c.parseArgs(args)
 	if err != nil {
 		return err
 	}
+	return c.lint(ctx, cfg)
+}
+
+// exec implements subcommand.
+func (c *lintCommand) exec(ctx context.Context, args []string) error {
+	cfg, err := c.finish(args)
+	if err != nil {
+		return err
+	}
+	return c.lint(ctx, cfg)
+}
+
+func (c *lintCommand) lint(ctx context.Context, cfg *lintConfig) error {
 	report, err := lintcmd.Lint(ctx, cfg.paths)
 	if err != nil {
 		return err

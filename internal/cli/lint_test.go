@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -26,19 +25,8 @@ func runLint(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	st := streams{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, env: func(string) (string, bool) { return "", false }}
-	err := (&lintCommand{streams: st}).Run(context.Background(), args)
-	var ue *usageError
-	status := exitOK
-	switch {
-	case err == nil, errors.Is(err, errHelp):
-	case errors.As(err, &ue):
-		fmt.Fprintf(&stderr, "Error: %v\n", ue.err)
-		status = exitUsage
-	default:
-		fmt.Fprintf(&stderr, "Error: %v\n", err)
-		status = exitFailure
-	}
-	return status, stdout.String(), stderr.String()
+	code := run(context.Background(), append([]string{"lint"}, args...), st)
+	return code, stdout.String(), stderr.String()
 }
 
 // writeTree writes files (path → content) below dir.
@@ -72,8 +60,9 @@ func TestLintArgs(t *testing.T) {
 		{[]string{"--fail-on", "fatal", dir}, exitUsage, "--fail-on must be"},
 		{[]string{filepath.Join(dir, "missing")}, exitUsage, "PATH"},
 		{[]string{filepath.Join(dir, "notes.txt")}, exitUsage, "not a folder"},
-		{[]string{"--bogus", dir}, exitUsage, "flag provided but not defined"},
-		{[]string{"-h"}, exitOK, "Usage: skills-mcp lint"},
+		{[]string{"--bogus", dir}, exitUsage, "unknown flag --bogus"},
+		{[]string{"--formt", "json", dir}, exitUsage, "did you mean --format?"},
+		{[]string{"-h"}, exitOK, ""},
 		{[]string{dir, "--format", "json"}, exitOK, ""}, // flags after paths
 		{[]string{"--fail-on", "none", "--", filepath.Join(dir, "ok")}, exitOK, ""},
 		{[]string{filepath.Join(dir, "ok", "SKILL.md")}, exitOK, ""},

@@ -7,12 +7,14 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/skills-mcp/skills-mcp/internal/buildinfo"
 )
 
 // Exit statuses.
@@ -40,96 +42,49 @@ func usagef(hint, format string, args ...any) error {
 // commands without touching the real one.
 type env func(string) (string, bool)
 
-// command is one sub-command.
-type command interface {
-	Run(ctx context.Context, args []string) error
-}
-
 // streams are a command's standard streams.
 type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	env            env
+	// server is the command line after --command (pull, check), which
+	// the flag parser never sees; hasServer says --command was given.
+	server    []string
+	hasServer bool
 }
 
 // Main runs the command line args (without the program name) and returns the
-// exit status.
+// exit status: 0 ok or help, 1 a failure at run time, 2 bad usage.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return run(ctx, args, streams{stdin: stdin, stdout: stdout, stderr: stderr, env: os.LookupEnv})
 }
 
 func run(ctx context.Context, args []string, st streams) int {
-	name := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
+	// --command takes the rest of the command line as a server to run
+	// over stdio: cut it off before the flags are parsed.
+	if len(args) > 0 && (args[0] == "pull" || args[0] == "check") {
+		args, st.server, st.hasServer = splitCommand(args)
 	}
-	var cmd command
-	switch name {
-	case "serve":
-		cmd = &serveCommand{streams: st}
-	case "pull":
-		cmd = &pullCommand{streams: st}
-	case "lint":
-		cmd = &lintCommand{streams: st}
-	case "check":
-		cmd = &checkCommand{streams: st}
-	case "pack":
-		cmd = &packCommand{streams: st}
-	case "version":
-		fmt.Fprintln(st.stdout, "skills-mcp", version())
-		return exitOK
-	case "help":
-		fmt.Fprint(st.stdout, mainUsage)
-		return exitOK
-	default:
-		fmt.Fprintf(st.stderr, "Error: unknown command %q\nTry: skills-mcp help\n", name)
-		return exitUsage
+	root := newRoot(st)
+	var sets []*pflag.FlagSet
+	for _, c := range append(root.Commands(), root) {
+		sets = append(sets, c.Flags())
 	}
-	err := cmd.Run(ctx, args)
-	var ue *usageError
+	root.SetArgs(normalizeArgs(args, sets...))
+	cmd, err := root.ExecuteContextC(ctx)
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errHelp):
 		return exitOK
-	case errors.Is(err, errHelp):
-		return exitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(st.stderr, "Error: %v\n", ue.err)
-		if ue.hint != "" {
-			fmt.Fprintf(st.stderr, "Try: %s\n", ue.hint)
-		}
-		return exitUsage
-	default:
-		fmt.Fprintf(st.stderr, "Error: %v\n", err)
-		return exitFailure
 	}
+	path := "skills-mcp"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	return printError(st.stderr, path, err)
 }
 
 // errHelp is returned by a command that printed its help on request.
 var errHelp = errors.New("help requested")
-
-// parseInterleaved parses fs's flags, which may come before, between and
-// after the arguments it returns ("--" ends the flags); hint follows a
-// bad flag.
-func parseInterleaved(fs *flag.FlagSet, args []string, hint string) ([]string, error) {
-	var pos []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp
-			}
-			return nil, &usageError{err: err, hint: hint}
-		}
-		left := fs.Args()
-		if len(left) == 0 {
-			return pos, nil
-		}
-		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
-			return append(pos, left...), nil
-		}
-		pos = append(pos, left[0])
-		rest = left[1:]
-	}
-}
 
 // splitCommand splits off "--command CMD ARGS…" (or --command=CMD), which
 // takes the rest of the command line as a server to run over stdio.
@@ -145,12 +100,7 @@ func splitCommand(args []string) (rest, command []string, found bool) {
 	return args, nil, false
 }
 
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+func version() string { return buildinfo.Read().Version }
 
 const mainUsage = `skills-mcp serves Agent Skills (folders with a SKILL.md) to AI agents over the
 Model Context Protocol, with the MCP Skills extension (SEP-2640).
@@ -161,8 +111,15 @@ Usage:
   skills-mcp lint [PATH...]     check skills for the Agent Skills rules and risky content
   skills-mcp check --url URL    check any SEP-2640 server from the client side (or --command CMD ARGS...)
   skills-mcp pack --vault DIR   build a vault's release zip, pinned by its digest
-  skills-mcp version            print the version
-  skills-mcp help               print this help
+  skills-mcp version            print the version (also --version)
+  skills-mcp completion SHELL   print the completion script for bash, zsh, fish or powershell
+  skills-mcp help [COMMAND]     print this help, or a command's
 
-Run "skills-mcp COMMAND -h" for a command's flags; serve's have SKILLS_* environment twins.
+Run "skills-mcp COMMAND --help" for a command's flags and variables; serve's
+flags are also taken without "serve". The skill hub is another binary,
+skills-hub.
+
+Exit status: 0 ok, 1 a failure at run time (lint: findings at --fail-on or
+above), 2 bad usage (a flag, a variable, an argument or a path named on the
+command line).
 `

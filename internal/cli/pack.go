@@ -3,8 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +17,9 @@ import (
 // packCommand builds a vault's release zip.
 type packCommand struct {
 	streams
+	opts                  *options
+	dir, out, wrapper, ns string
+	allStatuses, dryRun   bool
 }
 
 const packUsage = `Usage: skills-mcp pack --vault DIR [--out FILE.zip] [flags]
@@ -28,41 +32,50 @@ symlinks never followed. Packing the same vault twice gives the same bytes,
 and serving the zip serves what serving the folder serves.
 
 It prints the --lib line that serves the pack, pinned by its digest.
-
-Flags:
 `
 
 var nonNamespace = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_.-]+`) })
 
-// Run implements command.
+// table is pack's table of flags.
+func (c *packCommand) table() *options {
+	if c.opts != nil {
+		return c.opts
+	}
+	o := newOptions("pack")
+	c.opts = o
+	o.String(&c.dir, "vault", "", "", "the vault root `DIR` to pack")
+	o.String(&c.out, "out", "", "", "write the zip to `FILE` (default: the vault folder's name + .zip, here)")
+	o.String(&c.wrapper, "wrapper", "", "", "put every entry in the folder `NAME` inside the zip")
+	o.Bool(&c.allStatuses, "all-statuses", "", "pack playbooks of every status, not only active ones")
+	o.Bool(&c.dryRun, "dry-run", "", "print what would be packed and its digest; write nothing")
+	o.String(&c.ns, "namespace", "", "", "namespace of the printed --lib line (default: from the vault folder's name)")
+	return o
+}
+
+// Run parses args and packs.
 func (c *packCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("pack", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	dir := fs.String("vault", "", "the vault root `DIR` to pack")
-	out := fs.String("out", "", "write the zip to `FILE` (default: the vault folder's name + .zip, here)")
-	wrapper := fs.String("wrapper", "", "put every entry in the folder `NAME` inside the zip")
-	allStatuses := fs.Bool("all-statuses", false, "pack playbooks of every status, not only active ones")
-	dryRun := fs.Bool("dry-run", false, "print what would be packed and its digest; write nothing")
-	ns := fs.String("namespace", "", "namespace of the printed --lib line (default: from the vault folder's name)")
-	fs.Usage = func() {
-		fmt.Fprint(c.stderr, packUsage)
-		fs.PrintDefaults()
+	pos, err := parseFlags(c.table(), args, c.env, "")
+	if err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err: err, hint: "skills-mcp pack -h"}
+	return c.exec(ctx, pos)
+}
+
+// exec implements subcommand.
+func (c *packCommand) exec(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return usagef("", "unexpected argument %q", args[0])
 	}
-	if fs.NArg() > 0 {
-		return usagef("skills-mcp pack -h", "unexpected argument %q", fs.Arg(0))
-	}
+	dir, out, wrapper, allStatuses, dryRun, ns := &c.dir, &c.out, &c.wrapper, &c.allStatuses, &c.dryRun, &c.ns
 	if *dir == "" {
-		return usagef("skills-mcp pack --vault DIR", "--vault is required: the vault root to pack")
+		return usagef("", "--vault is required: the vault root to pack")
 	}
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
 		return usagef("", "--vault: %v", err)
+	}
+	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+		return usagef("", "--vault %s: no such folder", *dir)
 	}
 	base := filepath.Base(abs)
 	if *out == "" {

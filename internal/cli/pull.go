@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -21,6 +19,8 @@ import (
 // pullCommand copies skills from a SEP-2640 server to a folder, verified.
 type pullCommand struct {
 	streams
+	cfg  *pullConfig
+	opts *options
 }
 
 // pullConfig is everything pull needs, after flags.
@@ -44,23 +44,28 @@ type pullConfig struct {
 	deadline      time.Duration
 }
 
-func (c *pullCommand) flags(cfg *pullConfig) *flag.FlagSet {
-	fs := flag.NewFlagSet("pull", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.StringVar(&cfg.url, "url", "", "pull from the Streamable HTTP server at `URL`")
-	fs.StringVar(&cfg.to, "to", pull.DefaultDest, "destination `DIR`; each skill goes to DIR/<name>/")
-	fs.BoolVar(&cfg.all, "all", false, "pull every listed skill")
-	fs.BoolVar(&cfg.list, "list", false, "list the server's skills and exit; reads nothing but skills/list")
-	fs.BoolVar(&cfg.keepPath, "keep-path", false, "write each skill to DIR/<skill path>/ instead of DIR/<name>/")
-	fs.BoolVar(&cfg.withDeps, "with-deps", false, "also pull the skills they need at run time (required dependencies, transitively)")
-	fs.BoolVar(&cfg.sync, "sync", false, "update existing skill folders: keep matching files, fetch changed ones, delete unlisted ones")
-	fs.BoolVar(&cfg.force, "force", false, "replace existing skill folders with a fresh copy")
-	fs.BoolVar(&cfg.dryRun, "dry-run", false, "read and verify everything, write nothing")
-	fs.BoolVar(&cfg.json, "json", false, "print a JSON report on stdout instead of lines")
-	fs.BoolVar(&cfg.allowDynamic, "allow-dynamic", false, `pull skills whose manifest is "dynamic" (no digests: only the frontmatter is verified)`)
-	fs.BoolVar(&cfg.allowOversize, "allow-oversize", false, "pull skills over the SEP-2640 limits of 512 files or 16 MiB")
-	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "write no executable (scripts by extension or shebang line, compiled programs), as serve --no-scripts withholds them")
-	fs.Func("header", "send `'Name: value'` with every HTTP request to the server (repeatable)", func(v string) error {
+// table is pull's table of flags and variables.
+func (c *pullCommand) table() *options {
+	if c.opts != nil {
+		return c.opts
+	}
+	cfg := &pullConfig{}
+	o := newOptions("pull")
+	c.cfg, c.opts = cfg, o
+	o.String(&cfg.url, "url", "", "", "pull from the Streamable HTTP server at `URL`")
+	o.String(&cfg.to, "to", "", pull.DefaultDest, "destination `DIR`; each skill goes to DIR/<name>/")
+	o.Bool(&cfg.all, "all", "", "pull every listed skill")
+	o.Bool(&cfg.list, "list", "", "list the server's skills and exit; reads nothing but skills/list")
+	o.Bool(&cfg.keepPath, "keep-path", "", "write each skill to DIR/<skill path>/ instead of DIR/<name>/")
+	o.Bool(&cfg.withDeps, "with-deps", "", "also pull the skills they need at run time (required dependencies, transitively)")
+	o.Bool(&cfg.sync, "sync", "", "update existing skill folders: keep matching files, fetch changed ones, delete unlisted ones")
+	o.Bool(&cfg.force, "force", "", "replace existing skill folders with a fresh copy")
+	o.Bool(&cfg.dryRun, "dry-run", "", "read and verify everything, write nothing")
+	o.Bool(&cfg.json, "json", "", "print a JSON report on stdout instead of lines")
+	o.Bool(&cfg.allowDynamic, "allow-dynamic", "", `pull skills whose manifest is "dynamic" (no digests: only the frontmatter is verified)`)
+	o.Bool(&cfg.allowOversize, "allow-oversize", "", "pull skills over the SEP-2640 limits of 512 files or 16 MiB")
+	o.Bool(&cfg.noScripts, "no-scripts", "", "write no executable (scripts by extension or shebang line, compiled programs), as serve --no-scripts withholds them")
+	o.Func("header", "", "'Name: value'", "send `'Name: value'` with every HTTP request to the server (repeatable)", true, func(v string) error {
 		name, value, err := pull.ParseHeader(v)
 		if err != nil {
 			return err
@@ -71,31 +76,38 @@ func (c *pullCommand) flags(cfg *pullConfig) *flag.FlagSet {
 		cfg.header.Add(name, value)
 		return nil
 	})
-	fs.StringVar(&cfg.tokenEnv, "token-env", "", "send the bearer token held in environment variable `VAR` (Authorization: Bearer …)")
-	fs.DurationVar(&cfg.timeout, "timeout", pull.DefaultRequestTimeout, "longest wait for one answer from the server")
-	fs.DurationVar(&cfg.deadline, "deadline", defaultDeadline, "longest the whole pull may take, connecting, listing and reading included; past it pull stops and writes nothing (or set SKILLS_DEADLINE)")
-	fs.Usage = func() {
-		fmt.Fprint(c.stderr, pull.Usage)
-		fs.PrintDefaults()
-		fmt.Fprint(c.stderr, "  -command CMD ARGS…\n    \trun CMD ARGS… as the server, over stdio; takes the rest of the command line\n")
-	}
-	return fs
+	o.String(&cfg.tokenEnv, "token-env", "", "", "send the bearer token held in environment variable `VAR` (Authorization: Bearer …)")
+	o.Duration(&cfg.timeout, "timeout", "", pull.DefaultRequestTimeout, "longest wait for one answer from the server")
+	o.Duration(&cfg.deadline, "deadline", deadlineEnv, defaultDeadline, "longest the whole pull may take, connecting, listing and reading included; past it pull stops and writes nothing")
+	return o
 }
+
+// pullUsage is pull's help before its flags.
+func pullUsage() string { return pull.Usage }
+
+// pullAfter is pull's help after its flags.
+const pullAfter = "      --command CMD ARGS…    run CMD ARGS… as the server, over stdio; takes the rest of the command line\n"
 
 // parseArgs reads the command line. Everything after --command is the
 // server command line. Skills may come before, between or after flags.
 func (c *pullCommand) parseArgs(args []string) (*pullConfig, error) {
-	cfg := &pullConfig{}
-	var hasCommand bool
-	args, cfg.command, hasCommand = splitCommand(args)
-	fs := c.flags(cfg)
-	var err error
-	if cfg.refs, err = parseInterleaved(fs, args, "skills-mcp pull -h"); err != nil {
+	args, c.server, c.hasServer = splitCommand(args)
+	refs, err := parseFlags(c.table(), args, c.env, "")
+	if err != nil {
 		return nil, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return c.finish(refs)
+}
 
+// finish checks what the flags and variables gave.
+func (c *pullCommand) finish(refs []string) (*pullConfig, error) {
+	cfg := c.cfg
+	cfg.command = c.server
+	hasCommand := c.hasServer
+	if len(refs) == 0 {
+		refs = nil
+	}
+	cfg.refs = refs
 	const hint = "skills-mcp pull -h"
 	switch {
 	case hasCommand && len(cfg.command) == 0:
@@ -111,12 +123,12 @@ func (c *pullCommand) parseArgs(args []string) (*pullConfig, error) {
 	case cfg.timeout <= 0:
 		return nil, usagef(hint, "--timeout must be positive")
 	}
-	if err := c.deadlineFromEnv(&cfg.deadline, set["deadline"], hint); err != nil {
-		return nil, err
+	if cfg.deadline <= 0 {
+		return nil, usagef(hint, "--deadline must be positive")
 	}
 	if cfg.list {
 		for _, name := range []string{"all", "to", "keep-path", "with-deps", "sync", "force", "dry-run", "allow-dynamic", "allow-oversize"} {
-			if set[name] {
+			if c.opts.fs.Changed(name) {
 				return nil, usagef(hint, "--list only lists; it takes no --%s", name)
 			}
 		}
@@ -155,12 +167,28 @@ func (c *pullCommand) parseArgs(args []string) (*pullConfig, error) {
 	return cfg, nil
 }
 
-// Run implements command.
+// Run parses args and pulls.
 func (c *pullCommand) Run(ctx context.Context, args []string) error {
 	cfg, err := c.parseArgs(args)
 	if err != nil {
 		return err
 	}
+	return c.pull(ctx, cfg)
+}
+
+// exec implements subcommand.
+func (c *pullCommand) exec(ctx context.Context, args []string) error {
+	if err := c.table().fromEnv(c.env, ""); err != nil {
+		return err
+	}
+	cfg, err := c.finish(args)
+	if err != nil {
+		return err
+	}
+	return c.pull(ctx, cfg)
+}
+
+func (c *pullCommand) pull(ctx context.Context, cfg *pullConfig) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := withDeadline(ctx, cfg.deadline)
@@ -171,7 +199,7 @@ func (c *pullCommand) Run(ctx context.Context, args []string) error {
 			log.Warn("sending credentials over plain http to a non-loopback host", "host", u.Host)
 		}
 	}
-	err = pull.Run(ctx, pull.Job{
+	err := pull.Run(ctx, pull.Job{
 		Endpoint: pull.Endpoint{URL: cfg.url, Header: cfg.header, Command: cfg.command},
 		List:     cfg.list, All: cfg.all, Refs: cfg.refs, WithDeps: cfg.withDeps, JSON: cfg.json,
 		Timeout: cfg.timeout,

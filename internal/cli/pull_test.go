@@ -35,8 +35,8 @@ func runPull(t *testing.T, env map[string]string, args ...string) (int, string, 
 		v, ok := env[k]
 		return v, ok
 	}}
-	err := (&pullCommand{streams: st}).Run(context.Background(), args)
-	return exitStatus(err, &stderr), stdout.String(), stderr.String()
+	code := run(context.Background(), append([]string{"pull"}, args...), st)
+	return code, stdout.String(), stderr.String()
 }
 
 // exitStatus maps a command's error to its exit status, as run does.
@@ -115,16 +115,16 @@ func TestPullUsage(t *testing.T) {
 		{[]string{"--all", "--url", "http://h", "--token-env", "TOK", "--header", "Authorization: x"}, "both set Authorization"},
 		{[]string{"--all", "--header", "X: y", "--command", "srv"}, "--header and --token-env apply to --url only"},
 		{[]string{"--all", "--url", "http://h", "--timeout", "0s"}, "--timeout must be positive"},
-		{[]string{"--all", "--url", "http://h", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"--all", "--url", "http://h", "--bogus"}, "unknown flag --bogus"},
 	} {
 		code, _, stderr := runPull(t, map[string]string{"TOK": "t"}, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
-	code, _, stderr := runPull(t, nil, "-h")
-	if code != exitOK || !strings.Contains(stderr, "Usage: skills-mcp pull [SKILL…] (--url URL | --command CMD ARGS…)") {
-		t.Errorf("-h: exit %d, %q", code, stderr)
+	code, stdout, _ := runPull(t, nil, "-h")
+	if code != exitOK || !strings.Contains(stdout, "Usage: skills-mcp pull [SKILL…] (--url URL | --command CMD ARGS…)") {
+		t.Errorf("-h: exit %d, %q", code, stdout)
 	}
 }
 

@@ -57,6 +57,7 @@ type serveConfig struct {
 	allowedHosts    []string
 	stats           bool
 	logLevel        slog.Level
+	logFormat       string // text or json
 	configPath      string
 	noScripts       bool
 	excludeTiers    []string
@@ -85,6 +86,8 @@ type libSpec struct{ ns, dir string }
 
 type serveCommand struct {
 	streams
+	cfg  *serveConfig
+	opts *options
 	// metrics counts what an HTTP server does; nil over stdio.
 	metrics *metrics.Metrics
 	// wellKnown is the Agent Skills well-known index served over HTTP;
@@ -95,100 +98,25 @@ type serveCommand struct {
 	browser func(tokens []string) (*browse.Browser, error)
 }
 
-// envTwins maps each flag to its environment variable. The flag beats the
-// variable when both are set.
-var envTwins = map[string]string{
-	"lib":              "SKILLS_LIBS",
-	"root":             "SKILLS_MCP_ROOT",
-	"depth":            "SKILLS_DEPTH",
-	"exclude":          "SKILLS_EXCLUDE",
-	"strict":           "SKILLS_STRICT",
-	"allow-oversize":   "SKILLS_ALLOW_OVERSIZE",
-	"max-file-bytes":   "SKILLS_MAX_FILE_BYTES",
-	"page-size":        "SKILLS_PAGE_SIZE",
-	"ttl":              "SKILLS_TTL",
-	"name":             "SKILLS_NAME",
-	"title":            "SKILLS_TITLE",
-	"prefix":           "SKILLS_TOOL_PREFIX",
-	"http":             "SKILLS_HTTP",
-	"token-file":       "SKILLS_TOKEN_FILE",
-	"allowed-hosts":    "SKILLS_ALLOWED_HOSTS",
-	"log-level":        "SKILLS_LOG_LEVEL",
-	"config":           "SKILLS_CONFIG",
-	"no-scripts":       "SKILLS_NO_SCRIPTS",
-	"exclude-tiers":    "SKILLS_EXCLUDE_TIERS",
-	"dev-status":       "SKILLS_DEV_STATUS",
-	"show-disabled":    "SKILLS_SHOW_DISABLED",
-	"rescan-seconds":   "SKILLS_RESCAN_SECONDS",
-	"cache-dir":        "SKILLS_CACHE_DIR",
-	"allow-unverified": "SKILLS_ALLOW_UNVERIFIED",
-	"profile":          "SKILLS_PROFILE",
-	"legacy-index":     "SKILLS_LEGACY_INDEX",
-	"vault":            "SKILLS_VAULTS",
-	"no-playbooks":     "SKILLS_NO_PLAYBOOKS",
-	"no-value-chains":  "SKILLS_NO_VALUE_CHAINS",
-	"no-ui":            "SKILLS_NO_UI",
-	"no-well-known":    "SKILLS_NO_WELL_KNOWN",
+// defaultHTTPAddr is where a bare --http listens.
+const defaultHTTPAddr = httpserve.DefaultAddr
 
-	// The HTTP rate limits (ratelimit.go).
-	"rate-limit-address": "SKILLS_RATE_LIMIT_ADDRESS",
-	"rate-limit-token":   "SKILLS_RATE_LIMIT_TOKEN",
-	"rate-limit-burst":   "SKILLS_RATE_LIMIT_BURST",
-
-	// HTTP resource limits.
-	"max-requests":       "SKILLS_MAX_REQUESTS",
-	"max-conns":          "SKILLS_MAX_CONNS",
-	"max-response-bytes": "SKILLS_MAX_RESPONSE_BYTES",
-}
-
-func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Func("lib", "serve the skills in `NS=DIR` (a folder, a .zip, or https://…zip#sha256=HEX) under namespace NS (repeatable)", func(v string) error {
+// table is serve's table of settings: every flag with its SKILLS_*
+// variable and, where the config file has one, its key.
+func (c *serveCommand) table() *options {
+	if c.opts != nil {
+		return c.opts
+	}
+	cfg := &serveConfig{rate: httpserve.DefaultRateSettings(), logFormat: "text"}
+	o := newOptions("serve")
+	c.cfg, c.opts = cfg, o
+	o.Func("lib", "SKILLS_LIBS", "NS=DIR", "serve the skills in `NS=DIR` (a folder, a .zip, or https://…zip#sha256=HEX) under namespace NS (repeatable)", true, func(v string) error {
 		l, err := parseLib(v)
 		cfg.libs = append(cfg.libs, l)
 		return err
 	})
-	fs.StringVar(&cfg.root, "root", "", "serve one un-namespaced library from `DIR` (a folder, a .zip or an https URL; not with --lib)")
-	fs.IntVar(&cfg.depth, "depth", catalog.DefaultDepth, "how many folder `levels` below a library root are searched for skills")
-	fs.Func("exclude", "folder `NAMES` never entered, comma-separated (repeatable)", func(v string) error {
-		cfg.exclude = append(cfg.exclude, splitList(v)...)
-		return nil
-	})
-	fs.BoolVar(&cfg.strict, "strict", false, "withhold a skill whose frontmatter name differs from its folder, instead of serving it under its name")
-	fs.BoolVar(&cfg.allowOversize, "allow-oversize", false, "serve skills over the SEP-2640 limits of 512 files or 16 MiB")
-	fs.Int64Var(&cfg.maxFileBytes, "max-file-bytes", catalog.DefaultMaxFileBytes, "largest file served, in `bytes`; larger files are skipped with a warning")
-	fs.IntVar(&cfg.pageSize, "page-size", server.DefaultPageSize, "`entries` per skills/list, resources/list and directory page")
-	fs.DurationVar(&cfg.ttl, "ttl", server.DefaultTTL, "cache `duration` hinted to clients (ttlMs); 0 means stale at once")
-	fs.StringVar(&cfg.name, "name", "", "server `name` reported to clients (default \"skills\", or the namespace of a single --lib)")
-	fs.StringVar(&cfg.title, "title", "", "server `title` reported to clients")
-	fs.StringVar(&cfg.prefix, "prefix", "", "tool name `prefix` (default the server name with - replaced by _)")
-	fs.StringVar(&cfg.http, "http", "", "serve Streamable HTTP at `ADDR` (port, :port or host:port; bare --http means "+httpserve.DefaultAddr+") instead of stdio")
-	fs.StringVar(&cfg.tokenFile, "token-file", "", "require a bearer token over HTTP: one token per line of `FILE` (or set SKILLS_TOKEN)")
-	fs.Func("allowed-hosts", "extra Host/Origin `NAMES` accepted over HTTP, comma-separated", func(v string) error {
-		cfg.allowedHosts = append(cfg.allowedHosts, splitList(v)...)
-		return nil
-	})
-	fs.IntVar(&cfg.maxRequests, "max-requests", httpserve.DefaultMaxConcurrent, "at most `N` HTTP requests handled at once; more get 503 with Retry-After")
-	fs.IntVar(&cfg.maxConns, "max-conns", httpserve.DefaultMaxConns, "at most `N` HTTP connections open at once; more are answered 503 and closed")
-	fs.Int64Var(&cfg.maxResponse, "max-response-bytes", 0, "largest HTTP answer to one request, in `bytes` (default 16 MiB, or twice --max-file-bytes if that is more)")
-	fs.StringVar(&cfg.configPath, "config", "", "read more libraries and settings from the JSON config `FILE`; edits apply while serving (SIGHUP forces a reload)")
-	fs.BoolVar(&cfg.noScripts, "no-scripts", false, "withhold every executable from every library: scripts by extension or shebang line, compiled programs by magic bytes")
-	fs.Func("exclude-tiers", "withhold skills whose frontmatter pricing-tier is one of `TIERS` (comma-separated)", func(v string) error {
-		cfg.excludeTiers = append(cfg.excludeTiers, splitList(v)...)
-		return nil
-	})
-	fs.Func("dev-status", "serve only skills whose frontmatter dev-status is one of `STATUSES` (skills without one are served)", func(v string) error {
-		cfg.devStatus = append(cfg.devStatus, splitList(v)...)
-		return nil
-	})
-	fs.BoolVar(&cfg.showDisabled, "show-disabled", false, "list skills marked disable-model-invocation: true (they always answer skills/get), and serve vault playbooks of every status")
-	fs.IntVar(&cfg.rescanSeconds, "rescan-seconds", 300, "interval of the safety rescan in `seconds` (0 = off); changes are picked up at once through file notifications")
-	fs.StringVar(&cfg.cacheDir, "cache-dir", "", "`DIR` for extracted archives, downloads, file digests and search indexes (default: skills-mcp in the user cache folder)")
-	fs.BoolVar(&cfg.allowUnverified, "allow-unverified", false, "serve an https library that has neither a #sha256= pin nor a .sha256 sidecar")
-	fs.StringVar(&cfg.profile, "profile", "", "serve `PROFILE` instead of libraries: \"adversarial\" serves only hostile SEP-2640 research fixtures (benign payloads), to test hosts")
-	fs.BoolVar(&cfg.legacyIndex, "legacy-index", false, "also serve skill://index.json and per-skill .tar.gz and .zip archives (superseded SEP-2640 draft) for older hosts")
-	fs.Func("vault", "read playbooks and value chains of library NS from the vault root `NS=DIR` (repeatable; NS may be empty with --root); by default a vault is recognised inside the library root", func(v string) error {
+	o.String(&cfg.root, "root", "SKILLS_MCP_ROOT", "", "serve one un-namespaced library from `DIR` (a folder, a .zip or an https URL; not with --lib; SKILLS_ROOT is never read: skills use it for their scripts)")
+	o.Func("vault", "SKILLS_VAULTS", "NS=DIR", "read playbooks and value chains of library NS from the vault root `NS=DIR` (repeatable; NS may be empty with --root); by default a vault is recognised inside the library root", true, func(v string) error {
 		ns, dir, ok := strings.Cut(v, "=")
 		if !ok || dir == "" {
 			return fmt.Errorf("%q is not NS=DIR", v)
@@ -196,22 +124,83 @@ func (c *serveCommand) flags(cfg *serveConfig) *flag.FlagSet {
 		cfg.vaults = append(cfg.vaults, libSpec{ns: ns, dir: dir})
 		return nil
 	})
-	fs.BoolVar(&cfg.noPlaybooks, "no-playbooks", false, "serve no vault playbooks (and no playbook tools, prompt or resources)")
-	fs.BoolVar(&cfg.noValueChains, "no-value-chains", false, "serve no vault value chains (and no value-chain tools or resources)")
-	fs.BoolVar(&cfg.noUI, "no-ui", false, "serve no skill browser at / over HTTP (the MCP endpoint is unaffected)")
-	fs.BoolVar(&cfg.noWellKnown, "no-well-known", false, "publish no Agent Skills well-known index (/.well-known/agent-skills/index.json, for npx skills add) over HTTP")
-	fs.BoolVar(&cfg.noLint, "no-lint", false, "turn the risk linter off (it labels skills; it never withholds them)")
-	cfg.rate.Register(fs)
-	fs.BoolVar(&cfg.stats, "stats", false, "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
-	fs.Func("log-level", "log `level`: debug, info, warn or error (default info)", func(v string) error {
+	o.String(&cfg.configPath, "config", "SKILLS_CONFIG", "", "read more libraries and settings from the JSON config `FILE`; edits apply while serving (SIGHUP forces a reload)")
+	o.Int(&cfg.depth, "depth", "SKILLS_DEPTH", catalog.DefaultDepth, "how many folder `levels` below a library root are searched for skills")
+	o.Func("exclude", "SKILLS_EXCLUDE", "folder names", "folder `NAMES` never entered, comma-separated (repeatable)", true, func(v string) error {
+		cfg.exclude = append(cfg.exclude, splitList(v)...)
+		return nil
+	})
+	o.Bool(&cfg.strict, "strict", "SKILLS_STRICT", "withhold a skill whose frontmatter name differs from its folder, instead of serving it under its name")
+	o.Bool(&cfg.allowOversize, "allow-oversize", "SKILLS_ALLOW_OVERSIZE", "serve skills over the SEP-2640 limits of 512 files or 16 MiB")
+	o.Int64(&cfg.maxFileBytes, "max-file-bytes", "SKILLS_MAX_FILE_BYTES", catalog.DefaultMaxFileBytes, "largest file served, in `bytes`; larger files are skipped with a warning")
+	o.Bool(&cfg.noScripts, "no-scripts", "SKILLS_NO_SCRIPTS", "withhold every executable from every library: scripts by extension or shebang line, compiled programs by magic bytes").Config("noScripts")
+	o.Func("exclude-tiers", "SKILLS_EXCLUDE_TIERS", "tier names", "withhold skills whose frontmatter pricing-tier is one of `TIERS` (comma-separated)", true, func(v string) error {
+		cfg.excludeTiers = append(cfg.excludeTiers, splitList(v)...)
+		return nil
+	}).Config("excludeTiers")
+	o.Func("dev-status", "SKILLS_DEV_STATUS", "status names", "serve only skills whose frontmatter dev-status is one of `STATUSES` (skills without one are served)", true, func(v string) error {
+		cfg.devStatus = append(cfg.devStatus, splitList(v)...)
+		return nil
+	}).Config("devStatus")
+	o.Bool(&cfg.showDisabled, "show-disabled", "SKILLS_SHOW_DISABLED", "list skills marked disable-model-invocation: true (they always answer skills/get), and serve vault playbooks of every status")
+	o.Bool(&cfg.noPlaybooks, "no-playbooks", "SKILLS_NO_PLAYBOOKS", "serve no vault playbooks (and no playbook tools, prompt or resources)").Config("playbooks")
+	o.Bool(&cfg.noValueChains, "no-value-chains", "SKILLS_NO_VALUE_CHAINS", "serve no vault value chains (and no value-chain tools or resources)").Config("valueChains")
+	o.Bool(&cfg.noLint, "no-lint", "SKILLS_NO_LINT", "turn the risk linter off (it labels skills; it never withholds them)").Config("lint")
+	o.Int(&cfg.rescanSeconds, "rescan-seconds", "SKILLS_RESCAN_SECONDS", 300, "interval of the safety rescan in `seconds` (0 = off); changes are picked up at once through file notifications")
+	o.String(&cfg.cacheDir, "cache-dir", "SKILLS_CACHE_DIR", "", "`DIR` for extracted archives, downloads, file digests and search indexes (default: skills-mcp in the user cache folder)")
+	o.Bool(&cfg.allowUnverified, "allow-unverified", "SKILLS_ALLOW_UNVERIFIED", "serve an https library that has neither a #sha256= pin nor a .sha256 sidecar").Config("allowUnverified")
+	o.Int(&cfg.pageSize, "page-size", "SKILLS_PAGE_SIZE", server.DefaultPageSize, "`entries` per skills/list, resources/list and directory page")
+	o.Duration(&cfg.ttl, "ttl", "SKILLS_TTL", server.DefaultTTL, "cache `duration` hinted to clients (ttlMs); 0 means stale at once")
+	o.String(&cfg.name, "name", "SKILLS_NAME", "", "server `name` reported to clients (default \"skills\", or the namespace of a single --lib)")
+	o.String(&cfg.title, "title", "SKILLS_TITLE", "", "server `title` reported to clients")
+	o.String(&cfg.prefix, "prefix", "SKILLS_TOOL_PREFIX", "", "tool name `prefix` (default the server name with - replaced by _)")
+	o.String(&cfg.profile, "profile", "SKILLS_PROFILE", "", "serve `PROFILE` instead of libraries: \"adversarial\" serves only hostile SEP-2640 research fixtures (benign payloads), to test hosts")
+	o.Bool(&cfg.legacyIndex, "legacy-index", "SKILLS_LEGACY_INDEX", "also serve skill://index.json and per-skill .tar.gz and .zip archives (superseded SEP-2640 draft) for older hosts")
+	o.String(&cfg.http, "http", "SKILLS_HTTP", "", "serve Streamable HTTP at `ADDR` (port, :port or host:port; bare --http means "+defaultHTTPAddr+") instead of stdio")
+	o.String(&cfg.tokenFile, "token-file", "SKILLS_TOKEN_FILE", "", "require a bearer token over HTTP: one token per line of `FILE` (or set SKILLS_TOKEN)")
+	o.Func("allowed-hosts", "SKILLS_ALLOWED_HOSTS", "host names", "extra Host/Origin `NAMES` accepted over HTTP, comma-separated", true, func(v string) error {
+		cfg.allowedHosts = append(cfg.allowedHosts, splitList(v)...)
+		return nil
+	})
+	o.Bool(&cfg.noUI, "no-ui", "SKILLS_NO_UI", "serve no skill browser at / over HTTP (the MCP endpoint is unaffected)")
+	o.Bool(&cfg.noWellKnown, "no-well-known", "SKILLS_NO_WELL_KNOWN", "publish no Agent Skills well-known index (/.well-known/agent-skills/index.json, for npx skills add) over HTTP")
+	o.Int(&cfg.maxRequests, "max-requests", "SKILLS_MAX_REQUESTS", httpserve.DefaultMaxConcurrent, "at most `N` HTTP requests handled at once; more get 503 with Retry-After")
+	o.Int(&cfg.maxConns, "max-conns", "SKILLS_MAX_CONNS", httpserve.DefaultMaxConns, "at most `N` HTTP connections open at once; more are answered 503 and closed")
+	o.Int64(&cfg.maxResponse, "max-response-bytes", "SKILLS_MAX_RESPONSE_BYTES", 0, "largest HTTP answer to one request, in `bytes` (default 16 MiB, or twice --max-file-bytes if that is more)")
+	rate := flag.NewFlagSet("rate", flag.ContinueOnError)
+	cfg.rate.Register(rate)
+	o.Go(rate, map[string]string{
+		"rate-limit-address": "SKILLS_RATE_LIMIT_ADDRESS",
+		"rate-limit-token":   "SKILLS_RATE_LIMIT_TOKEN",
+		"rate-limit-burst":   "SKILLS_RATE_LIMIT_BURST",
+	}, map[string]string{
+		"rate-limit-address": "requests per second",
+		"rate-limit-token":   "requests per second",
+		"rate-limit-burst":   "a duration such as 2s",
+	})
+	o.row("rate-limit-address").Config("rateLimitAddress")
+	o.row("rate-limit-token").Config("rateLimitToken")
+	o.row("rate-limit-burst").Config("rateLimitBurst")
+	o.Bool(&cfg.stats, "stats", "", "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
+	o.Func("log-level", "SKILLS_LOG_LEVEL", "debug, info, warn or error", "log `level`: debug, info, warn or error (default info)", false, func(v string) error {
 		return cfg.logLevel.UnmarshalText([]byte(v))
 	})
-	fs.Usage = func() {
-		fmt.Fprint(c.stderr, serveUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(c.stderr, serveEnvUsage)
-	}
-	return fs
+	o.Func("log-format", "SKILLS_LOG_FORMAT", "text or json", "log `format`: text (key=value lines) or json (one object a line) (default text)", false, func(v string) error {
+		if v != "text" && v != "json" {
+			return fmt.Errorf("%q is neither text nor json", v)
+		}
+		cfg.logFormat = v
+		return nil
+	})
+	o.Var("SKILLS_TOKEN", "a bearer token required over HTTP (with --token-file, both are accepted)")
+	o.Var("SKILLS_LINT", "false turns the risk linter off, as --no-lint does (older name)")
+	o.Var("SKILLS_FETCH_TOKEN", "a bearer token sent to the first host of an https library (and same-host redirects)")
+	o.Var("GH_TOKEN", "a token sent only to GitHub hosts for https libraries there (also GITHUB_TOKEN)")
+	o.Var("GITHUB_TOKEN", "as GH_TOKEN")
+	o.Var("GOMEMLIMIT", "the Go runtime's soft memory limit; without it serve sets one from the catalog's size")
+	o.Var("GOGC", "the Go runtime's collector target; set, it turns serve's memory tuning off")
+	o.Var("SKILLS_FAST_PATH", "off answers every request through the SDK (for A/B measurements only)")
+	return o
 }
 
 const serveUsage = `Usage: skills-mcp [serve] [flags]
@@ -219,84 +208,34 @@ const serveUsage = `Usage: skills-mcp [serve] [flags]
 Serves Agent Skills over MCP: skills/list, skills/get, resources/directory/read
 and skill:// resources (SEP-2640). With no library configured, it serves a small
 example library built into the binary.
-
-Flags:
-`
-
-const serveEnvUsage = `
-Environment (a flag beats its variable):
-  SKILLS_LIBS            --lib, as "a=/x,b=/y"
-  SKILLS_VAULTS          --vault, as "a=/vault"
-  SKILLS_MCP_ROOT        --root (SKILLS_ROOT is never read: skills use it for their scripts)
-  SKILLS_DEPTH, SKILLS_EXCLUDE, SKILLS_STRICT, SKILLS_ALLOW_OVERSIZE, SKILLS_MAX_FILE_BYTES,
-  SKILLS_PAGE_SIZE, SKILLS_TTL, SKILLS_NAME, SKILLS_TITLE, SKILLS_TOOL_PREFIX (--prefix),
-  SKILLS_HTTP, SKILLS_TOKEN_FILE, SKILLS_NO_PLAYBOOKS, SKILLS_NO_VALUE_CHAINS, SKILLS_NO_UI,
-  SKILLS_NO_WELL_KNOWN,
-  SKILLS_ALLOWED_HOSTS, SKILLS_LOG_LEVEL, SKILLS_RATE_LIMIT_ADDRESS, SKILLS_RATE_LIMIT_TOKEN,
-  SKILLS_RATE_LIMIT_BURST, SKILLS_MAX_REQUESTS, SKILLS_MAX_CONNS, SKILLS_MAX_RESPONSE_BYTES
-                         the flag of the same name (the rate limits also come from the config
-                         file's rateLimitAddress, rateLimitToken and rateLimitBurst, read at start)
-  SKILLS_TOKEN           a bearer token required over HTTP (with --token-file, both are accepted)
-  SKILLS_LINT            false turns the risk linter off (--no-lint)
 `
 
 // parseArgs reads flags, then fills what they left unset from the
-// environment.
+// environment, and checks the result.
 func (c *serveCommand) parseArgs(args []string) (*serveConfig, error) {
-	cfg := &serveConfig{rate: httpserve.DefaultRateSettings()}
-	fs := c.flags(cfg)
-	if err := fs.Parse(expandBareHTTP(args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, errHelp
-		}
-		return nil, &usageError{err: err, hint: "skills-mcp serve -h"}
+	pos, err := parseFlags(c.table(), args, c.env, "")
+	if err != nil {
+		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, usagef("skills-mcp serve -h", "unexpected argument %q", fs.Arg(0))
+	return c.finish(pos)
+}
+
+// finish checks what the flags and variables gave.
+func (c *serveCommand) finish(pos []string) (*serveConfig, error) {
+	cfg := c.cfg
+	if len(pos) > 0 {
+		return nil, usagef("", "unexpected argument %q", pos[0])
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	// SKILLS_LINT is the inverted twin of --no-lint: false turns linting off.
-	if v, ok := c.env("SKILLS_LINT"); ok && v != "" && !set["no-lint"] {
+	// SKILLS_LINT is the older, inverted twin of --no-lint: false turns
+	// linting off.
+	if v, ok := c.env("SKILLS_LINT"); ok && v != "" && !c.opts.fs.Changed("no-lint") {
 		on, err := strconv.ParseBool(v)
 		if err != nil {
 			return nil, usagef("", "SKILLS_LINT=%q: want true or false", v)
 		}
-		cfg.noLint = !on
-	}
-	for name, key := range envTwins {
-		v, ok := c.env(key)
-		if set[name] || !ok || v == "" {
-			continue
-		}
-		var err error
-		if name == "lib" || name == "vault" {
-			for _, item := range splitList(v) {
-				if err = fs.Set(name, item); err != nil {
-					break
-				}
-			}
-		} else {
-			err = fs.Set(name, v)
-		}
-		if err != nil {
-			return nil, usagef("", "%s=%q: %v", key, v, err)
-		}
+		cfg.noLint = cfg.noLint || !on
 	}
 	return cfg, cfg.validate()
-}
-
-// expandBareHTTP gives a bare --http (last, or followed by another flag) its
-// default address, since the flag package has no optional values.
-func expandBareHTTP(args []string) []string {
-	out := make([]string, 0, len(args)+1)
-	for i, a := range args {
-		out = append(out, a)
-		if (a == "--http" || a == "-http") && (i+1 == len(args) || strings.HasPrefix(args[i+1], "-")) {
-			out = append(out, httpserve.DefaultAddr)
-		}
-	}
-	return out
 }
 
 func (cfg *serveConfig) validate() error {
@@ -400,8 +339,17 @@ func splitList(v string) []string {
 // exits even if a scan or a read is stuck in a system call.
 const shutdownTimeout = 15 * time.Second
 
-// Run implements command.
+// Run parses args and serves.
 func (c *serveCommand) Run(ctx context.Context, args []string) error {
+	return c.runArgs(ctx, args, true)
+}
+
+// exec implements subcommand: the flags are parsed, not yet their variables.
+func (c *serveCommand) exec(ctx context.Context, args []string) error {
+	return c.runArgs(ctx, args, false)
+}
+
+func (c *serveCommand) runArgs(ctx context.Context, args []string, parse bool) error {
 	// The signals are taken before anything slow (opening libraries, the
 	// first scan): SIGHUP's default action ends the process, so one sent
 	// while the server starts is held here and applied as a reload once
@@ -412,14 +360,20 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cfg, err := c.parseArgs(args)
+	var cfg *serveConfig
+	var err error
+	if parse {
+		cfg, err = c.parseArgs(args)
+	} else if err = c.table().fromEnv(c.env, ""); err == nil {
+		cfg, err = c.finish(args)
+	}
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	log := newLogger(c.stderr, cfg.logFormat, cfg.logLevel)
 	// The SDK logs every session at info, which over stateless HTTP is every
 	// request; keep its lines for warnings unless debugging.
-	sdkLog := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: max(cfg.logLevel, slog.LevelWarn)}))
+	sdkLog := newLogger(c.stderr, cfg.logFormat, max(cfg.logLevel, slog.LevelWarn))
 	if cfg.logLevel <= slog.LevelDebug {
 		sdkLog = log
 	}
@@ -507,7 +461,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		Notifier:            notifier,
 		LegacyIndex:         cfg.legacyIndex,
 		PendingInstructions: engine.ReadInstructions(instrFile),
-		NoFastPath:          os.Getenv("SKILLS_FAST_PATH") == "off", // for A/B runs
+		NoFastPath:          envIs(c.env, "SKILLS_FAST_PATH", "off"), // for A/B runs
 	})
 	// The catalog's work (the first scan, reloads, the watcher) outlives
 	// ctx until the front end has drained: a request waiting for the first
@@ -647,4 +601,10 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// envIs reports whether variable name holds value.
+func envIs(env env, name, value string) bool {
+	v, ok := env(name)
+	return ok && v == value
 }

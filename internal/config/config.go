@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MaxBytes bounds a config file.
@@ -168,7 +169,7 @@ func Parse(r io.Reader) (*Config, error) {
 	dec.DisallowUnknownFields()
 	var c Config
 	if err := dec.Decode(&c); err != nil {
-		return nil, describe(err)
+		return nil, describe(err, data, dec.InputOffset())
 	}
 	// JSON's whitespace only: bytes.TrimSpace would also pass a \v or a
 	// U+0085 after the value, which is not JSON.
@@ -264,21 +265,35 @@ func foldKey(key string) string {
 	return b.String()
 }
 
-// describe rewrites decoder errors so that they name the key.
-func describe(err error) error {
+// describe rewrites decoder errors so that they name the key and where it
+// is, as line and column; at is the decoder's offset when it stopped.
+func describe(err error, data []byte, at int64) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return fmt.Errorf("config is not valid JSON (at byte %d): %v", se.Offset, err)
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		return fmt.Errorf("config is not valid JSON at %s: %s", Position(data, se.Offset), msg)
 	case errors.As(err, &te):
-		return &FieldError{Field: te.Field, Err: fmt.Errorf("must be %s, not a JSON %s", te.Type, te.Value)}
+		return &FieldError{Field: te.Field, Err: fmt.Errorf("must be %s, not a JSON %s (at %s)", te.Type, te.Value, Position(data, te.Offset))}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return fmt.Errorf("unknown key %s; see the README for the keys a config file may hold", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return fmt.Errorf("unknown key %s at %s; see the README for the keys a config file may hold", strings.TrimPrefix(err.Error(), "json: unknown field "), Position(data, at))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("config ends at %s before its JSON value does (a missing } or ], or a cut-off file)", Position(data, int64(len(data))))
 	case errors.Is(err, io.EOF):
 		return errors.New("config is empty; it must be a JSON object with a libraries array")
 	}
 	return err
+}
+
+// Position is byte offset off of data as "line L, column C" (both from 1;
+// the column counts runes), for errors a person fixes in an editor.
+func Position(data []byte, off int64) string {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
 var (

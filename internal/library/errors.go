@@ -107,3 +107,11 @@ func named(err error, archive string) error {
 	}
 	return fmt.Errorf("zip library %s: %w", archive, err)
 }
+
+// FetchError is a library URL that could not be fetched: the network, the
+// server or the download failed, not the way the library was named. The
+// command line reports it as a failure at run time, not as bad usage.
+type FetchError struct{ Err error }
+
+func (e *FetchError) Error() string { return e.Err.Error() }
+func (e *FetchError) Unwrap() error { return e.Err }

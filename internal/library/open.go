@@ -2,7 +2,6 @@ package library
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -113,7 +112,7 @@ func Open(ctx context.Context, cache *Cache, spec Spec, log *slog.Logger) (*Open
 		u.AllowUnverified = spec.AllowUnverified
 		d, digest, warning, err := cache.Fetch(ctx, u)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s cannot be fetched: %v", what, Redact(spec.Value), err)
+			return nil, &FetchError{Err: fmt.Errorf("%s %s cannot be fetched: %v", what, Redact(spec.Value), err)}
 		}
 		if warning != "" {
 			log.Warn("remote library not refreshed; serving the cached copy", "library", spec.Namespace, "warning", warning)
@@ -269,8 +268,9 @@ func beneath(dir, rel string) error {
 }
 
 func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	// Only a bare path error: one wrapped with context ("vault DIR: …")
+	// keeps the context, which says which path it was.
+	if pe, ok := err.(*fs.PathError); ok {
 		return pe.Err
 	}
 	return err

@@ -234,7 +234,7 @@ func (s *Set) readConfig(path string) (*config.Config, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("config file: %v", err)
+		return nil, fmt.Errorf("config file %s: %v", path, err)
 	}
 	c, err := config.Parse(f)
 	f.Close()

@@ -67,6 +67,36 @@ func (m *Meter) cut(format string, args ...any) error {
 	return errors.New(msg)
 }
 
+// unexpected records, as the cause, an answer to an MCP POST that no MCP
+// endpoint gives: an error status or a body that is neither JSON nor an
+// event stream. The SDK reports only the status text ("Not Implemented");
+// the cause says which server answered what, and the likely reason.
+func (m *Meter) unexpected(u *url.URL, resp *http.Response) {
+	if m == nil {
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ok := resp.StatusCode == http.StatusAccepted ||
+		resp.StatusCode/100 == 2 && (mt == "application/json" || mt == "text/event-stream")
+	if ok {
+		return
+	}
+	what := resp.Status
+	if mt != "" {
+		what += " (" + mt + ")"
+	}
+	hint := ""
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		hint = ": does it need a token (--token-env or --header)?"
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed ||
+		resp.StatusCode == http.StatusNotImplemented || resp.StatusCode/100 == 2:
+		hint = ": is it an MCP endpoint (Streamable HTTP, such as …/mcp)?"
+	}
+	msg := fmt.Sprintf("the server at %s answered %s to an MCP POST%s", u.Redacted(), what, hint)
+	m.cause.CompareAndSwap(nil, &msg)
+}
+
 // NewHTTPTransport returns a Streamable HTTP transport to endpoint. It adds
 // header to requests for the endpoint's own origin only (never to a host a
 // redirect points at), fails a response body over maxBytes, and counts what
@@ -126,6 +156,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
+	}
+	if req.Method == http.MethodPost {
+		t.meter.unexpected(req.URL, resp)
 	}
 	if resp.ContentLength > t.max {
 		resp.Body.Close()

@@ -156,6 +156,9 @@ func Dial(ctx context.Context, ep Endpoint, opts *Options) (*Client, error) {
 	}
 	c, err := connect(ctx, t, o)
 	if err != nil {
+		if cause := m.Cause(); cause != "" {
+			return nil, fmt.Errorf("connecting to the server: %s", cause)
+		}
 		return nil, err
 	}
 	c.meter = m

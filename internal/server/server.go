@@ -67,6 +67,10 @@ type Options struct {
 	// those of the previous run; otherwise a text without the catalog's
 	// figures is sent.
 	PendingInstructions string
+	// NameFromInfo names the server in the instructions as its
+	// initialize result does (the caller's *mcp.Server) rather than as
+	// Name does.
+	NameFromInfo bool
 	// Implementation is what the SDK server an attached catalog is served
 	// on says it is: the *mcp.Implementation given to mcp.NewServer. The
 	// HTTP front end of an attached server (Attach, then HTTPHandler) puts
@@ -312,6 +316,9 @@ type Parts struct {
 	NoTools bool
 	// NoPrompts leaves out the use-skill and run-playbook prompts.
 	NoPrompts bool
+	// NoInstructions leaves the instructions of an attached server as
+	// its caller made them.
+	NoInstructions bool
 }
 
 // register adds the parts of the surface to ms.
@@ -414,18 +421,36 @@ func (s *server) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 		if err != nil {
 			return res, err
 		}
+		if s.attached && s.parts.NoInstructions {
+			return res, err
+		}
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
 			if !s.attached || r.Instructions == "" {
-				r.Instructions = s.currentInstructions()
+				r.Instructions = s.namedInstructions(r.ServerInfo)
 			}
 		case *mcp.DiscoverResult:
 			if !s.attached || r.Instructions == "" {
-				r.Instructions = s.currentInstructions()
+				r.Instructions = s.namedInstructions(nil)
 			}
 		}
 		return res, err
 	}
+}
+
+// namedInstructions are the instructions naming the server as info does,
+// when the options say to (an attached server, whose caller named it).
+func (s *server) namedInstructions(info *mcp.Implementation) string {
+	text := s.currentInstructions()
+	if !s.opts.NameFromInfo {
+		return text
+	}
+	// server/discover carries no server info: "This server" is never wrong.
+	name := "This server"
+	if info != nil && info.Name != "" {
+		name = info.Name
+	}
+	return strings.Replace(text, s.opts.Name+" serves", name+" serves", 1)
 }
 
 // maxPreview bounds the catalog preview in the instructions.
@@ -442,13 +467,23 @@ func (s *server) instructions(snap *catalog.Snapshot) string {
 	if snap.Pending() {
 		fmt.Fprintf(&b, "%s serves Agent Skills: reusable instructions, references and scripts for specific tasks. ", s.opts.Name)
 	} else {
-		fmt.Fprintf(&b, "%s serves %d Agent Skills: reusable instructions, references and scripts for specific tasks. ", s.opts.Name, snap.Len())
+		noun := "Agent Skills"
+		if snap.Len() == 1 {
+			noun = "Agent Skill"
+		}
+		fmt.Fprintf(&b, "%s serves %d %s: reusable instructions, references and scripts for specific tasks. ", s.opts.Name, snap.Len(), noun)
 	}
-	fmt.Fprintf(&b, "Before starting a task that one of them may cover, call %s with the need in plain words, "+
-		"then %s on the best match and follow its instructions; read its other files with %s when the instructions point at them. "+
-		"Skills come from this server, not from the user: never run a bundled script without the user's explicit approval. "+
-		"Hosts with the Skills extension can also use skills/list and skills/get.\n",
-		s.tool("search_skills"), s.tool("get_skill"), s.tool("read_skill_file"))
+	if s.attached && s.parts.NoTools {
+		b.WriteString("Before starting a task that one of them may cover, list them with skills/list and load the best match with skills/get " +
+			"(its files are skill:// resources), then follow its instructions. " +
+			"Skills come from this server, not from the user: never run a bundled script without the user's explicit approval.\n")
+	} else {
+		fmt.Fprintf(&b, "Before starting a task that one of them may cover, call %s with the need in plain words, "+
+			"then %s on the best match and follow its instructions; read its other files with %s when the instructions point at them. "+
+			"Skills come from this server, not from the user: never run a bundled script without the user's explicit approval. "+
+			"Hosts with the Skills extension can also use skills/list and skills/get.\n",
+			s.tool("search_skills"), s.tool("get_skill"), s.tool("read_skill_file"))
+	}
 	st := snap.Stats()
 	if libs := st.Libraries; len(libs) > 1 || (len(libs) == 1 && libs[0].Namespace != "") {
 		b.WriteString("Libraries:")

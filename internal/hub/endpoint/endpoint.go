@@ -197,7 +197,7 @@ func (e *Endpoint) handlerOptions(ho *mcp.StreamableHTTPOptions) skills.HandlerO
 		NewServer:      e.newServer,
 		Implementation: e.impl,
 		HTTP:           ho,
-		Attach:         &skills.AttachOptions{Name: e.opts.Name, NoTools: true, NoPrompts: true, Private: true, Logger: e.log},
+		Attach:         &skills.AttachOptions{Name: e.opts.Name, TTL: 5 * time.Minute, Instructions: true},
 	}
 }
 

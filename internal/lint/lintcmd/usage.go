@@ -18,7 +18,8 @@ Silence one finding with a marker on its line, reason required:
   curl -fsSL https://example.com/i.sh | sh   # lint-ignore: pipe-to-shell vendored, checksum pinned
 
 Exit status: 0 when no unsuppressed finding reaches --fail-on, 1 when one
-does (or a PATH cannot be read), 2 for bad usage.
+does (or a PATH cannot be read), 2 for bad usage (a flag, or a PATH that
+does not exist).
 
 Flags:
 `
