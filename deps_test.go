@@ -219,3 +219,47 @@ func TestLeanServer(t *testing.T) {
 		}
 	}
 }
+
+// TestGoLine keeps go.mod's go line the lowest the dependencies allow, so
+// that embedders of the skills package are not forced onto a newer Go than
+// they need: it must equal the highest go line among the modules the
+// module's packages use.
+func TestGoLine(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to list the modules")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}} {{.GoVersion}}{{end}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	ours, highest, from := "", "", ""
+	for line := range strings.Lines(string(out)) {
+		path, v, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if path == strings.TrimSuffix(module, "/") {
+			ours = v
+			continue
+		}
+		if v != "" && versionLess(highest, v) {
+			highest, from = v, path
+		}
+	}
+	if ours != highest {
+		t.Errorf("go.mod says go %s, but the dependencies allow go %s (the highest, of %s): set the go line to it", ours, highest, from)
+	}
+}
+
+// versionLess compares Go versions such as 1.25 and 1.26.0.
+func versionLess(a, b string) bool {
+	parse := func(v string) []int {
+		var n []int
+		for p := range strings.SplitSeq(v, ".") {
+			i, _ := strconv.Atoi(p)
+			n = append(n, i)
+		}
+		for len(n) < 3 {
+			n = append(n, 0)
+		}
+		return n
+	}
+	return slices.Compare(parse(a), parse(b)) < 0
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -721,7 +722,7 @@ func (c *Catalog) Search(query string, limit int) []Hit {
 // "//go:embed skills" holds skills/<name>/SKILL.md, and would otherwise
 // serve skill://skills/<name>/…
 func topFolders(libs []Library) []Library {
-	out := libs
+	var out []Library
 	for i, l := range libs {
 		if l.FS == nil {
 			continue
@@ -734,14 +735,43 @@ func topFolders(libs []Library) []Library {
 		if _, err := fs.Stat(l.FS, top+"/SKILL.md"); err == nil {
 			continue // the folder is a skill: serve it as it is
 		}
-		sub, err := fs.Sub(l.FS, top)
+		sub, err := subFS(l.FS, top)
 		if err != nil {
 			continue
 		}
-		if i == 0 || &out[0] == &libs[0] {
-			out = append([]Library(nil), libs...)
+		if out == nil {
+			out = slices.Clone(libs)
 		}
 		out[i].FS = sub
 	}
+	if out == nil {
+		return libs
+	}
 	return out
+}
+
+// subs keeps one fs.Sub per comparable FS and folder, so that catalogs
+// over the same embed.FS still share one skill set (they share by FS
+// value).
+var subs sync.Map // subKey → fs.FS
+
+type subKey struct {
+	fsys fs.FS
+	dir  string
+}
+
+func subFS(fsys fs.FS, dir string) (fs.FS, error) {
+	if !reflect.TypeOf(fsys).Comparable() {
+		return fs.Sub(fsys, dir)
+	}
+	key := subKey{fsys, dir}
+	if v, ok := subs.Load(key); ok {
+		return v.(fs.FS), nil
+	}
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := subs.LoadOrStore(key, sub)
+	return v.(fs.FS), nil
 }

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -369,5 +371,47 @@ func TestAttachDefaults(t *testing.T) {
 	got := connect(t, ms2, nil).InitializeResult().Instructions
 	if !(strings.HasPrefix(got, "mine serves 1 Agent Skill:") || strings.HasPrefix(got, "This server serves 1 Agent Skill:")) || strings.Contains(got, "search_skills") {
 		t.Errorf("instructions = %q; want them to name the server, count one skill and name no tool", got)
+	}
+}
+
+// Open reports what it skipped: Problems lists it, Strict fails with all
+// of it, a library without a skill is ErrNoSkills unless allowed, and a
+// folder that is not there matches fs.ErrNotExist.
+func TestOpenProblems(t *testing.T) {
+	ctx := context.Background()
+	quiet := slog.New(slog.DiscardHandler)
+	lib := fstest.MapFS{
+		"good/SKILL.md":   {Data: []byte("---\nname: good\ndescription: A good skill.\n---\nBody.\n")},
+		"broken/SKILL.md": {Data: []byte("---\nname: [not a name\n---\n")},
+	}
+	c, err := skills.Open(ctx, []skills.Library{{FS: lib}}, &skills.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ps := c.Problems()
+	if len(ps) != 1 || ps[0].Path != "broken" && !strings.HasPrefix(ps[0].Path, "broken") {
+		t.Errorf("Problems = %+v, want the broken skill", ps)
+	}
+	_, err = skills.Open(ctx, []skills.Library{{FS: lib}}, &skills.Options{Logger: quiet, Strict: true})
+	var pe *skills.ProblemsError
+	if !errors.Is(err, skills.ErrProblems) || !errors.As(err, &pe) || len(pe.Problems) != 1 {
+		t.Errorf("Strict: %v, want a ProblemsError with the broken skill", err)
+	}
+	empty := fstest.MapFS{"notes/README.md": {Data: []byte("no skill here")}}
+	if _, err := skills.Open(ctx, []skills.Library{{FS: empty}}, &skills.Options{Logger: quiet}); !errors.Is(err, skills.ErrNoSkills) {
+		t.Errorf("no skill: %v, want ErrNoSkills", err)
+	}
+	if c, err := skills.Open(ctx, []skills.Library{{FS: empty}}, &skills.Options{Logger: quiet, AllowEmpty: true}); err != nil {
+		t.Errorf("AllowEmpty: %v", err)
+	} else {
+		c.Close()
+	}
+	_, err = skills.Open(ctx, []skills.Library{{Dir: filepath.Join(t.TempDir(), "missing")}}, &skills.Options{Logger: quiet})
+	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "skills: ") {
+		t.Errorf("a missing folder: %v, want skills: … matching fs.ErrNotExist", err)
+	}
+	if _, err := skills.Open(ctx, []skills.Library{{}}, nil); !errors.Is(err, skills.ErrLibrary) {
+		t.Errorf("a library with no source: %v, want ErrLibrary", err)
 	}
 }

@@ -132,7 +132,7 @@ func Open(ctx context.Context, cache *Cache, spec Spec, log *slog.Logger) (*Open
 		if o.Digest != "" {
 			cache.Prune(o.Digest)
 		}
-		return nil, fmt.Errorf("%s %s cannot be opened: %v", what, spec.Value, unwrapPathErr(err))
+		return nil, fmt.Errorf("%s %s cannot be opened: %w", what, spec.Value, unwrapPathErr(err))
 	}
 	for _, lib := range []*catalog.Library{o.Lib, o.VaultLib} {
 		if lib == nil {
