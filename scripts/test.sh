@@ -8,7 +8,8 @@
 #      browser tests, the conformance suite, the real clients, Node 22)
 #   4. go test -race -count=1 ./...
 #   5. each fuzz target in the repo, briefly (FUZZTIME per target, default 10s)
-#   6. build cmd/skills-mcp and cmd/skills-hub into a temporary directory
+#   6. build cmd/skills-mcp and cmd/skills-hub into a temporary directory, and a snapshot of the
+#      release build (scripts/release.sh)
 #   7. the attack run: hostile HTTP clients against the binary (ATTACK long, default 20s)
 #   8. scripts/conformance.sh against the built binary (the official MCP conformance suite)
 #   9. scripts/realclients.sh against the built binary (MCP Inspector and the TypeScript SDK's
@@ -131,6 +132,12 @@ done
 step "go build ./cmd/skills-mcp ./cmd/skills-hub"
 go build -o "$tmp/skills-mcp" ./cmd/skills-mcp || fail "go build ./cmd/skills-mcp failed"
 go build -o "$tmp/skills-hub" ./cmd/skills-hub || fail "go build ./cmd/skills-hub failed"
+
+# The release build, as a snapshot: both binaries, stamped, with checksums. Two of the four
+# targets (each OS once, each architecture once) keep the step short; a release builds all four.
+step "release build snapshot (scripts/release.sh --snapshot)"
+DIST="$tmp/dist" TARGETS="linux/amd64 darwin/arm64" scripts/release.sh --snapshot ||
+  fail "the release build failed"
 
 # Hostile HTTP clients against the real binary on loopback, for a bounded time, while a
 # well-behaved client keeps asking (cmd/skills-mcp/attack_test.go). Without -race, so that the
