@@ -66,3 +66,24 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+// The link policy keeps http, https, mailto and relative targets only,
+// marks links nofollow, and leaves an autolink of another scheme as text.
+func TestRenderLinkPolicy(t *testing.T) {
+	src := "[a](https://example.com/a) [b](docs/b.md) [c](mailto:x@example.com) [d](tel:123) [e](vbscript:x) " +
+		"![i](data:image/png;base64,AAAA) ![j](img/j.png)\n\nftp://example.com/file and https://example.com/auto and www.example.com\n"
+	html := string(Render([]byte(src), 0).HTML)
+	for _, want := range []string{
+		`href="https://example.com/a"`, `href="docs/b.md"`, `href="mailto:x@example.com"`, `rel="nofollow noopener"`,
+		`src="img/j.png"`, `href="https://example.com/auto"`, "ftp://example.com/file", `href="http://www.example.com"`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("rendered HTML lacks %q:\n%s", want, html)
+		}
+	}
+	for _, bad := range []string{"tel:123", "vbscript:", "data:image", `href="ftp:`} {
+		if strings.Contains(html, bad) {
+			t.Errorf("rendered HTML keeps %q:\n%s", bad, html)
+		}
+	}
+}
