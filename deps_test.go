@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	// Level 1.
 	"internal/lint":    {"internal/skill"},
 	"internal/vault":   {"internal/skill"},
-	"internal/metrics": {"internal/httpserve"}, // implements its Observer
+	"internal/metrics": {"internal/buildinfo", "internal/httpserve"}, // implements its Observer; the build_info gauge
 	// Level 2: the catalog.
 	"internal/catalog": {"internal/atomicfile", "internal/binrec", "internal/lint", "internal/regfile", "internal/search", "internal/skill", "internal/skillsext", "internal/vault"},
 	// The hub's installable catalog (the UI's "Catalog"): parsing, search, refresh.
@@ -95,7 +95,7 @@ var allowed = map[string][]string{
 	// The admin REST API, on the hub's operations.
 	"internal/hub/api": {"internal/hub", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox"},
 	// The hub's HTTP server: the API, /healthz, /metrics, the project endpoints.
-	"internal/hub/hubserve": {"internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/clawhub", "internal/hub/store"},
+	"internal/hub/hubserve": {"internal/buildinfo", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/clawhub", "internal/hub/store"},
 	// The ClawHub-compatible registry over the hub's packages, for the
 	// clawhub client; hubserve mounts it.
 	"internal/hub/clawhub": {"internal/hub", "internal/hub/pkgtree", "internal/hub/store"},

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/skills-mcp/skills-mcp/internal/buildinfo"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 )
 
@@ -128,7 +129,7 @@ func New(opts *Options) *Metrics {
 	for _, name := range Methods {
 		m.methods[name] = true
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.rateLimited, m.sizeLimited, m.scans,
+	m.reg.MustRegister(m.requests, m.latency, m.rateLimited, m.sizeLimited, m.scans, BuildInfo(namespace),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if opts.Catalog != nil {
@@ -143,6 +144,17 @@ func New(opts *Options) *Metrics {
 		m.sizeLimited.WithLabelValues(limit)
 	}
 	return m
+}
+
+// BuildInfo is the gauge NAMESPACE_build_info, always 1, whose labels say
+// which build is running: version, revision and goversion.
+func BuildInfo(namespace string) prometheus.Collector {
+	bi := buildinfo.Read()
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info",
+		Help:        "The running build: its version, VCS revision and Go version (always 1).",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "revision": bi.Revision, "goversion": bi.GoVersion},
+	}, func() float64 { return 1 })
 }
 
 // Handler serves the metrics in the Prometheus exposition formats. A

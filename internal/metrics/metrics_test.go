@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skills-mcp/skills-mcp/internal/buildinfo"
+
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -157,6 +159,7 @@ func TestMetricsCountRequests(t *testing.T) {
 		{"skills_mcp_catalog_bytes", nil, 4096},
 		{"skills_mcp_catalog_scan_duration_seconds", map[string]string{"kind": "first"}, 1},
 		{"skills_mcp_catalog_scan_duration_seconds", map[string]string{"kind": "rescan"}, 2},
+		{"skills_mcp_build_info", map[string]string{"version": buildinfo.Read().Version, "revision": buildinfo.Read().Revision, "goversion": buildinfo.Read().GoVersion}, 1},
 	} {
 		if got := value(fams, tc.name, tc.labels); got != tc.want {
 			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)

@@ -30,6 +30,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/skills-mcp/skills-mcp/internal/buildinfo"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
@@ -145,7 +146,13 @@ func New(opts Options) (*Server, error) {
 	}, []string{"result"})
 	s.refreshes.WithLabelValues("ok")
 	s.refreshes.WithLabelValues("failed")
-	cs := []prometheus.Collector{s.requests, s.latency, storeErrors, s.refreshes,
+	bi := buildinfo.Read()
+	buildInfo := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "skills_hub_build_info",
+		Help:        "The running build: its version, VCS revision and Go version (always 1).",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "revision": bi.Revision, "goversion": bi.GoVersion},
+	}, func() float64 { return 1 })
+	cs := []prometheus.Collector{s.requests, s.latency, storeErrors, s.refreshes, buildInfo,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	if opts.ProjectStats != nil {
 		cs = append(cs, projectCollector(opts.ProjectStats))

@@ -118,6 +118,7 @@ func TestServer(t *testing.T) {
 		`skills_hub_catalog_refreshes_total{result="failed"} 0`,
 		`skills_hub_project_requests_total{project="p1"} 9`,
 		`skills_hub_endpoint_versions 4`,
+		`skills_hub_build_info{goversion="go`,
 		`skills_hub_endpoint_catalog_refreshes_total 5`,
 		`skills_hub_endpoint_catalog_refresh_errors_total 1`,
 		`skills_hub_endpoint_catalogs_unloaded_total 2`,
