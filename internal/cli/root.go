@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/skills-mcp/skills-mcp/internal/buildinfo"
+	"github.com/skills-mcp/skills-mcp/internal/suggest"
 )
 
 // subcommand is one sub-command as the command tree runs it: its table of
@@ -192,41 +192,13 @@ func wantOf(f *pflag.Flag) string {
 
 // similarFlags are the flags of fs whose names are close to name.
 func similarFlags(fs *pflag.FlagSet, name string) []string {
-	var out []string
+	var names []string
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Hidden {
-			return
-		}
-		if d := distance(name, f.Name); d <= 2 || (len(name) > 2 && strings.HasPrefix(f.Name, name)) {
-			out = append(out, f.Name)
+		if !f.Hidden {
+			names = append(names, f.Name)
 		}
 	})
-	slices.Sort(out)
-	if len(out) > 3 {
-		out = out[:3]
-	}
-	return out
-}
-
-// distance is the Levenshtein distance of a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Closest(name, names)
 }
 
 // parseFlags parses args with t's flags, then their variables: what a

@@ -17,6 +17,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
 	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
+	"github.com/skills-mcp/skills-mcp/internal/suggest"
 )
 
 // Streams are the hub command's standard streams and environment, as the
@@ -180,8 +181,15 @@ func (c *command) Run(ctx context.Context, args []string) error {
 	case "token":
 		return c.token(ctx, g, args)
 	}
-	return usagef("skills-hub help", "unknown hub command %q", name)
+	if s := suggest.Closest(name, hubCommands); len(s) > 0 {
+		return usagef("skills-hub help", "unknown command %q: did you mean %s?", name, strings.Join(s, " or "))
+	}
+	return usagef("skills-hub help", "unknown command %q", name)
 }
+
+// hubCommands are the names Run dispatches, for suggestions.
+var hubCommands = []string{"install", "import", "list", "versions", "inspect", "approve", "notes", "uninstall",
+	"catalog", "backup", "restore", "serve", "token", "help", "version"}
 
 // hubFlags is one hub command's flag set and its help text.
 type hubFlags struct {

@@ -69,14 +69,28 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	cacheDir := fs.String("cache", "", "keep the versions the endpoints serve unpacked in `DIR` (or set SKILLS_HUB_CACHE; default: cache/ in the data directory, or the user cache folder with --database)")
 	var jf jobFlags
 	fs.StringVar(&jf.sandbox, "sandbox", "", "run script jobs in `BACKEND`: bwrap, docker, gvisor or auto (or set SKILLS_HUB_SANDBOX; default auto: bubblewrap, else Docker, else gVisor)")
-	fs.StringVar(&jf.dockerHost, "docker-host", "", "the Docker engine's `ADDR` (default unix:///var/run/docker.sock)")
+	fs.StringVar(&jf.dockerHost, "docker-host", "", "the Docker engine's `ADDR` (or set DOCKER_HOST; default unix:///var/run/docker.sock)")
 	fs.StringVar(&jf.dockerImage, "docker-image", "", "the Docker `IMAGE` of profiles that name none")
 	fs.StringVar(&jf.wheels, "wheels", "", "prepare Python environments offline from the wheels in `DIR` (pip --no-index --find-links)")
 	fs.StringVar(&jf.dir, "jobs", "", "keep the jobs' host folders and this replica's id in `DIR` (or set SKILLS_HUB_JOBS; default: jobs/ in the data directory); the sandbox's user must be able to traverse every folder above it")
 	fs.StringVar(&jf.npmCache, "npm-cache", "", "prepare Node.js environments offline from the npm cache in `DIR` (npm ci --offline)")
+	logLevel := fs.String("log-level", "", "log `LEVEL`: debug, info, warn or error (or set SKILLS_HUB_LOG_LEVEL; default info)")
+	logFormat := fs.String("log-format", "", "log `FORMAT`: text (key=value lines) or json (one object a line) (or set SKILLS_HUB_LOG_FORMAT; default text)")
 	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
 		return err
 	}
+	c.envDefault(logLevel, "SKILLS_HUB_LOG_LEVEL")
+	c.envDefault(logFormat, "SKILLS_HUB_LOG_FORMAT")
+	var level slog.Level
+	if *logLevel != "" {
+		if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+			return usagef("skills-hub serve -h", "--log-level %q: want debug, info, warn or error", *logLevel)
+		}
+	}
+	if *logFormat != "" && *logFormat != "text" && *logFormat != "json" {
+		return usagef("skills-hub serve -h", "--log-format %q: want text or json", *logFormat)
+	}
+	c.envDefault(&jf.dockerHost, "DOCKER_HOST")
 	c.envDefault(&jf.sandbox, "SKILLS_HUB_SANDBOX")
 	c.envDefault(&jf.sandbox, "SKILLS_SANDBOX") // the earlier name
 	c.envDefault(&jf.dir, "SKILLS_HUB_JOBS")
@@ -132,7 +146,10 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: level}))
+	if *logFormat == "json" {
+		logger = slog.New(slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{Level: level}))
+	}
 	opts.Logger = logger
 	h, err := hub.Open(ctx, opts)
 	if err != nil {
