@@ -85,7 +85,6 @@ func newRoot(st streams) *cobra.Command {
 			fmt.Fprintln(st.stdout, "skills-mcp", buildinfo.Read())
 		},
 	})
-	root.CompletionOptions.HiddenDefaultCmd = false
 	root.SetOut(st.stdout)
 	root.SetErr(st.stderr)
 	root.SetIn(st.stdin)
@@ -95,7 +94,6 @@ func newRoot(st streams) *cobra.Command {
 // cobraCommand is the cobra command of sc.
 func cobraCommand(info commandInfo, sc subcommand, st streams) *cobra.Command {
 	t := sc.table()
-	name, _, _ := strings.Cut(info.use, " ")
 	cmd := &cobra.Command{
 		Use:           info.use,
 		Short:         info.short,
@@ -112,7 +110,6 @@ func cobraCommand(info commandInfo, sc subcommand, st streams) *cobra.Command {
 	cmd.SetHelpFunc(func(*cobra.Command, []string) {
 		fmt.Fprint(st.stdout, helpText(info, t))
 	})
-	_ = name
 	return cmd
 }
 
