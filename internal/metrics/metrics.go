@@ -1,26 +1,33 @@
 // Package metrics counts what a serving skills-mcp does and serves the
 // counts in the Prometheus text format.
 //
-// A [Metrics] keeps its own registry (never the process-wide default one,
-// which any imported package could fill): HTTP requests by JSON-RPC method
-// and status with their latency, refusals by the rate and size limits,
-// the catalog's size, the durations of the first scan and of rescans, and
-// the Go runtime's and the process's own figures. It implements
-// [httpserve.Observer], so that the HTTP layer reports to it without
-// knowing Prometheus.
+// A [Metrics] keeps its own set of metrics (never a process-wide one):
+// HTTP requests by JSON-RPC method and status with their latency, refusals
+// by the rate and size limits, the catalog's size, the durations of the
+// first scan and of rescans, the build, and the Go runtime's and the
+// process's own figures. It implements [httpserve.Observer], so that the
+// HTTP layer reports to it without knowing the metrics library.
+//
+// The library is VictoriaMetrics/metrics rather than client_golang: this
+// package is linked into the binary agent hosts spawn over stdio for every
+// conversation, and client_golang's initialisers (its default registry and
+// collectors, protobuf) cost 1.8 MiB of resident memory and 0.8 ms at every
+// start, metrics or not; this library's cost 0.15 of each
+// (docs/decisions/2026-12-04-lean-start.md). The output is the same text
+// format, series for series.
 //
 // Every label has a bounded set of values: a method the server does not
 // know is counted as "other", whatever clients send.
 package metrics
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	vm "github.com/VictoriaMetrics/metrics"
 
 	"github.com/skills-mcp/skills-mcp/internal/buildinfo"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
@@ -72,15 +79,20 @@ type Options struct {
 	Catalog func() Catalog
 }
 
-// Metrics holds the collectors. Its methods are safe for concurrent use.
+// Metrics holds the metrics. Its methods are safe for concurrent use.
 type Metrics struct {
-	reg         *prometheus.Registry
-	methods     map[string]bool
-	requests    *prometheus.CounterVec
-	latency     *prometheus.HistogramVec
-	rateLimited *prometheus.CounterVec
-	sizeLimited *prometheus.CounterVec
-	scans       *prometheus.HistogramVec
+	set     *vm.Set
+	methods map[string]bool
+	// series are the counters and histograms made so far, by full name
+	// (with labels): the set makes each once, this saves formatting the
+	// name on every request.
+	mu     sync.Mutex
+	series map[seriesKey]any
+}
+
+type seriesKey struct {
+	kind         byte // 'r' requests, 'l' latency, 'a' rate, 's' size, 'n' scans
+	label, label2 string
 }
 
 var _ httpserve.Observer = (*Metrics)(nil)
@@ -92,75 +104,98 @@ var requestBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 
 
 // scanBuckets are the duration buckets of a scan, in seconds: from an
 // unchanged small library (milliseconds) to a cold 100,000 skills
-// (minutes).
-var scanBuckets = prometheus.ExponentialBuckets(0.005, 2.5, 12) // 5 ms to about 19 min
+// (minutes): 5 ms times 2.5 to the power 0 to 11.
+var scanBuckets = func() []float64 {
+	b := make([]float64, 12)
+	for i, v := 0, 0.005; i < len(b); i, v = i+1, v*2.5 {
+		b[i] = v
+	}
+	return b
+}()
 
-// New returns metrics with every collector registered.
+// New returns metrics with every series that exists from the start.
 func New(opts *Options) *Metrics {
 	if opts == nil {
 		opts = &Options{}
 	}
-	m := &Metrics{
-		reg:     prometheus.NewRegistry(),
-		methods: map[string]bool{},
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Subsystem: "http", Name: "requests_total",
-			Help: "HTTP requests to /mcp answered, by JSON-RPC method (other: a method the server does not know; none: not read; batch: a JSON array) and HTTP status code.",
-		}, []string{"method", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Subsystem: "http", Name: "request_duration_seconds",
-			Help:    "Time from a request's arrival at the handler to its answer, by JSON-RPC method as in skills_mcp_http_requests_total.",
-			Buckets: requestBuckets,
-		}, []string{"method"}),
-		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Subsystem: "http", Name: "rate_limited_total",
-			Help: "Requests refused with 429, by the bucket that was empty: address (the client's) or token (the bearer token's).",
-		}, []string{"key"}),
-		sizeLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Subsystem: "http", Name: "size_limited_total",
-			Help: "Requests refused by a bound on sizes or load, by the bound (request_body: a body over the limit, 413; batch: 400; concurrency and body_budget: 503; response: an answer over the limit; connections: a connection refused).",
-		}, []string{"limit"}),
-		scans: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Subsystem: "catalog", Name: "scan_duration_seconds",
-			Help:    "Duration of library scans: kind first (the scan at start) or rescan (after a change, a reload or the safety interval).",
-			Buckets: scanBuckets,
-		}, []string{"kind"}),
-	}
+	// TYPE lines, so that scrapers know counters from gauges and
+	// histograms (the library's switch is process-wide; this package is
+	// its only user).
+	vm.ExposeMetadata(true)
+	m := &Metrics{set: vm.NewSet(), methods: map[string]bool{}, series: map[seriesKey]any{}}
 	for _, name := range Methods {
 		m.methods[name] = true
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.rateLimited, m.sizeLimited, m.scans, BuildInfo(namespace),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	bi := buildinfo.Read()
+	m.set.NewGauge(fmt.Sprintf(`%s_build_info{version=%q,revision=%q,goversion=%q}`, namespace, bi.Version, bi.Revision, bi.GoVersion),
+		func() float64 { return 1 })
 	if opts.Catalog != nil {
-		m.reg.MustRegister(&catalogCollector{size: opts.Catalog})
+		size := opts.Catalog
+		m.set.NewGauge(namespace+"_catalog_skills", func() float64 { return float64(size().Skills) })
+		m.set.NewGauge(namespace+"_catalog_files", func() float64 { return float64(size().Files) })
+		m.set.NewGauge(namespace+"_catalog_bytes", func() float64 { return float64(size().Bytes) })
 	}
 	// Series that exist from the start, so that a rate over them works
 	// before the first refusal.
 	for _, key := range []string{"address", "token"} {
-		m.rateLimited.WithLabelValues(key)
+		m.counter('a', key, "")
 	}
 	for _, limit := range httpserve.Limits {
-		m.sizeLimited.WithLabelValues(limit)
+		m.counter('s', limit, "")
 	}
 	return m
 }
 
-// BuildInfo is the gauge NAMESPACE_build_info, always 1, whose labels say
-// which build is running: version, revision and goversion.
-func BuildInfo(namespace string) prometheus.Collector {
-	bi := buildinfo.Read()
-	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: namespace, Name: "build_info",
-		Help:        "The running build: its version, VCS revision and Go version (always 1).",
-		ConstLabels: prometheus.Labels{"version": bi.Version, "revision": bi.Revision, "goversion": bi.GoVersion},
-	}, func() float64 { return 1 })
+// counter returns the counter of a kind and its labels, made on first use.
+func (m *Metrics) counter(kind byte, label, label2 string) *vm.Counter {
+	k := seriesKey{kind, label, label2}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.series[k]; ok {
+		return c.(*vm.Counter)
+	}
+	var name string
+	switch kind {
+	case 'r':
+		name = fmt.Sprintf(`%s_http_requests_total{method=%q,code=%q}`, namespace, label, label2)
+	case 'a':
+		name = fmt.Sprintf(`%s_http_rate_limited_total{key=%q}`, namespace, label)
+	case 's':
+		name = fmt.Sprintf(`%s_http_size_limited_total{limit=%q}`, namespace, label)
+	}
+	c := m.set.NewCounter(name)
+	m.series[k] = c
+	return c
 }
 
-// Handler serves the metrics in the Prometheus exposition formats. A
-// collector's error answers 500, so that the scraper notices.
+// histogram returns the histogram of a kind and its label, made on first
+// use.
+func (m *Metrics) histogram(kind byte, label string) *vm.PrometheusHistogram {
+	k := seriesKey{kind: kind, label: label}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h, ok := m.series[k]; ok {
+		return h.(*vm.PrometheusHistogram)
+	}
+	var h *vm.PrometheusHistogram
+	switch kind {
+	case 'l':
+		h = m.set.NewPrometheusHistogramExt(fmt.Sprintf(`%s_http_request_duration_seconds{method=%q}`, namespace, label), requestBuckets)
+	case 'n':
+		h = m.set.NewPrometheusHistogramExt(fmt.Sprintf(`%s_catalog_scan_duration_seconds{kind=%q}`, namespace, label), scanBuckets)
+	}
+	m.series[k] = h
+	return h
+}
+
+// Handler serves the metrics in the Prometheus text format, with the Go
+// runtime's and the process's.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		m.set.WritePrometheus(w)
+		vm.WriteProcessMetrics(w)
+	})
 }
 
 // Serve has an HTTP server report to m and serve the metrics at
@@ -169,15 +204,11 @@ func (m *Metrics) Serve(opts *httpserve.Options) {
 	opts.Observer, opts.Metrics = m, m.Handler()
 }
 
-// Registry returns the registry, for tests and for callers adding
-// collectors of their own.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
 // Request implements [httpserve.Observer].
 func (m *Metrics) Request(info httpserve.RequestInfo) {
 	method := m.methodLabel(info)
-	m.requests.WithLabelValues(method, statusLabel(info.Status)).Inc()
-	m.latency.WithLabelValues(method).Observe(info.Elapsed.Seconds())
+	m.counter('r', method, statusLabel(info.Status)).Inc()
+	m.histogram('l', method).Update(info.Elapsed.Seconds())
 }
 
 // statusLabels are the status codes as labels, made once rather than per
@@ -210,10 +241,10 @@ func (m *Metrics) methodLabel(info httpserve.RequestInfo) string {
 }
 
 // RateLimited implements [httpserve.Observer].
-func (m *Metrics) RateLimited(key string) { m.rateLimited.WithLabelValues(key).Inc() }
+func (m *Metrics) RateLimited(key string) { m.counter('a', key, "").Inc() }
 
 // SizeLimited implements [httpserve.Observer].
-func (m *Metrics) SizeLimited(limit string) { m.sizeLimited.WithLabelValues(limit).Inc() }
+func (m *Metrics) SizeLimited(limit string) { m.counter('s', limit, "").Inc() }
 
 // Scanned records a scan's duration; rescan is false for the first scan
 // of the process. It has the shape of catalog.Options.OnScanned.
@@ -222,30 +253,5 @@ func (m *Metrics) Scanned(d time.Duration, rescan bool) {
 	if rescan {
 		kind = "rescan"
 	}
-	m.scans.WithLabelValues(kind).Observe(d.Seconds())
-}
-
-// catalogCollector exports the catalog's size as read at scrape time, so
-// that it is never stale and costs nothing between scrapes.
-type catalogCollector struct {
-	size func() Catalog
-}
-
-var (
-	skillsDesc = prometheus.NewDesc(namespace+"_catalog_skills", "Skills listed in the catalog served.", nil, nil)
-	filesDesc  = prometheus.NewDesc(namespace+"_catalog_files", "Files served, in every skill of the catalog.", nil, nil)
-	bytesDesc  = prometheus.NewDesc(namespace+"_catalog_bytes", "Bytes of the files served.", nil, nil)
-)
-
-func (c *catalogCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- skillsDesc
-	ch <- filesDesc
-	ch <- bytesDesc
-}
-
-func (c *catalogCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.size()
-	ch <- prometheus.MustNewConstMetric(skillsDesc, prometheus.GaugeValue, float64(s.Skills))
-	ch <- prometheus.MustNewConstMetric(filesDesc, prometheus.GaugeValue, float64(s.Files))
-	ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.GaugeValue, float64(s.Bytes))
+	m.histogram('n', kind).Update(d.Seconds())
 }
