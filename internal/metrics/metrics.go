@@ -91,7 +91,7 @@ type Metrics struct {
 }
 
 type seriesKey struct {
-	kind         byte // 'r' requests, 'l' latency, 'a' rate, 's' size, 'n' scans
+	kind          byte // 'r' requests, 'l' latency, 'a' rate, 's' size, 'n' scans
 	label, label2 string
 }
 
