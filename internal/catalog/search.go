@@ -46,7 +46,7 @@ func (snap *Snapshot) startSearch(base *Snapshot) {
 				if err := snap.cache.saveIndex(key, snap.search); err != nil {
 					snap.log.Warn("search index not saved; the next start builds it again", "err", err)
 				} else {
-					snap.log.Debug("search index saved", "skills", len(snap.skills), "ms", millis(time.Since(start)))
+					snap.log.Debug("search index saved", "skills", len(snap.skills), "duration_ms", millis(time.Since(start)))
 				}
 			}
 		}()
@@ -86,7 +86,7 @@ func (snap *Snapshot) indexSkills(base *Snapshot) (key string, built bool) {
 		ix, err := snap.cache.loadIndex(key, len(snap.skills))
 		if err == nil {
 			snap.search, snap.searchWhole = ix, true
-			snap.log.Debug("search index loaded", "skills", len(snap.skills), "ms", millis(time.Since(start)))
+			snap.log.Debug("search index loaded", "skills", len(snap.skills), "duration_ms", millis(time.Since(start)))
 			return key, false
 		}
 		if !errors.Is(err, fs.ErrNotExist) {

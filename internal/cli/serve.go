@@ -578,8 +578,8 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0, "browser", opts.UI != nil,
-		"wellKnownIndex", opts.WellKnown != nil,
-		"metrics", "http://"+ln.Addr().String()+"/metrics", "rateLimitAddress", cfg.rate.Address, "rateLimitToken", cfg.rate.Token)
+		"well_known_index", opts.WellKnown != nil,
+		"metrics", "http://"+ln.Addr().String()+"/metrics", "rate_limit_address", cfg.rate.Address, "rate_limit_token", cfg.rate.Token)
 	return httpserve.Serve(ctx, httpserve.LimitListener(ln, cfg.maxConns, opts.Observer), httpserve.Handler(mh, opts), log)
 }
 

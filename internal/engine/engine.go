@@ -363,7 +363,7 @@ func (c *Catalog) deferred(ctx context.Context, snap *catalog.Snapshot) {
 	}
 	start := time.Now()
 	if snap.Unchanged() {
-		c.log.Debug("library unchanged since the first scan", "ms", time.Since(start).Milliseconds())
+		c.log.Debug("library unchanged since the first scan", "duration_ms", time.Since(start).Milliseconds())
 		return
 	}
 	c.watcher.Kick()
@@ -511,7 +511,7 @@ func FirstScan(ctx context.Context, list []*catalog.Library, opts *catalog.Optio
 func LogCatalog(log *slog.Logger, snap *catalog.Snapshot) catalog.Stats {
 	st := snap.Stats()
 	log.Info("catalog ready", "generation", st.Generation, "skills", st.Skills, "hidden", st.Hidden, "withheld", st.Withheld,
-		"files", st.Files, "bytes", st.Bytes, "warnings", len(st.Warnings), "scanMs", st.ScanMillis, "filesRead", st.FilesRead, "foldersListed", st.FoldersListed)
+		"files", st.Files, "bytes", st.Bytes, "warnings", len(st.Warnings), "duration_ms", st.ScanMillis, "files_read", st.FilesRead, "folders_listed", st.FoldersListed)
 	if st.Skills == 0 {
 		log.Warn("no skill is served; run with --stats to see why")
 	}
@@ -541,7 +541,7 @@ func limitMemory(env func(string) (string, bool), log *slog.Logger) {
 	live := int64(sample[0].Value.Uint64())
 	limit := memoryLimit(live)
 	debug.SetMemoryLimit(limit)
-	log.Debug("soft memory limit set", "liveMiB", live>>20, "limitMiB", limit>>20)
+	log.Debug("soft memory limit set", "live_mib", live>>20, "limit_mib", limit>>20)
 }
 
 // Room the soft memory limit leaves above the live catalog, for the

@@ -81,7 +81,7 @@ func newGuard(opts *Options, now func() time.Time) *guard {
 	var bad []error
 	g.hosts, bad = parseAllowedHosts(opts.AllowedHosts)
 	for _, err := range bad {
-		g.log.Warn("httpserve: ignoring allowed host", "error", err)
+		g.log.Warn("ignoring allowed host", "err", err)
 	}
 	g.tokens = NewTokens(opts.Tokens)
 	return g
@@ -94,9 +94,9 @@ func (g *guard) reject(w http.ResponseWriter, r *http.Request, status int, msg s
 
 // rejectCode is reject with a chosen JSON-RPC error code.
 func (g *guard) rejectCode(w http.ResponseWriter, r *http.Request, status, code int, msg string) {
-	g.log.DebugContext(r.Context(), "httpserve: request refused",
+	g.log.DebugContext(r.Context(), "request refused",
 		"status", status, "reason", msg,
-		"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+		"method", r.Method, "path", r.URL.Path, "addr", r.RemoteAddr)
 	writeError(w, status, code, msg)
 }
 

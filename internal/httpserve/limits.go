@@ -213,7 +213,7 @@ func (c *capWriter) tooLarge(size int64) {
 	}
 	msg := fmt.Sprintf("the answer to this request is over %d bytes (at least %d), more than this server sends for one request; ask for less (a smaller page, or one file at a time)",
 		c.g.maxResponse, size)
-	c.g.log.WarnContext(c.r.Context(), "httpserve: answer over the response limit", "limit", c.g.maxResponse, "size", size, "remote", c.r.RemoteAddr)
+	c.g.log.WarnContext(c.r.Context(), "answer over the response limit", "limit", c.g.maxResponse, "size", size, "addr", c.r.RemoteAddr)
 	data, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`

@@ -299,11 +299,11 @@ func (g *guard) refuseRate(w http.ResponseWriter, r *http.Request, v verdict, ke
 	// that would be refused again.
 	secs := max(1, int(math.Ceil(v.retryAfter.Seconds())))
 	if v.log {
-		attrs := []any{kind, who, "limitPerSecond", perSecond, "refusedSinceLastLine", v.refused}
+		attrs := []any{kind, who, "limit_per_second", perSecond, "refused_since_last_line", v.refused}
 		if v.unlogged > 0 {
-			attrs = append(attrs, "otherRefusalsNotLogged", v.unlogged)
+			attrs = append(attrs, "other_refusals_not_logged", v.unlogged)
 		}
-		g.log.WarnContext(r.Context(), "httpserve: rate limit exceeded; refusing with 429 (logged at most once a minute per "+kind+")", attrs...)
+		g.log.WarnContext(r.Context(), "rate limit exceeded; refusing with 429 (logged at most once a minute per "+kind+")", attrs...)
 	}
 	what := "this client address"
 	if key == rateKeyToken {

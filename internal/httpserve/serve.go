@@ -70,12 +70,12 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Lo
 	case <-ctx.Done():
 	}
 
-	logger.Info("httpserve: shutting down", "addr", ln.Addr().String())
+	logger.Info("shutting down", "addr", ln.Addr().String())
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		logger.Warn("httpserve: closing requests still running after the grace period",
-			"grace", grace, "error", err)
+		logger.Warn("closing requests still running after the grace period",
+			"grace", grace, "err", err)
 		cancelBase()
 		srv.Close()
 	}

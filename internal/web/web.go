@@ -213,7 +213,7 @@ func NewSite(opts *Options) (*Site, error) {
 		}
 	}
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.log.Info("web: cross-origin request refused", "method", r.Method, "path", r.URL.Path,
+		s.log.Info("cross-origin request refused", "method", r.Method, "path", r.URL.Path,
 			"origin", r.Header.Get("Origin"), "fetchSite", r.Header.Get("Sec-Fetch-Site"))
 		s.Error(w, r, http.StatusForbidden, "Cross-origin request refused",
 			"This form was sent from another site. Nothing was changed. Open this site's own page and submit the form there.")
@@ -279,7 +279,7 @@ const CSRFField = "csrf"
 func (s *Site) Render(w http.ResponseWriter, r *http.Request, status int, page Page) {
 	t, ok := s.pages[page.Template]
 	if !ok {
-		s.log.Error("web: no page template", "template", page.Template)
+		s.log.Error("no page template", "template", page.Template)
 		s.Error(w, r, http.StatusInternalServerError, "Page missing", "This page has no template; the server's log says which.")
 		return
 	}
@@ -292,7 +292,7 @@ func (s *Site) Render(w http.ResponseWriter, r *http.Request, status int, page P
 	buf.Reset()
 	defer s.bufs.Put(buf)
 	if err := t.ExecuteTemplate(buf, "layout.html", v); err != nil {
-		s.log.Error("web: rendering page", "template", page.Template, "err", err)
+		s.log.Error("rendering page", "template", page.Template, "err", err)
 		if page.Template != "page-error.html" {
 			s.Error(w, r, http.StatusInternalServerError, "Page not rendered", "The page could not be rendered; the server's log says why.")
 			return
@@ -355,7 +355,7 @@ func (s *Site) authenticate(next http.Handler) http.Handler {
 		open := strings.HasPrefix(r.URL.Path, AssetPrefix) || r.URL.Path == "/signin"
 		if s.verify == nil {
 			if !httpserve.IsLoopback(r.RemoteAddr) {
-				s.log.Info("web: request from a remote peer refused; no sign-in is configured", "remote", r.RemoteAddr, "path", r.URL.Path)
+				s.log.Info("request from a remote peer refused; no sign-in is configured", "addr", r.RemoteAddr, "path", r.URL.Path)
 				s.Error(w, r, http.StatusForbidden, "Only this machine may use this page",
 					"The server was started without tokens, so its web interface answers only requests from this machine. Start it with --token-file to sign in from elsewhere.")
 				return
@@ -416,7 +416,7 @@ func (s *Site) checkCSRF(next http.Handler) http.Handler {
 			return
 		}
 		if !sess.checkCSRF(csrfToken(w, r)) {
-			s.log.Info("web: form without its session's CSRF token refused", "method", r.Method, "path", r.URL.Path)
+			s.log.Info("form without its session's CSRF token refused", "method", r.Method, "path", r.URL.Path)
 			s.Error(w, r, http.StatusForbidden, "Form refused",
 				"This form did not carry this session's token (it was forged, or comes from an older page). Nothing was changed. Reload the page and submit it again.")
 			return
@@ -481,14 +481,14 @@ func (s *Site) signIn(w http.ResponseWriter, r *http.Request) {
 	next := localPath(r.PostFormValue("next"))
 	id, ok := s.verify(r.Context(), strings.TrimSpace(r.PostFormValue("token")))
 	if !ok {
-		s.log.Info("web: sign-in refused: token not valid", "remote", r.RemoteAddr)
+		s.log.Info("sign-in refused: token not valid", "addr", r.RemoteAddr)
 		s.Render(w, r, http.StatusUnauthorized, Page{Template: "page-signin.html", Title: "Sign in",
 			Data: signInData{Next: next, Failed: true}})
 		return
 	}
 	_, key := s.sessions.create(id)
 	setCookie(w, r, key)
-	s.log.Info("web: signed in", "who", id.Name, "remote", r.RemoteAddr)
+	s.log.Info("signed in", "who", id.Name, "addr", r.RemoteAddr)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -497,7 +497,7 @@ func (s *Site) signOut(w http.ResponseWriter, r *http.Request) {
 		s.sessions.end(c.Value)
 	}
 	clearCookie(w, r)
-	s.log.Info("web: signed out", "remote", r.RemoteAddr)
+	s.log.Info("signed out", "addr", r.RemoteAddr)
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }
 

@@ -245,7 +245,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("hub server: a handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v)
+			s.log.Error("a handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v)
 			if !sw.wrote {
 				api.WriteError(sw, api.NewError(http.StatusInternalServerError, api.CodeInternal, "the hub failed to answer; its log says why"))
 			}
@@ -310,7 +310,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if err := s.hub.Ping(ctx); err != nil {
 		s.storeErrors.Add(1)
-		s.log.Warn("hub server: health check: the database does not answer", "err", err)
+		s.log.Warn("health check: the database does not answer", "err", err)
 		w.WriteHeader(http.StatusServiceUnavailable)
 		json.NewEncoder(w).Encode(map[string]string{"status": "unavailable", "reason": "the hub's database does not answer"})
 		return

@@ -189,7 +189,7 @@ func (s *Service) recordFailure(versionID, revision int64, log string) {
 	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 	defer cancel()
 	if _, err := s.st.SetPrepared(ctx, versionID, revision, "", log); err != nil {
-		s.log.Warn("jobs: keeping a failed preparation's log", "version", versionID, "err", err)
+		s.log.Warn("keeping a failed preparation's log", "version", versionID, "err", err)
 	}
 }
 

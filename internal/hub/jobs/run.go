@@ -44,7 +44,7 @@ func (s *Service) worker() {
 		}
 		j, ok, err := s.st.ClaimJob(s.ctx, s.opts.Replica)
 		if err != nil && s.ctx.Err() == nil {
-			s.log.Warn("jobs: claiming a queued job", "err", err)
+			s.log.Warn("claiming a queued job", "err", err)
 		}
 		if ok {
 			// Another job may be queued behind this one: wake another
@@ -92,9 +92,9 @@ func (s *Service) execute(j store.Job) {
 	defer fcancel()
 	if lockReason != "" {
 		if _, err := s.st.LockJob(fctx, j.ID, s.opts.Replica, lockReason); err != nil {
-			s.log.Error("jobs: locking a job whose sandbox may still run", "job", j.ID, "err", err)
+			s.log.Error("locking a job whose sandbox may still run", "job", j.ID, "err", err)
 		}
-		s.log.Error("jobs: job locked", "job", j.ID, "reason", lockReason)
+		s.log.Error("job locked", "job", j.ID, "reason", lockReason)
 		return
 	}
 	if _, err := s.st.FinishJob(fctx, j.ID, s.opts.Replica, res, outputs); err != nil {
@@ -106,11 +106,11 @@ func (s *Service) execute(j store.Job) {
 		if err != nil {
 			// The job stays running under this replica; the next
 			// Recover ends it.
-			s.log.Error("jobs: storing the end of a run", "job", j.ID, "err", err)
+			s.log.Error("storing the end of a run", "job", j.ID, "err", err)
 			return
 		}
 	}
-	s.log.Info("jobs: run ended", "job", j.ID, "state", res.State, "outputs", len(outputs))
+	s.log.Info("run ended", "job", j.ID, "state", res.State, "outputs", len(outputs))
 }
 
 // watchStop cancels h when a stop of the job is asked through the store.
@@ -529,7 +529,7 @@ func (s *Service) Recover(ctx context.Context) (RecoverReport, error) {
 			rep.Failed = append(rep.Failed, j.ID)
 		}
 		removeTree(s.dir("work", j.ID))
-		s.log.Warn("jobs: recovered a job", "job", j.ID, "state", res.State, "reason", res.Reason)
+		s.log.Warn("recovered a job", "job", j.ID, "state", res.State, "reason", res.Reason)
 	}
 	// Sandboxes no live job owns: a job of this host that ended, was
 	// deleted or never was, and this replica's preparations.

@@ -308,7 +308,7 @@ func (b *Browser) skill(w http.ResponseWriter, r *http.Request) {
 	}
 	d := skillData{Skill: sk, Frontmatter: frontmatter(sk.Frontmatter), Flags: sk.RiskFlags(), SourceURI: sk.URI}
 	if body, err := sk.Body(); err != nil {
-		b.log.Warn("browse: SKILL.md not read", "skill", sk.Path, "err", err)
+		b.log.Warn("SKILL.md not read", "skill", sk.Path, "err", err)
 		d.BodyErr = "SKILL.md could not be read: it changed on disk since the catalog was built. The next rescan picks up the change."
 		if !errors.Is(err, catalog.ErrChanged) {
 			d.BodyErr = "SKILL.md could not be read; the server's log says why."
@@ -406,7 +406,7 @@ func (b *Browser) file(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, catalog.ErrChanged):
 			d.Err = "The file changed on disk since the catalog was built; the next rescan picks up the change."
 		case err != nil:
-			b.log.Warn("browse: file not read", "uri", f.URI, "err", err)
+			b.log.Warn("file not read", "uri", f.URI, "err", err)
 			d.Err = "The file could not be read; the server's log says why."
 		case !f.Text && bytes.IndexByte(data[:min(len(data), 8<<10)], 0) >= 0:
 			d.Binary = true // after all

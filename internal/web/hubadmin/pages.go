@@ -120,7 +120,7 @@ func (a *Admin) fail(w http.ResponseWriter, r *http.Request, err error) {
 		if errors.Is(err, context.Canceled) {
 			return
 		}
-		a.log.Error("hub admin pages: an API call failed", "path", r.URL.Path, "err", err)
+		a.log.Error("an API call failed", "path", r.URL.Path, "err", err)
 		a.site.Error(w, r, http.StatusInternalServerError, "Something went wrong", "The page could not be made; the server's log says why.")
 		return
 	}
