@@ -45,6 +45,13 @@ func newRoot(st streams) *cobra.Command {
 				return nil
 			}
 			err := fmt.Errorf("unknown command %q", args[0])
+			if args[0] == "hub" || args[0] == "catalog" {
+				rest := args
+				if args[0] == "hub" {
+					rest = args[1:]
+				}
+				return &usageError{err: err, hint: "the hub and the catalog builder are a binary of their own: " + strings.Join(append([]string{"skills-hub"}, rest...), " ")}
+			}
 			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 				err = fmt.Errorf("unknown command %q: did you mean %s?", args[0], strings.Join(s, " or "))
 			}

@@ -183,7 +183,10 @@ func (c *serveCommand) table() *options {
 	o.row("rate-limit-burst").Config("rateLimitBurst")
 	o.Bool(&cfg.stats, "stats", "", "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	o.Func("log-level", "SKILLS_LOG_LEVEL", "debug, info, warn or error", "log `level`: debug, info, warn or error (default info)", false, func(v string) error {
-		return cfg.logLevel.UnmarshalText([]byte(v))
+		if err := cfg.logLevel.UnmarshalText([]byte(v)); err != nil {
+			return fmt.Errorf("%q is not debug, info, warn or error", v)
+		}
+		return nil
 	})
 	o.Func("log-format", "SKILLS_LOG_FORMAT", "text or json", "log `format`: text (key=value lines) or json (one object a line) (default text)", false, func(v string) error {
 		if v != "text" && v != "json" {

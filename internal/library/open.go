@@ -214,7 +214,7 @@ func openLayout(o *Opened, dir string, log *slog.Logger) error {
 		o.VaultLib, err = catalog.OpenDirectory(o.Spec.Namespace, o.Spec.Vault)
 		if err != nil {
 			lib.Close()
-			return fmt.Errorf("vault %s: %w", o.Spec.Vault, err)
+			return fmt.Errorf("vault %s: %w", o.Spec.Vault, unwrapPathErr(err))
 		}
 		lib.Vault = o.VaultLib
 		if rel, err := filepath.Rel(o.VaultLib.Dir, lib.Dir); err == nil && filepath.IsLocal(rel) {
