@@ -64,6 +64,11 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"inspect"}, exitUsage, []string{"Error: inspect needs", "Try: skills-hub inspect -h"}},
 		{[]string{"inspect", "nosuch"}, exitFailure, []string{"Error: "}},
 		{[]string{"catalog", "build"}, exitUsage, []string{"Error: give --out FILE"}},
+		{[]string{"intsall"}, exitUsage, []string{"did you mean install?"}},
+		{[]string{"list", "--jsn"}, exitUsage, []string{"unknown flag --jsn: did you mean --json?"}},
+		{[]string{"catalog", "search", "--limit", "abc"}, exitUsage, []string{`--limit "abc": want an integer`}},
+		{[]string{"serve", "--log-level", "loud"}, exitUsage, []string{`--log-level "loud": want debug, info, warn or error`}},
+		{[]string{"completion", "zsh"}, exitOK, nil},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), tc.args, Streams{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Env: lookup})
@@ -75,5 +80,14 @@ func TestExitStatus(t *testing.T) {
 				t.Errorf("%v: stderr %q lacks %q", tc.args, errb.String(), want)
 			}
 		}
+	}
+}
+
+// Shell completion offers the commands, described.
+func TestCompletion(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"__complete", "ins"}, Streams{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Env: func(string) (string, bool) { return "", false }})
+	if code != exitOK || !bytes.Contains(out.Bytes(), []byte("install\t")) || !bytes.Contains(out.Bytes(), []byte("inspect\t")) {
+		t.Errorf("__complete ins: exit %d, %q", code, out.String())
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/skills-mcp/skills-mcp/internal/buildinfo"
 	"github.com/skills-mcp/skills-mcp/internal/catalogbuild"
 )
@@ -23,6 +25,8 @@ const (
 func Main(ctx context.Context, args []string, st Streams) int {
 	if len(args) > 0 {
 		switch args[0] {
+		case "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return complete(args, st)
 		case "version", "--version", "-version":
 			fmt.Fprintln(st.Stdout, "skills-hub", buildinfo.Read())
 			return exitOK

@@ -98,6 +98,7 @@ Commands:
   backup --out FILE         write a backup of the whole hub (SQLite)
   restore FILE              restore a backup into an empty data directory
   version                   print the version (also --version)
+  completion SHELL          print the completion script for bash, zsh, fish or powershell
 
 A VERSION is NAME@DIGEST as list and versions print it (pdf@3f2a9c0b1d4e),
 a shorter prefix of at least 4 hex digits, the full tree digest (sha256:…),
@@ -189,7 +190,7 @@ func (c *command) Run(ctx context.Context, args []string) error {
 
 // hubCommands are the names Run dispatches, for suggestions.
 var hubCommands = []string{"install", "import", "list", "versions", "inspect", "approve", "notes", "uninstall",
-	"catalog", "backup", "restore", "serve", "token", "help", "version"}
+	"catalog", "backup", "restore", "serve", "token", "help", "version", "completion"}
 
 // hubFlags is one hub command's flag set and its help text.
 type hubFlags struct {
@@ -218,7 +219,7 @@ func (c *command) flagSet(name string, g *hubGlobals, usage string) *hubFlags {
 
 func (c *command) flagError(fs *hubFlags, err error, hint string) error {
 	if !errors.Is(err, flag.ErrHelp) {
-		return &UsageError{Err: err, Hint: hint}
+		return &UsageError{Err: describeFlagError(fs.FlagSet, err), Hint: hint}
 	}
 	// Help asked for is the answer, on stdout.
 	fmt.Fprint(c.stdout, fs.usage)
@@ -228,6 +229,45 @@ func (c *command) flagError(fs *hubFlags, err error, hint string) error {
 		fs.PrintDefaults()
 	}
 	return ErrHelp
+}
+
+// describeFlagError rewrites the flag package's errors ("flag provided
+// but not defined: -x", "invalid value … parse error") as one line that
+// names the flag, the type it wants, or the flag likely meant.
+func describeFlagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := suggest.Closest(name, names); len(s) > 0 {
+			return fmt.Errorf("unknown flag --%s: did you mean --%s?", name, strings.Join(s, " or --"))
+		}
+		return fmt.Errorf("unknown flag --%s", name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("--%s needs a value", name)
+	}
+	// invalid value "abc" for flag -n: parse error
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		value, flagPart, _ := strings.Cut(rest, " for flag -")
+		name, cause, _ := strings.Cut(flagPart, ": ")
+		if f := fs.Lookup(name); f != nil && (cause == "parse error" || strings.Contains(cause, "invalid syntax")) {
+			want := "a valid value"
+			switch fmt.Sprintf("%T", f.Value) {
+			case "*flag.intValue", "*flag.int64Value", "*flag.uintValue", "*flag.uint64Value":
+				want = "an integer"
+			case "*flag.boolValue":
+				want = "true or false"
+			case "*flag.durationValue":
+				want = "a duration such as 90s, 5m or 1h"
+			case "*flag.float64Value":
+				want = "a number"
+			}
+			return fmt.Errorf("--%s %s: want %s", name, value, want)
+		}
+		return fmt.Errorf("--%s %s: %s", name, value, cause)
+	}
+	return err
 }
 
 // parse parses a command's flags, which may come before, between and after
