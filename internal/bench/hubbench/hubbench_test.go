@@ -15,11 +15,11 @@ import (
 // says what it measured.
 func TestRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs skills-mcp")
+		t.Skip("builds and runs skills-hub")
 	}
-	bin := filepath.Join(t.TempDir(), "skills-mcp")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/skills-mcp").CombinedOutput(); err != nil {
-		t.Fatalf("building skills-mcp: %v\n%s", err, out)
+	bin := filepath.Join(t.TempDir(), "skills-hub")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/skills-hub").CombinedOutput(); err != nil {
+		t.Fatalf("building skills-hub: %v\n%s", err, out)
 	}
 	var log bytes.Buffer
 	r, err := hubbench.Run(context.Background(), hubbench.Options{Server: bin, Dir: filepath.Join(t.TempDir(), "data"),
