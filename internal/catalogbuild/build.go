@@ -382,10 +382,8 @@ func undiscoverable(dir string) string {
 	return ""
 }
 
-// reason is an error as a skip reason, without the package prefix.
-func reason(err error) string {
-	return strings.ReplaceAll(err.Error(), "pkgtree: ", "")
-}
+// reason is an error as a skip reason.
+func reason(err error) string { return err.Error() }
 
 // item makes the catalog item of a package tree read at commit.
 func item(tree *pkgtree.Tree, r Repository, commit, dir string) (index.Item, error) {

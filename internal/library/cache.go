@@ -82,7 +82,7 @@ const staleAfter = time.Minute
 func (c *Cache) init() error {
 	c.initOnce.Do(func() {
 		if c.Dir == "" {
-			c.initErr = errors.New("library: cache directory not set")
+			c.initErr = errors.New("cache directory not set")
 			return
 		}
 		if err := os.MkdirAll(filepath.Join(c.Dir, downloadsDir), 0o700); err != nil {
@@ -304,7 +304,7 @@ func (c *Cache) use(ctx context.Context, ra io.ReaderAt, size int64, digest, dis
 
 // errRace means another process changed the extraction directory while we
 // worked on it; the caller looks again.
-var errRace = errors.New("library: extraction changed concurrently")
+var errRace = errors.New("extraction changed concurrently")
 
 // adopt records the first use by this process of a verified extraction,
 // held by f. Later uses only count (see use): verification happens once.
@@ -463,7 +463,7 @@ func cmpErr(err error, otherwise string) any {
 // one is fine: that only ends the older use.
 func (c *Cache) Prune(digest string) error {
 	if !isDigest(digest) {
-		return fmt.Errorf("library: prune: %q is not a sha256 digest", digest)
+		return fmt.Errorf("prune: %q is not a sha256 digest", digest)
 	}
 	if err := c.init(); err != nil {
 		return err

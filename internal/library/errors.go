@@ -10,46 +10,46 @@ import (
 // one entry is at fault, the entry.
 var (
 	// ErrNotZip: the file has no end-of-central-directory record.
-	ErrNotZip = errors.New("library: not a zip archive")
+	ErrNotZip = errors.New("not a zip archive")
 	// ErrCorrupt: the archive's structure is truncated, inconsistent or
 	// lying (sizes, offsets, names or counts that disagree, overlapping
 	// entries, data outside the file, several disks).
-	ErrCorrupt = errors.New("library: corrupt or inconsistent archive")
+	ErrCorrupt = errors.New("corrupt or inconsistent archive")
 	// ErrInsecurePath: an entry name that could escape the extraction
 	// directory or mean different files on different systems.
-	ErrInsecurePath = errors.New("library: insecure entry name")
+	ErrInsecurePath = errors.New("insecure entry name")
 	// ErrLink: a symbolic link (or Windows reparse point) entry.
-	ErrLink = errors.New("library: link entry")
+	ErrLink = errors.New("link entry")
 	// ErrSpecialFile: a device, fifo or socket entry.
-	ErrSpecialFile = errors.New("library: special file entry")
+	ErrSpecialFile = errors.New("special file entry")
 	// ErrEncrypted: an encrypted entry.
-	ErrEncrypted = errors.New("library: encrypted entry")
+	ErrEncrypted = errors.New("encrypted entry")
 	// ErrMethod: a compression method other than Store and Deflate.
-	ErrMethod = errors.New("library: unsupported compression method")
+	ErrMethod = errors.New("unsupported compression method")
 	// ErrDuplicate: two entries for the same path, also under case folding,
 	// or a path that is both a file and a directory.
-	ErrDuplicate = errors.New("library: duplicate entry")
+	ErrDuplicate = errors.New("duplicate entry")
 	// ErrTooManyEntries: more entries than Limits.MaxEntries.
-	ErrTooManyEntries = errors.New("library: too many entries")
+	ErrTooManyEntries = errors.New("too many entries")
 	// ErrTooLarge: a declared or inflated size, or a download, over its
 	// limit.
-	ErrTooLarge = errors.New("library: over the size limit")
+	ErrTooLarge = errors.New("over the size limit")
 	// ErrRatio: a declared compression ratio over Limits.MaxRatio.
-	ErrRatio = errors.New("library: compression ratio over the limit")
+	ErrRatio = errors.New("compression ratio over the limit")
 	// ErrChecksum: inflated content that does not match its CRC-32.
-	ErrChecksum = errors.New("library: checksum mismatch")
+	ErrChecksum = errors.New("checksum mismatch")
 
 	// ErrInsecureURL: a URL (or redirect target) that is not https, or
 	// carries credentials.
-	ErrInsecureURL = errors.New("library: insecure URL")
+	ErrInsecureURL = errors.New("insecure URL")
 	// ErrRedirect: a redirect loop, or more than five redirects.
-	ErrRedirect = errors.New("library: refused redirect")
+	ErrRedirect = errors.New("refused redirect")
 	// ErrUnverified: a download with neither a pinned sha256 nor a sidecar,
 	// and AllowUnverified not set.
-	ErrUnverified = errors.New("library: archive cannot be verified")
+	ErrUnverified = errors.New("archive cannot be verified")
 	// ErrDigestMismatch: a download whose sha256 differs from the pin or
 	// the sidecar.
-	ErrDigestMismatch = errors.New("library: sha256 mismatch")
+	ErrDigestMismatch = errors.New("sha256 mismatch")
 )
 
 // ArchiveError reports an archive that was refused or could not be read.

@@ -114,7 +114,7 @@ func (c *Cache) Fetch(ctx context.Context, spec URLSpec) (dir, digest, warning s
 }
 
 // errNoDownload means the digest has no usable download in the cache.
-var errNoDownload = errors.New("library: not downloaded")
+var errNoDownload = errors.New("not downloaded")
 
 // useDownload extracts the cached download of digest, after re-hashing it:
 // a download that no longer matches its name is removed.

@@ -142,7 +142,7 @@ func (r *Repo) below(prefix string) (lo, hi int) {
 // the limits, or no valid SKILL.md.
 func (r *Repo) Package(ctx context.Context, dir string) (*Tree, error) {
 	if r.src == nil {
-		return nil, errors.New("pkgtree: the repository is closed")
+		return nil, errors.New("the repository is closed")
 	}
 	d, err := cleanDir(dir)
 	if err != nil {

@@ -19,26 +19,26 @@ import (
 var (
 	// ErrNoSkill: no SKILL.md at the package root, or one that cannot be
 	// served (unparseable frontmatter, or a fatal validator problem).
-	ErrNoSkill = errors.New("pkgtree: no valid SKILL.md at the package root")
+	ErrNoSkill = errors.New("no valid SKILL.md at the package root")
 	// ErrPath: a path that is not a safe relative name, or a package
 	// directory that escapes its source.
-	ErrPath = errors.New("pkgtree: invalid path")
+	ErrPath = errors.New("invalid path")
 	// ErrDuplicate: two files with the same path, also under case folding,
 	// or a path that is both a file and a folder.
-	ErrDuplicate = errors.New("pkgtree: duplicate path")
+	ErrDuplicate = errors.New("duplicate path")
 	// ErrLink: a symbolic link or hard link in the package.
-	ErrLink = errors.New("pkgtree: link in the package")
+	ErrLink = errors.New("link in the package")
 	// ErrSpecial: a device, fifo, socket or git submodule in the package.
-	ErrSpecial = errors.New("pkgtree: special file in the package")
+	ErrSpecial = errors.New("special file in the package")
 	// ErrTooLarge: a file, the package or a download over its limit.
-	ErrTooLarge = errors.New("pkgtree: over the package limits")
+	ErrTooLarge = errors.New("over the package limits")
 	// ErrArchive: a ZIP or tar archive that is corrupt, hostile or
 	// ambiguous; the error also wraps the library's reason.
-	ErrArchive = errors.New("pkgtree: archive refused")
+	ErrArchive = errors.New("archive refused")
 	// ErrNotFound: a ref, commit or package directory that does not exist.
-	ErrNotFound = errors.New("pkgtree: not found")
+	ErrNotFound = errors.New("not found")
 	// ErrSource: a repository URL this package cannot read.
-	ErrSource = errors.New("pkgtree: unsupported source")
+	ErrSource = errors.New("unsupported source")
 )
 
 // Limits bound a package. A zero field means its default (see

@@ -140,12 +140,7 @@ type archiveError struct {
 }
 
 func (e *archiveError) Error() string {
-	// The library's reasons start with its own sentinel's text; the kind
-	// says the same in this package's words.
 	msg := e.err.Error()
-	if _, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "library: ") {
-		msg = rest
-	}
 	if e.entry == "" {
 		return fmt.Sprintf("%v: %s", e.kind, msg)
 	}

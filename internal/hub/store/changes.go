@@ -192,7 +192,7 @@ func (s *DB) Changes(ctx context.Context) <-chan Change {
 		// LISTEN before the first look, so nothing falls between them.
 		var err error
 		if conn, err = s.listenConn(ctx); err != nil {
-			s.log.Warn("hub store: the change feed cannot listen to PostgreSQL yet; retrying", "err", err)
+			s.log.Warn("the change feed cannot listen to PostgreSQL yet; retrying", "err", err)
 			conn = nil
 		}
 	} else if s.local != nil {
@@ -270,14 +270,14 @@ func (f *feed) run(ctx context.Context) {
 func (f *feed) failed(err error) {
 	if !f.failing {
 		f.failing = true
-		f.s.log.Warn("hub store: the change feed cannot read the projects; it will look again", "err", err)
+		f.s.log.Warn("the change feed cannot read the projects; it will look again", "err", err)
 	}
 }
 
 func (f *feed) recovered() {
 	if f.failing {
 		f.failing = false
-		f.s.log.Info("hub store: the change feed reads the projects again")
+		f.s.log.Info("the change feed reads the projects again")
 	}
 }
 
@@ -462,7 +462,7 @@ func (f *feed) listen(ctx context.Context, conn *pgx.Conn) {
 			if err != nil {
 				if !down {
 					down = true
-					f.s.log.Warn("hub store: the change feed lost PostgreSQL; reconnecting", "err", err)
+					f.s.log.Warn("the change feed lost PostgreSQL; reconnecting", "err", err)
 				}
 				select {
 				case <-time.After(backoff):
@@ -475,7 +475,7 @@ func (f *feed) listen(ctx context.Context, conn *pgx.Conn) {
 			conn, backoff = c, listenBackoffMin
 			if down {
 				down = false
-				f.s.log.Info("hub store: the change feed listens to PostgreSQL again")
+				f.s.log.Info("the change feed listens to PostgreSQL again")
 				f.sub.hint("")
 			}
 		}
@@ -499,7 +499,7 @@ func (f *feed) listen(ctx context.Context, conn *pgx.Conn) {
 		}
 		if !down {
 			down = true
-			f.s.log.Warn("hub store: the change feed lost PostgreSQL; reconnecting", "err", err)
+			f.s.log.Warn("the change feed lost PostgreSQL; reconnecting", "err", err)
 		}
 		closeConn(conn)
 		conn = nil

@@ -177,7 +177,7 @@ func (e *limitError) Is(target error) bool { return target == ErrJobLimit }
 func (e *limitError) storeOwn()            {}
 
 func limitf(format string, args ...any) error {
-	return &limitError{msg: "hub store: " + fmt.Sprintf(format, args...)}
+	return &limitError{msg: fmt.Sprintf(format, args...)}
 }
 
 // CheckJobPath reports whether p may name a job file: a clean relative

@@ -110,7 +110,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		}
 	default:
 		if opts.Dir == "" {
-			return nil, errors.New("hub store: no data directory given (--data or SKILLS_HUB_DATA)")
+			return nil, errors.New("no data directory given (--data or SKILLS_HUB_DATA)")
 		}
 		if strings.ContainsAny(opts.Dir, "?#") {
 			return nil, fmt.Errorf("hub data directory %q: the name may not contain '?' or '#'; choose another directory", opts.Dir)

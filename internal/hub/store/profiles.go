@@ -120,7 +120,7 @@ func (e *profileError) Error() string { return e.msg }
 func (e *profileError) Unwrap() error { return e.is }
 func (e *profileError) storeOwn()     {}
 func profileErr(is error, format string, args ...any) error {
-	return &profileError{msg: "hub store: " + fmt.Sprintf(format, args...), is: is}
+	return &profileError{msg: fmt.Sprintf(format, args...), is: is}
 }
 
 // checkScriptPath reports whether p can name a file inside a package: a

@@ -164,7 +164,7 @@ func (e *invalidError) Error() string        { return e.msg }
 func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
 
 func invalidf(format string, args ...any) error {
-	return &invalidError{msg: "hub store: " + fmt.Sprintf(format, args...)}
+	return &invalidError{msg: fmt.Sprintf(format, args...)}
 }
 
 func validateNewVersion(nv NewVersion) error {

@@ -215,7 +215,7 @@ func openZip(p, display string) (*source, error) {
 	var ae *library.ArchiveError
 	switch {
 	case errors.As(err, &ae):
-		reason := strings.TrimPrefix(ae.Err.Error(), "library: ")
+		reason := ae.Err.Error()
 		src.findings = append(src.findings, lint.RefusedZip(ae.Entry, reason, errors.Is(err, library.ErrInsecurePath)))
 		return src, nil
 	case err != nil:
