@@ -48,6 +48,8 @@ func TestExitCodes(t *testing.T) {
 		{"pull help", nil, []string{"pull", "--help"}, 0, "SKILLS_DEADLINE", ""},
 		{"help pull", nil, []string{"help", "pull"}, 0, "Usage: skills-mcp pull", ""},
 		{"completion", nil, []string{"completion", "bash"}, 0, "bash completion", ""},
+		{"completion of an unknown shell", nil, []string{"completion", "tcsh"}, 2, "", `unknown shell "tcsh"`},
+		{"version argument", nil, []string{"version", "extra"}, 2, "", `unknown command "extra"`},
 		{"mistyped command", nil, []string{"pul"}, 2, "", "did you mean pull?"},
 		{"unknown command", nil, []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{"the hub moved", nil, []string{"hub", "list"}, 2, "", "a binary of their own: skills-hub list"},

@@ -87,15 +87,37 @@ func newRoot(st streams) *cobra.Command {
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "print the version",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		Run: func(*cobra.Command, []string) {
 			fmt.Fprintln(st.stdout, "skills-mcp", buildinfo.Read())
 		},
 	})
+	// A shell cobra's completion command does not know is bad usage
+	// (exit 2), not its help.
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("", "completion needs a shell: bash, zsh, fish or powershell")
+			}
+			return usagef("", "unknown shell %q: want bash, zsh, fish or powershell", args[0])
+		}
+	}
 	root.SetOut(st.stdout)
 	root.SetErr(st.stderr)
 	root.SetIn(st.stdin)
 	return root
+}
+
+// usageArgs makes the errors of an argument check usage errors.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &usageError{err: err}
+		}
+		return nil
+	}
 }
 
 // cobraCommand is the cobra command of sc.
