@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the release binaries: skills-mcp and skills-hub, static (CGO off),
-# for linux and darwin on amd64 and arm64, stamped with the version, the
-# commit and its time, into DIST (default dist/), with SHA256SUMS.
+# Builds the release binaries, static (CGO off), stamped with the version,
+# the commit and its time, into DIST (default dist/), with SHA256SUMS:
+# skills-mcp for linux and darwin on amd64 and arm64, skills-hub for linux
+# (its job sandboxes are Linux's: namespaces, cgroups, bubblewrap, gVisor).
 #
 #   scripts/release.sh v0.5.0          a release: the version given, a clean work tree
 #   scripts/release.sh --snapshot      a snapshot: version "snapshot" (what CI checks)
@@ -33,6 +34,9 @@ for target in $TARGETS; do
   goos=${target%/*}
   goarch=${target#*/}
   for cmd in skills-mcp skills-hub; do
+    if [[ $cmd == skills-hub && $goos != linux ]]; then
+      continue
+    fi
     out="$DIST/${cmd}_${version}_${goos}_${goarch}"
     echo "building $out"
     CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch GOFLAGS=-buildvcs=false \
