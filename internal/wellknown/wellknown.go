@@ -140,8 +140,8 @@ func (h *Handler) Index() *Index {
 	}
 	ix := build(snap, prev, h.maxArchive, h.cacheBytes, h.log)
 	if n := len(ix.skills); h.maxConns > 0 && n > h.maxConns-connMargin {
-		h.log.Warn("well-known index: npx skills add fetches every listed skill at once, one connection each, and silently skips those the connection limit refuses; raise --max-conns above the count",
-			"listed", n, "maxConns", h.maxConns, "suggested", n+connMargin)
+		h.log.Warn("npx skills add fetches every listed skill at once, one connection each, and silently skips those the connection limit refuses; raise --max-conns above the count",
+			"listed", n, "max_conns", h.maxConns, "suggested", n+connMargin)
 	}
 	h.cur.Store(ix)
 	return ix

@@ -189,18 +189,18 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 func fail(w http.ResponseWriter, status int, format string, args ...any) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="skills-mcp hub"`)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="skills-hub"`)
 	}
 	w.WriteHeader(status)
 	fmt.Fprintf(w, format, args...)
 }
 
 func (r *Registry) notFound(w http.ResponseWriter, req *http.Request) {
-	fail(w, http.StatusNotFound, "no such route in this registry: %s %s (a skills-mcp hub serves the ClawHub routes of search, inspect, install, update and skill publish)", req.Method, clip(req.URL.Path))
+	fail(w, http.StatusNotFound, "no such route in this registry: %s %s (a skills-hub serves the ClawHub routes of search, inspect, install, update and skill publish)", req.Method, clip(req.URL.Path))
 }
 
 func (r *Registry) unsupported(w http.ResponseWriter, req *http.Request) {
-	fail(w, http.StatusNotImplemented, "%s is not supported by this registry (a skills-mcp hub serves search, inspect, install, update and skill publish)", clip(req.URL.Path))
+	fail(w, http.StatusNotImplemented, "%s is not supported by this registry (a skills-hub serves search, inspect, install, update and skill publish)", clip(req.URL.Path))
 }
 
 // authed checks the bearer token for scope need before h runs.
@@ -209,13 +209,13 @@ func (r *Registry) authed(need store.Scope, h func(http.ResponseWriter, *http.Re
 		scheme, secret, ok := strings.Cut(req.Header.Get("Authorization"), " ")
 		secret = strings.TrimSpace(secret)
 		if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
-			fail(w, http.StatusUnauthorized, "Unauthorized: this registry needs a token; run `clawhub login --token TOKEN` with a hub admin token (`skills-mcp hub token create --scope read`, or --scope write to publish)")
+			fail(w, http.StatusUnauthorized, "Unauthorized: this registry needs a token; run `clawhub login --token TOKEN` with a hub admin token (`skills-hub token create --scope read`, or --scope write to publish)")
 			return
 		}
 		tok, err := r.hub.VerifyToken(req.Context(), secret)
 		switch {
 		case errors.Is(err, store.ErrTokenInvalid):
-			fail(w, http.StatusUnauthorized, "Unauthorized: the token is unknown, revoked or expired; create one with `skills-mcp hub token create` and run `clawhub login --token` again")
+			fail(w, http.StatusUnauthorized, "Unauthorized: the token is unknown, revoked or expired; create one with `skills-hub token create` and run `clawhub login --token` again")
 			return
 		case err != nil:
 			r.log.Warn("clawhub registry: a token cannot be checked", "err", err)

@@ -298,7 +298,7 @@ func (a *Admin) uploadCatalog(w http.ResponseWriter, r *http.Request) {
 		return
 	case !json.Valid(doc):
 		a.site.Error(w, r, http.StatusUnprocessableEntity, "Not a catalog document",
-			`The file is not JSON. A catalog document is JSON, {"schema_version": 1, "items": […]}, as skills-mcp catalog build writes it. Nothing was changed.`)
+			`The file is not JSON. A catalog document is JSON, {"schema_version": 1, "items": […]}, as skills-hub catalog build writes it. Nothing was changed.`)
 		return
 	}
 	var info hub.CatalogInfo
