@@ -15,6 +15,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -31,6 +32,11 @@ import (
 const (
 	defaultLib     = "testdata/search/library"
 	defaultQueries = "testdata/search/queries.json"
+	// The realistic set (-set real): public libraries at pinned commits,
+	// extracted by scripts/searcheval-libraries.sh, and needs written as
+	// users state them, split into a tuning and a held-out half.
+	realLibs    = "testdata/searcheval/library"
+	realQueries = "testdata/searcheval/queries.json"
 )
 
 func main() {
@@ -58,8 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("skills-searcheval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	lib := fs.String("lib", defaultLib, "skills library to search")
-	queries := fs.String("queries", defaultQueries, "labelled queries (JSON)")
+	set := fs.String("set", "synthetic", "query set: synthetic (testdata/search) or real (testdata/searcheval, a folder of libraries)")
+	lib := fs.String("lib", "", "skills library to search (default: the set's)")
+	queries := fs.String("queries", "", "labelled queries, JSON (default: the set's)")
 	verbose := fs.Bool("v", false, "list the queries whose first result is not relevant")
 	asJSON := fs.Bool("json", false, "print the metrics as JSON")
 	fs.Usage = func() {
@@ -75,8 +82,21 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	load := eval.LoadLibrary
+	switch *set {
+	case "synthetic":
+		*lib, *queries = cmp.Or(*lib, defaultLib), cmp.Or(*queries, defaultQueries)
+	case "real":
+		*lib, *queries = cmp.Or(*lib, realLibs), cmp.Or(*queries, realQueries)
+		load = eval.LoadLibraries
+		if _, err := os.Stat(*lib); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s is missing: extract the libraries first with scripts/searcheval-libraries.sh", *lib)
+		}
+	default:
+		return fmt.Errorf("-set %q: want synthetic or real", *set)
+	}
 
-	docs, err := eval.LoadLibrary(os.DirFS(*lib))
+	docs, err := load(os.DirFS(*lib))
 	if err != nil {
 		return fmt.Errorf("loading the library: %w", err)
 	}
@@ -102,18 +122,24 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	build := time.Since(start)
 	ours, results := eval.Evaluate(qs, eval.Engine(ix, docs))
 	baseline, _ := eval.Evaluate(qs, eval.Baseline(docs))
+	tune, _ := eval.Evaluate(eval.Only(qs, eval.SplitTune), eval.Engine(ix, docs))
+	held, _ := eval.Evaluate(eval.Only(qs, eval.SplitHeldOut), eval.Engine(ix, docs))
 
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"skills": len(docs), "engine": ours, "baseline": baseline})
+		return enc.Encode(map[string]any{"skills": len(docs), "engine": ours, "tune": tune, "held-out": held, "baseline": baseline})
 	}
 	fmt.Fprintf(stdout, "%d skills, %d queries (index built in %v)\n\n", len(docs), len(qs), build.Round(time.Microsecond))
-	fmt.Fprintf(stdout, "%-26s %7s %9s %7s %8s\n", "ranker", "Hit@1", "Recall@5", "MRR@10", "nDCG@10")
+	fmt.Fprintf(stdout, "%-30s %7s %9s %7s %8s %11s\n", "ranker", "Hit@1", "Recall@5", "MRR@10", "nDCG@10", "hard Hit@1")
 	row := func(name string, m eval.Metrics) {
-		fmt.Fprintf(stdout, "%-26s %7.3f %9.3f %7.3f %8.3f\n", name, m.Hit1, m.Recall5, m.MRR10, m.NDCG10)
+		fmt.Fprintf(stdout, "%-30s %7.3f %9.3f %7.3f %8.3f %6.3f/%-4d\n", name, m.Hit1, m.Recall5, m.MRR10, m.NDCG10, m.HardHit1, m.Hard)
 	}
-	row("bm25f (internal/search)", ours)
+	row("engine (internal/search)", ours)
+	if tune.Queries > 0 && held.Queries > 0 {
+		row("  tuning half", tune)
+		row("  held-out half", held)
+	}
 	row("keyword baseline", baseline)
 	if *verbose {
 		fmt.Fprintf(stdout, "\nQueries whose first result is not relevant:\n")
@@ -129,7 +155,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 
 func hasSkill(docs []search.Doc, name string) bool {
 	for _, d := range docs {
-		if d.Name == name {
+		if eval.Key(d) == name {
 			return true
 		}
 	}

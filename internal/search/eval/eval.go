@@ -123,12 +123,97 @@ func stringList(n *yaml.Node) []string {
 	return nil
 }
 
+// LoadLibraries reads a folder of libraries: each folder at the root of
+// fsys is one library, read by LoadLibrary, whose skills get the folder's
+// name as their Library. Docs are numbered from 0 across all of them, in
+// folder order. A skill is then named by Key: "library/name".
+func LoadLibraries(fsys fs.FS) ([]search.Doc, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("listing the libraries: %w", err)
+	}
+	var docs []search.Doc
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sub, err := fs.Sub(fsys, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		lib, err := LoadLibrary(sub)
+		if err != nil {
+			return nil, fmt.Errorf("library %s: %w", e.Name(), err)
+		}
+		for _, d := range lib {
+			d.ID = len(docs)
+			d.Library = e.Name()
+			docs = append(docs, d)
+		}
+	}
+	return docs, nil
+}
+
+// Key is the name labels give a skill: its name, after its library and a
+// slash when it has one ("kdense/treatment-plans").
+func Key(d search.Doc) string {
+	if d.Library == "" {
+		return d.Name
+	}
+	return d.Library + "/" + d.Name
+}
+
 // Query is one labelled request: the text as a user would type it, and
 // the skills that answer it with a grade from 1 (related) to 3 (the
-// answer).
+// answer). Split, if set, puts it in the half of the set that ranking is
+// tuned on ("tune") or in the half kept for judging it ("held-out").
 type Query struct {
 	Query    string         `json:"query"`
+	Split    string         `json:"split,omitempty"`
 	Relevant map[string]int `json:"relevant"`
+}
+
+// The halves of a query set.
+const (
+	SplitTune    = "tune"
+	SplitHeldOut = "held-out"
+)
+
+// Hard reports whether q shares no word with the name of any skill that
+// answers it (grade 3): "care plan for a patient" for a skill called
+// treatment-plans. Words are runs of letters and digits, lowercased, not
+// stemmed: "reviewer" and "code-review" share none.
+func Hard(q Query) bool {
+	words := map[string]bool{}
+	for _, w := range plainWords(q.Query) {
+		words[w] = true
+	}
+	for key, g := range q.Relevant {
+		if g < 3 {
+			continue
+		}
+		name := key[strings.LastIndexByte(key, '/')+1:]
+		for _, w := range plainWords(name) {
+			if words[w] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Only returns the queries of one half of the set, or all for "".
+func Only(qs []Query, split string) []Query {
+	if split == "" {
+		return qs
+	}
+	var out []Query
+	for _, q := range qs {
+		if q.Split == split {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // LoadQueries decodes a JSON array of queries strictly and checks that
@@ -143,6 +228,9 @@ func LoadQueries(r io.Reader) ([]Query, error) {
 	for i, q := range qs {
 		if strings.TrimSpace(q.Query) == "" || len(q.Relevant) == 0 {
 			return nil, fmt.Errorf("query %d: needs a text and at least one relevant skill", i)
+		}
+		if q.Split != "" && q.Split != SplitTune && q.Split != SplitHeldOut {
+			return nil, fmt.Errorf("query %d (%q): split %q is neither %q nor %q", i, q.Query, q.Split, SplitTune, SplitHeldOut)
 		}
 		for name, g := range q.Relevant {
 			if g < 1 || g > 3 {
@@ -167,6 +255,10 @@ type Metrics struct {
 	Recall5 float64 `json:"recall@5"` // share of the relevant skills in the top 5
 	MRR10   float64 `json:"mrr@10"`   // 1/rank of the first relevant result, 0 past 10
 	NDCG10  float64 `json:"ndcg@10"`
+	// Hard is the number of hard queries (see Hard) and HardHit1 their
+	// Hit@1.
+	Hard     int     `json:"hard"`
+	HardHit1 float64 `json:"hard_hit@1"`
 }
 
 // Result is the outcome of one query.
@@ -218,6 +310,12 @@ func Evaluate(qs []Query, rank Ranker) (Metrics, []Result) {
 		if r.Hit1 {
 			m.Hit1++
 		}
+		if Hard(q) {
+			m.Hard++
+			if r.Hit1 {
+				m.HardHit1++
+			}
+		}
 		m.Recall5 += r.Recall5
 		m.MRR10 += r.RR
 		m.NDCG10 += r.NDCG
@@ -229,19 +327,22 @@ func Evaluate(qs []Query, rank Ranker) (Metrics, []Result) {
 		m.MRR10 /= n
 		m.NDCG10 /= n
 	}
+	if m.Hard > 0 {
+		m.HardHit1 /= float64(m.Hard)
+	}
 	return m, results
 }
 
 func gain(grade int) float64 { return math.Exp2(float64(grade)) - 1 }
 
 // Engine returns a Ranker that answers from ix, which must have been
-// built from docs.
+// built from docs, with skills named by Key.
 func Engine(ix *search.Index, docs []search.Doc) Ranker {
 	return func(text string) []string {
 		hits := ix.Search(search.Query{Text: text, Limit: Depth})
 		names := make([]string, len(hits))
 		for i, h := range hits {
-			names[i] = docs[h.ID].Name
+			names[i] = Key(docs[h.ID])
 		}
 		return names
 	}
@@ -283,7 +384,7 @@ func Baseline(docs []search.Doc) Ranker {
 				}
 			}
 			if n > 0 {
-				hits = append(hits, scored{d.Name, n})
+				hits = append(hits, scored{Key(d), n})
 			}
 		}
 		slices.SortFunc(hits, func(a, b scored) int {
