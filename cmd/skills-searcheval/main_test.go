@@ -134,7 +134,7 @@ func TestRunEval(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"Hit@1", "Recall@5", "MRR@10", "nDCG@10", "bm25f", "keyword baseline", "skills,"} {
+	for _, want := range []string{"Hit@1", "Recall@5", "MRR@10", "nDCG@10", "engine", "keyword baseline", "skills,"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
