@@ -69,6 +69,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	queries := fs.String("queries", "", "labelled queries, JSON (default: the set's)")
 	verbose := fs.Bool("v", false, "list the queries whose first result is not relevant")
 	asJSON := fs.Bool("json", false, "print the metrics as JSON")
+	ablation := fs.Bool("ablation", false, "measure the ranking with each of its parts turned off, on each half of the set")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: skills-searcheval [-lib DIR] [-queries FILE] [-v] [-json]\n"+
 			"       skills-searcheval gen [-out DIR]\n\n"+
@@ -117,6 +118,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	if *ablation {
+		return runAblation(stdout, docs, qs, *asJSON)
+	}
 	start := time.Now()
 	ix := search.Build(docs, 0)
 	build := time.Since(start)
@@ -160,4 +164,47 @@ func hasSkill(docs []search.Doc, name string) bool {
 		}
 	}
 	return false
+}
+
+// ablations are the rankings -ablation compares: the whole one, then
+// each part turned off alone, then all of them.
+var ablations = []struct {
+	name string
+	r    search.Ranking
+}{
+	{"whole ranking", search.Ranking{}},
+	{"without query expansion", search.Ranking{NoExpansion: true}},
+	{"without usage passages", search.Ranking{NoUsage: true}},
+	{"with the prior weights", search.Ranking{PriorWeights: true}},
+	{"none of them (as 3147e6f)", search.Ranking{NoExpansion: true, NoUsage: true, PriorWeights: true}},
+}
+
+// runAblation prints the metrics of each ranking in ablations on each
+// half of the set.
+func runAblation(stdout io.Writer, docs []search.Doc, qs []eval.Query, asJSON bool) error {
+	type row struct {
+		Ranking string       `json:"ranking"`
+		Split   string       `json:"split"`
+		Metrics eval.Metrics `json:"metrics"`
+	}
+	var rows []row
+	for _, a := range ablations {
+		ix := search.BuildRanked(docs, 0, a.r)
+		for _, split := range []string{eval.SplitTune, eval.SplitHeldOut, ""} {
+			m, _ := eval.Evaluate(eval.Only(qs, split), eval.Engine(ix, docs))
+			rows = append(rows, row{a.name, cmp.Or(split, "all"), m})
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	fmt.Fprintf(stdout, "%d skills, %d queries\n\n", len(docs), len(qs))
+	fmt.Fprintf(stdout, "%-26s %-9s %7s %9s %7s %8s %11s\n", "ranking", "half", "Hit@1", "Recall@5", "MRR@10", "nDCG@10", "hard Hit@1")
+	for _, r := range rows {
+		m := r.Metrics
+		fmt.Fprintf(stdout, "%-26s %-9s %7.3f %9.3f %7.3f %8.3f %6.3f/%-4d\n", r.Ranking, r.Split, m.Hit1, m.Recall5, m.MRR10, m.NDCG10, m.HardHit1, m.Hard)
+	}
+	return nil
 }

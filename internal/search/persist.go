@@ -16,7 +16,7 @@ import (
 // stop words, the weights folded into the norms), so that an index saved
 // by another version is rebuilt rather than read. Callers that key saved
 // indexes by their documents should include it in the key.
-const FormatVersion = "skills-mcp search index v1"
+const FormatVersion = "skills-mcp search index v2"
 
 // ErrDamaged is returned by Decode for data that is not a whole, consistent
 // index of this FormatVersion.

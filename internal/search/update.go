@@ -36,7 +36,8 @@ func Update(prev *Index, docs []Doc, from []int, workers int) *Index {
 		return Build(docs, workers)
 	}
 	ix := newIndex(docs)
-	sh := newShard(fresh)
+	sh := newShard(fresh, prev.rank)
+	ix.rank = prev.rank
 
 	// Each of prev's terms loses the documents not kept that held it.
 	df := slices.Clone(prev.df)
@@ -168,7 +169,7 @@ func Update(prev *Index, docs []Doc, from []int, workers int) *Index {
 		for k, d := range freshAt {
 			ix.lens[f][d] = sh.length[f][k]
 		}
-		p.norm = norms(f, ix.lens[f])
+		p.norm = norms(f, ix.lens[f], ix.rank)
 	}
 	ix.indexNames(docs)
 	return ix
