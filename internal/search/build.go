@@ -22,13 +22,10 @@ const (
 	fieldDescription
 	fieldCategory
 	fieldBody
-	// fieldUsage holds the passages of the body that say when to use the
-	// skill (usage.go); hits report it as "body".
-	fieldUsage
 	numFields
 )
 
-var fieldNames = [numFields]string{"name", "tags", "description", "category", "body", "body"}
+var fieldNames = [numFields]string{"name", "tags", "description", "category", "body"}
 
 // BM25F parameters. They were fitted on the tuning half of the realistic
 // set, testdata/searcheval (run cmd/skills-searcheval -set real), but kept
@@ -46,9 +43,9 @@ var fieldNames = [numFields]string{"name", "tags", "description", "category", "b
 //   - The body weighs 0.1: it is procedure, and mentions much that the
 //     skill is not about. At 0.5, the weight before the realistic set,
 //     Hit@1 was 3 to 4 points lower on both halves; below 0.1 the tuning
-//     half gains a little and the held-out half loses.
-//   - The passages of the body that say when to use the skill (usage.go)
-//     weigh 0.5, with b 0.5 as for the description they extend.
+//     half gains a little and the held-out half loses. (Weighing the
+//     body's "when to use" sections as a field of their own did not pay:
+//     docs/decisions/2026-12-04-search-vocabulary-gap.md.)
 //   - b is the length normalisation per field: none for the category,
 //     little for the name, half for tags and description, the standard
 //     0.75 for the body, where a long procedure should not outscore a
@@ -58,11 +55,11 @@ var fieldNames = [numFields]string{"name", "tags", "description", "category", "b
 const k1 = 1.2
 
 var (
-	fieldWeight = [numFields]float64{fieldName: 3, fieldTags: 3, fieldDescription: 2, fieldCategory: 1, fieldBody: 0.1, fieldUsage: 0.5}
-	fieldB      = [numFields]float64{fieldName: 0.3, fieldTags: 0.5, fieldDescription: 0.5, fieldCategory: 0, fieldBody: 0.75, fieldUsage: 0.5}
+	fieldWeight = [numFields]float64{fieldName: 3, fieldTags: 3, fieldDescription: 2, fieldCategory: 1, fieldBody: 0.1}
+	fieldB      = [numFields]float64{fieldName: 0.3, fieldTags: 0.5, fieldDescription: 0.5, fieldCategory: 0, fieldBody: 0.75}
 	// priorWeight is the weights before the realistic set (the body at
 	// 0.5), which Ranking.PriorWeights measures against.
-	priorWeight = [numFields]float64{fieldName: 3, fieldTags: 3, fieldDescription: 2, fieldCategory: 1, fieldBody: 0.5, fieldUsage: 1}
+	priorWeight = [numFields]float64{fieldName: 3, fieldTags: 3, fieldDescription: 2, fieldCategory: 1, fieldBody: 0.5}
 )
 
 // Ranking selects the parts of the ranking, so that what each adds can
@@ -72,8 +69,6 @@ type Ranking struct {
 	// NoExpansion turns off query expansion: a query matches only its
 	// own words.
 	NoExpansion bool
-	// NoUsage indexes the body's "when to use" passages as body only.
-	NoUsage bool
 	// PriorWeights weighs the fields as before the realistic set.
 	PriorWeights bool
 }
@@ -155,7 +150,7 @@ func BuildRanked(docs []Doc, workers int, r Ranking) *Index {
 	for i := range shards {
 		lo, hi := len(docs)*i/len(shards), len(docs)*(i+1)/len(shards)
 		wg.Go(func() {
-			shards[i] = newShard(docs[lo:hi], r)
+			shards[i] = newShard(docs[lo:hi])
 		})
 	}
 	wg.Wait()
@@ -315,7 +310,7 @@ type shard struct {
 	docSeen []uint32 // term numbers of the current doc, all fields
 }
 
-func newShard(docs []Doc, r Ranking) *shard {
+func newShard(docs []Doc) *shard {
 	sh := &shard{termID: make(map[string]uint32, 1024)}
 	for f := range numFields {
 		sh.docEnd[f] = make([]uint32, 0, len(docs))
@@ -326,13 +321,7 @@ func newShard(docs []Doc, r Ranking) *shard {
 		sh.addField(fieldTags, doc.Tags...)
 		sh.addField(fieldDescription, doc.Description)
 		sh.addField(fieldCategory, doc.Category)
-		body := truncate(doc.Body, MaxBodyBytes)
-		sh.addField(fieldBody, body)
-		if r.NoUsage {
-			sh.addField(fieldUsage)
-		} else {
-			sh.addField(fieldUsage, usagePassages(body)...)
-		}
+		sh.addField(fieldBody, truncate(doc.Body, MaxBodyBytes))
 		sh.endDoc()
 	}
 	return sh

@@ -190,7 +190,7 @@ func (ix *Index) search(q Query, prune bool) []Hit {
 func (ix *Index) hit(s *scratch, d uint32, score float64) Hit {
 	var matched []string
 	for f := range numFields {
-		if s.mask[d]&(1<<f) != 0 && !slices.Contains(matched, fieldNames[f]) {
+		if s.mask[d]&(1<<f) != 0 {
 			matched = append(matched, fieldNames[f])
 		}
 	}

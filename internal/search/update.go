@@ -36,7 +36,7 @@ func Update(prev *Index, docs []Doc, from []int, workers int) *Index {
 		return Build(docs, workers)
 	}
 	ix := newIndex(docs)
-	sh := newShard(fresh, prev.rank)
+	sh := newShard(fresh)
 	ix.rank = prev.rank
 
 	// Each of prev's terms loses the documents not kept that held it.
