@@ -415,3 +415,24 @@ func TestOpenProblems(t *testing.T) {
 		t.Errorf("a library with no source: %v, want ErrLibrary", err)
 	}
 }
+
+// TestSearchRelatedWords: a catalog's search (which the MCP search tool,
+// the skill browser and the hub's list_skills all answer from) ranks by
+// internal/search, query expansion included: "care from a doctor" finds
+// the skill about treatment plans a physician signs, whose text says
+// neither word.
+func TestSearchRelatedWords(t *testing.T) {
+	lib := fstest.MapFS{
+		"treatment-plans/SKILL.md":   {Data: []byte("---\nname: treatment-plans\ndescription: Write treatment plans that a physician signs.\n---\nList the goals, the therapy and the follow-up visits.\n")},
+		"invoice-reminders/SKILL.md": {Data: []byte("---\nname: invoice-reminders\ndescription: Remind customers of overdue invoices.\n---\nBe polite.\n")},
+	}
+	c, err := skills.Open(context.Background(), []skills.Library{{FS: lib}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hits := c.Search("care from a doctor", 5)
+	if len(hits) == 0 || hits[0].Name != "treatment-plans" {
+		t.Errorf("Search(care from a doctor) = %+v, want treatment-plans first", hits)
+	}
+}
