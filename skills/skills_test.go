@@ -23,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/skills-mcp/skills-mcp/examples"
+	"github.com/skills-mcp/skills-mcp/internal/search"
 	"github.com/skills-mcp/skills-mcp/skills"
 )
 
@@ -416,23 +417,39 @@ func TestOpenProblems(t *testing.T) {
 	}
 }
 
-// TestSearchRelatedWords: a catalog's search (which the MCP search tool,
-// the skill browser and the hub's list_skills all answer from) ranks by
-// internal/search, query expansion included: "care from a doctor" finds
-// the skill about treatment plans a physician signs, whose text says
-// neither word.
-func TestSearchRelatedWords(t *testing.T) {
-	lib := fstest.MapFS{
-		"treatment-plans/SKILL.md":   {Data: []byte("---\nname: treatment-plans\ndescription: Write treatment plans that a physician signs.\n---\nList the goals, the therapy and the follow-up visits.\n")},
-		"invoice-reminders/SKILL.md": {Data: []byte("---\nname: invoice-reminders\ndescription: Remind customers of overdue invoices.\n---\nBe polite.\n")},
+// TestSearchRanking: a catalog's search, which the MCP search tool, the
+// skill browser and the hub's list_skills all answer from, ranks exactly
+// as internal/search does over the same skills.
+func TestSearchRanking(t *testing.T) {
+	type sk struct{ name, desc, body string }
+	all := []sk{
+		{"treatment-plans", "Write treatment plans for patients after surgery.", "List the goals, the therapy and the follow-up visits."},
+		{"clinical-reports", "Write clinical case reports for journals.", "Quote the patient's treatment plan, the surgery notes, the therapy and the follow-up."},
+		{"invoice-reminders", "Remind customers of overdue invoices.", "Be polite; plan the follow-up."},
+		{"code-review", "Review a pull request for bugs and style.", "Read the diff, then the tests; write the follow-up plan."},
+	}
+	lib := fstest.MapFS{}
+	var docs []search.Doc
+	for i, s := range all {
+		lib[s.name+"/SKILL.md"] = &fstest.MapFile{Data: []byte("---\nname: " + s.name + "\ndescription: " + s.desc + "\n---\n" + s.body + "\n")}
+		docs = append(docs, search.Doc{ID: i, Name: s.name, Description: s.desc, Body: s.body + "\n"})
 	}
 	c, err := skills.Open(context.Background(), []skills.Library{{FS: lib}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	hits := c.Search("care from a doctor", 5)
-	if len(hits) == 0 || hits[0].Name != "treatment-plans" {
-		t.Errorf("Search(care from a doctor) = %+v, want treatment-plans first", hits)
+	ix := search.Build(docs, 1)
+	for _, q := range []string{"plan the therapy for my patient after surgery", "follow-up plan", "reviewer for my code", "overdue"} {
+		var got, want []string
+		for _, h := range c.Search(q, 10) {
+			got = append(got, h.Name)
+		}
+		for _, h := range ix.Search(search.Query{Text: q, Limit: 10}) {
+			want = append(want, all[h.ID].name)
+		}
+		if !slices.Equal(got, want) || len(got) == 0 {
+			t.Errorf("Search(%q) = %v, internal/search ranks %v", q, got, want)
+		}
 	}
 }

@@ -44,41 +44,43 @@ var fieldNames = [numFields]string{"name", "tags", "description", "category", "b
 //     skill is not about. At 0.5, the weight before the realistic set,
 //     Hit@1 was 3 to 4 points lower on both halves; below 0.1 the tuning
 //     half gains a little and the held-out half loses. (Weighing the
-//     body's "when to use" sections as a field of their own did not pay:
+//     body's "when to use" sections as a field of their own, and query
+//     expansion from WordNet, did not pay for themselves:
 //     docs/decisions/2026-12-04-search-vocabulary-gap.md.)
 //   - b is the length normalisation per field: none for the category,
-//     little for the name, half for tags and description, the standard
-//     0.75 for the body, where a long procedure should not outscore a
-//     focused one.
+//     little for the name, half for tags, the standard 0.75 for the
+//     description and the body, where a long text should not outscore a
+//     focused one. (The description's was 0.5; 0.75 gains a query or two
+//     on each half.)
 //   - k1 = 1.2 is the usual saturation: a second occurrence helps, a
 //     tenth barely does.
 const k1 = 1.2
 
 var (
 	fieldWeight = [numFields]float64{fieldName: 3, fieldTags: 3, fieldDescription: 2, fieldCategory: 1, fieldBody: 0.1}
-	fieldB      = [numFields]float64{fieldName: 0.3, fieldTags: 0.5, fieldDescription: 0.5, fieldCategory: 0, fieldBody: 0.75}
-	// priorWeight is the weights before the realistic set (the body at
-	// 0.5), which Ranking.PriorWeights measures against.
+	fieldB      = [numFields]float64{fieldName: 0.3, fieldTags: 0.5, fieldDescription: 0.75, fieldCategory: 0, fieldBody: 0.75}
+	// priorWeight and priorB are the parameters before the realistic set
+	// (the body at 0.5, the description's b at 0.5), which
+	// Ranking.PriorWeights measures against.
 	priorWeight = [numFields]float64{fieldName: 3, fieldTags: 3, fieldDescription: 2, fieldCategory: 1, fieldBody: 0.5}
+	priorB      = [numFields]float64{fieldName: 0.3, fieldTags: 0.5, fieldDescription: 0.5, fieldCategory: 0, fieldBody: 0.75}
 )
 
-// Ranking selects the parts of the ranking, so that what each adds can
-// be measured (skills-searcheval -ablation); the zero value is the whole
-// ranking, which Build and Decode give.
+// Ranking selects the ranking, so that the current one can be measured
+// against what it replaced (skills-searcheval -ablation); the zero value
+// is the current ranking, which Build and Decode give.
 type Ranking struct {
-	// NoExpansion turns off query expansion: a query matches only its
-	// own words.
-	NoExpansion bool
-	// PriorWeights weighs the fields as before the realistic set.
+	// PriorWeights weighs the fields as before the realistic set
+	// (3147e6f).
 	PriorWeights bool
 }
 
-// weights returns the field weights of r.
-func (r Ranking) weights() *[numFields]float64 {
+// weights returns the field weights and length normalisations of r.
+func (r Ranking) weights() (w, b *[numFields]float64) {
 	if r.PriorWeights {
-		return &priorWeight
+		return &priorWeight, &priorB
 	}
-	return &fieldWeight
+	return &fieldWeight, &fieldB
 }
 
 // Index is an inverted index over a fixed set of documents, built once by
@@ -441,7 +443,8 @@ func merge(ix *Index, shards []*shard) {
 
 // norms returns field f's norm per doc from the docs' lengths.
 func norms(f int, lens []uint32, r Ranking) []float32 {
-	w := r.weights()[f]
+	ws, bs := r.weights()
+	w, b := ws[f], bs[f]
 	var sum float64
 	for _, l := range lens {
 		sum += float64(l)
@@ -452,7 +455,7 @@ func norms(f int, lens []uint32, r Ranking) []float32 {
 	}
 	norm := make([]float32, 0, len(lens))
 	for _, l := range lens {
-		norm = append(norm, float32(w/(1-fieldB[f]+fieldB[f]*float64(l)/avg)))
+		norm = append(norm, float32(w/(1-b+b*float64(l)/avg)))
 	}
 	return norm
 }

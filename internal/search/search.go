@@ -211,15 +211,10 @@ func (ix *Index) keep(f filter, d uint32) bool {
 // typing it).
 func (ix *Index) queryTerms(s *scratch, text string) (terms, prefix []uint32) {
 	terms = s.terms[:0]
-	s.words, s.wordEnd = s.words[:0], s.wordEnd[:0]
 	s.a.run(text, func(term []byte) {
-		if len(s.wordEnd) >= maxQueryTerms {
+		if len(terms) >= maxQueryTerms {
 			return
 		}
-		// The word as typed (folded, not stemmed) is what the vocabulary
-		// relates: "care" and "car" have one stem but no sense in common.
-		s.words = append(s.words, s.a.lastPart...)
-		s.wordEnd = append(s.wordEnd, len(s.words))
 		if t, ok := ix.lookup(term); ok && !slices.Contains(terms, t) {
 			terms = append(terms, t)
 		}
@@ -294,9 +289,6 @@ func (ix *Index) plan(s *scratch, text string) []queryTerm {
 		// above, which errs towards a lower weight.
 		qts = append(qts, ix.queryTerm(prefix, min(df, float64(ix.n)), prefixWeight))
 	}
-	if !ix.rank.NoExpansion {
-		qts = ix.expand(s, qts, terms, prefix)
-	}
 	slices.SortStableFunc(qts, func(a, b queryTerm) int { return cmp.Compare(b.max, a.max) })
 	rest := 0.0
 	for i := len(qts) - 1; i >= 0; i-- {
@@ -305,81 +297,6 @@ func (ix *Index) plan(s *scratch, text string) []queryTerm {
 	}
 	s.plan = qts
 	return qts
-}
-
-// Query expansion.
-const (
-	// closeWeight and broadWeight discount a word's related terms against
-	// the word itself: a synonym or derivation ("treat" for "treatment")
-	// usually means what the user meant, a more general or more specific
-	// sense ("care" for "treatment") less often. Fitted on the tuning half
-	// of testdata/searcheval: flat from 0.2 to 0.5 and from 0 to 0.2.
-	closeWeight = 0.35
-	broadWeight = 0.1
-	// maxExpansion bounds the related terms of one query, and with them
-	// the postings it walks.
-	maxExpansion = 96
-)
-
-// expand adds to qts, for each word of the query, its related terms in
-// the vocabulary that the index holds and the query does not: the close
-// ones as one term, the broad ones as another, so that a document gets
-// credit once per word for holding any of them.
-func (ix *Index) expand(s *scratch, qts []queryTerm, terms, prefix []uint32) []queryTerm {
-	s.exp = s.exp[:0]
-	start := 0
-	for i, end := range s.wordEnd {
-		word := s.words[start:end]
-		start = end
-		if dupWord(s, i) {
-			continue
-		}
-		for _, broad := range []bool{false, true} {
-			from := len(s.exp)
-			defaultVocab.related(word, func(rt string, b bool) {
-				if b != broad || len(s.exp) >= maxExpansion {
-					return
-				}
-				t, ok := slices.BinarySearch(ix.terms, rt)
-				if !ok || slices.Contains(terms, uint32(t)) || slices.Contains(prefix, uint32(t)) || slices.Contains(s.exp[from:], uint32(t)) {
-					return
-				}
-				s.exp = append(s.exp, uint32(t))
-			})
-			if len(s.exp) == from {
-				continue
-			}
-			group := s.exp[from:len(s.exp):len(s.exp)]
-			var df float64
-			for _, t := range group {
-				df += float64(ix.df[t])
-			}
-			w := closeWeight
-			if broad {
-				w = broadWeight
-			}
-			qts = append(qts, ix.queryTerm(group, min(df, float64(ix.n)), w))
-		}
-	}
-	return qts
-}
-
-// dupWord reports whether query word i repeats an earlier one.
-func dupWord(s *scratch, i int) bool {
-	word := s.words[wordStart(s, i):s.wordEnd[i]]
-	for j := range i {
-		if string(s.words[wordStart(s, j):s.wordEnd[j]]) == string(word) {
-			return true
-		}
-	}
-	return false
-}
-
-func wordStart(s *scratch, i int) int {
-	if i == 0 {
-		return 0
-	}
-	return s.wordEnd[i-1]
 }
 
 func (ix *Index) queryTerm(terms []uint32, df, weight float64) queryTerm {
@@ -550,9 +467,6 @@ type scratch struct {
 	cands   []uint32 // docs with a nonzero score
 	terms   []uint32
 	prefix  []uint32
-	words   []byte // the query's analysed words, end to end
-	wordEnd []int  // the end of each in words
-	exp     []uint32
 	plan    []queryTerm
 	kth     []float64
 	a       analyzer

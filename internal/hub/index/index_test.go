@@ -210,15 +210,3 @@ func BenchmarkParseAndIndex10k(b *testing.B) {
 		NewIndex(snap, "bench")
 	}
 }
-
-// TestSearchRelatedWords: catalog search ranks by internal/search, query
-// expansion included, as the MCP search tool does.
-func TestSearchRelatedWords(t *testing.T) {
-	ix := NewIndex(&Snapshot{SchemaVersion: 1, Items: []Item{
-		{ID: "k/plans", Name: "treatment-plans", Description: "Write treatment plans that a physician signs.", Repository: "https://h/k"},
-		{ID: "k/bills", Name: "invoice-reminders", Description: "Remind customers of overdue invoices.", Repository: "https://h/k"},
-	}}, "test")
-	if got := ids(ix.Search(Query{Text: "care from a doctor"})); len(got) == 0 || got[0] != "k/plans" {
-		t.Errorf("Search(care from a doctor) = %v, want k/plans first", got)
-	}
-}
