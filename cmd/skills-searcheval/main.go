@@ -1,12 +1,16 @@
 // Command skills-searcheval measures the quality of skills-mcp's search on
 // a labelled query set and compares it with a plain keyword baseline.
 //
-//	go run ./cmd/skills-searcheval [-lib DIR] [-queries FILE] [-v] [-json]
+//	go run ./cmd/skills-searcheval [-set synthetic|real] [-lib DIR] [-queries FILE] [-v] [-json] [-ablation]
 //
-// prints Hit@1, Recall@5, MRR@10 and nDCG@10 for the engine (package
-// internal/search) and for the baseline; -v also lists the queries the
-// engine does not answer first. Run it from the repository root, where
-// the defaults point at testdata/search.
+// prints Hit@1, Recall@5, MRR@10, nDCG@10 and the Hit@1 of the hard
+// queries (no word of the answer's name) for the engine (package
+// internal/search), on each half of a set that has them, and for the
+// baseline; -v also lists the queries the engine does not answer first,
+// and -ablation compares the current ranking with the one it replaced
+// on each half. Run it from the repository root: the synthetic set is
+// testdata/search, the realistic one testdata/searcheval, whose
+// libraries scripts/searcheval-libraries.sh extracts first.
 //
 //	go run ./cmd/skills-searcheval gen [-out DIR]
 //
@@ -71,7 +75,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the metrics as JSON")
 	ablation := fs.Bool("ablation", false, "measure the ranking with each of its parts turned off, on each half of the set")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: skills-searcheval [-lib DIR] [-queries FILE] [-v] [-json]\n"+
+		fmt.Fprintf(stderr, "Usage: skills-searcheval [-set synthetic|real] [-lib DIR] [-queries FILE] [-v] [-json] [-ablation]\n"+
 			"       skills-searcheval gen [-out DIR]\n\n"+
 			"Measure search quality on a labelled query set, against a keyword baseline.\n\n")
 		fs.PrintDefaults()

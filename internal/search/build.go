@@ -136,7 +136,7 @@ type postings struct {
 // panics if len(docs) does not fit in a uint32, which no catalog reaches.
 func Build(docs []Doc, workers int) *Index { return BuildRanked(docs, workers, Ranking{}) }
 
-// BuildRanked is Build with parts of the ranking turned off.
+// BuildRanked is Build with the ranking r; Build's is the zero Ranking.
 func BuildRanked(docs []Doc, workers int, r Ranking) *Index {
 	ix := newIndex(docs)
 	ix.rank = r

@@ -33,7 +33,7 @@ func Update(prev *Index, docs []Doc, from []int, workers int) *Index {
 		kept[o] = int32(d)
 	}
 	if len(fresh) == len(docs) {
-		return Build(docs, workers)
+		return BuildRanked(docs, workers, prev.rank)
 	}
 	ix := newIndex(docs)
 	sh := newShard(fresh)
