@@ -143,6 +143,11 @@ func TestRunEval(t *testing.T) {
 		}
 	}
 	stdout.Reset()
+	if code := run([]string{"-lib", testLib, "-queries", testQueries, "-ablation"}, &stdout, &stderr); code != 0 ||
+		!strings.Contains(stdout.String(), "current ranking") || !strings.Contains(stdout.String(), "prior weights") {
+		t.Errorf("-ablation: exit %d, output %s", code, stdout.String())
+	}
+	stdout.Reset()
 	if code := run([]string{"-lib", testLib, "-queries", testQueries, "-json"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), `"ndcg@10"`) {
 		t.Errorf("-json: exit %d, output %s", code, stdout.String())
 	}
@@ -159,6 +164,8 @@ func TestRunErrors(t *testing.T) {
 		{"stray"},
 		{"gen", "stray"},
 		{"-nope"},
+		{"-set", "bogus"},
+		{"-set", "real", "-lib", t.TempDir() + "/missing"},
 	} {
 		stderr.Reset()
 		if code := run(args, &stdout, &stderr); code == 0 {
