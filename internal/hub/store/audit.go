@@ -12,13 +12,19 @@ import (
 // token id, or a name such as "cli" for the shell), what, on which
 // object, with what result, and when. It holds no payload and no secret.
 type AuditEntry struct {
-	ID         int64     `json:"id"`
-	At         time.Time `json:"at"` // set by the store
+	ID int64 `json:"id"`
+	// At is when it happened: set by the store when zero, or by a writer
+	// that records it later (an entry retried while the database was
+	// away keeps the time of its event).
+	At         time.Time `json:"at"`
 	Actor      string    `json:"actor"`
 	Action     string    `json:"action"`      // e.g. "project.bind"
 	ObjectKind string    `json:"object_kind"` // e.g. "project"
 	ObjectID   string    `json:"object_id"`
 	Result     string    `json:"result"` // AuditOK or an error code
+	// Replica names the hub process that acted, when it is one of
+	// several sharing the database.
+	Replica string `json:"replica,omitempty"`
 }
 
 // AuditOK is the result of a mutation that succeeded.
@@ -80,14 +86,20 @@ func (s *DB) AppendAudit(ctx context.Context, e AuditEntry) (AuditEntry, error) 
 	if err := checkAuditText("object id", e.ObjectID, false, 256); err != nil {
 		return AuditEntry{}, err
 	}
+	if err := checkAuditText("replica", e.Replica, false, maxReplicaIDBytes); err != nil {
+		return AuditEntry{}, err
+	}
 	for field, v := range map[string]string{"action": e.Action, "object kind": e.ObjectKind, "result": e.Result} {
 		if !isCode(v) {
 			return AuditEntry{}, invalidf("audit %s %q: 1 to 64 of a-z 0-9 _ . - :", field, truncate(v, 80))
 		}
 	}
-	now := s.now()
-	err := s.db.QueryRowContext(ctx, s.d.rebind(`INSERT INTO audit (at, actor, action, object_kind, object_id, result)
-		VALUES (?, ?, ?, ?, ?, ?) RETURNING id`), now.UnixMicro(), e.Actor, e.Action, e.ObjectKind, e.ObjectID, e.Result).Scan(&e.ID)
+	now := e.At
+	if now.IsZero() {
+		now = s.now()
+	}
+	err := s.db.QueryRowContext(ctx, s.d.rebind(`INSERT INTO audit (at, actor, action, object_kind, object_id, result, replica)
+		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), now.UnixMicro(), e.Actor, e.Action, e.ObjectKind, e.ObjectID, e.Result, e.Replica).Scan(&e.ID)
 	if err != nil {
 		return AuditEntry{}, fmt.Errorf("recording %s on %s %s in the audit log: %w", e.Action, e.ObjectKind, e.ObjectID, s.d.wrap(err))
 	}
@@ -101,7 +113,7 @@ func (s *DB) AuditList(ctx context.Context, f AuditFilter) (AuditPage, error) {
 	if err != nil {
 		return AuditPage{}, err
 	}
-	q := `SELECT id, at, actor, action, object_kind, object_id, result FROM audit WHERE 1 = 1`
+	q := `SELECT id, at, actor, action, object_kind, object_id, result, replica FROM audit WHERE 1 = 1`
 	var args []any
 	add := func(cond string, v any) {
 		q += " AND " + cond
@@ -138,7 +150,7 @@ func (s *DB) AuditList(ctx context.Context, f AuditFilter) (AuditPage, error) {
 	for rows.Next() {
 		var e AuditEntry
 		var at int64
-		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.ObjectKind, &e.ObjectID, &e.Result); err != nil {
+		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.ObjectKind, &e.ObjectID, &e.Result, &e.Replica); err != nil {
 			return AuditPage{}, fmt.Errorf("listing the audit log: %w", s.d.wrap(err))
 		}
 		e.At = time.UnixMicro(at).UTC()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,32 +52,59 @@ type Change struct {
 // last saw: the fallback for notifications it missed.
 const DefaultChangePoll = 2 * time.Second
 
-// changeChannel is the PostgreSQL notification channel of project
-// changes; a notification's payload is the project's id.
-const changeChannel = "hub_changes"
+// The PostgreSQL notification channels: project changes (the payload is
+// the project's id), and job, preparation and profile changes and catalog
+// snapshots (hints; see hintChannel).
+const (
+	changeChannel  = "hub_changes"
+	jobChannel     = "hub_jobs"
+	catalogChannel = "hub_catalog"
+)
 
-// publishTx announces, as part of tx, that project id changed. On
-// PostgreSQL the notification is delivered at commit, to every listener
-// of the database; on SQLite, published does it after the commit.
-func (s *DB) publishTx(ctx context.Context, tx *sql.Tx, id string) error {
+// Hint keys that are not a project's id. A project id has no ':', so the
+// key says which feed it is for.
+const (
+	jobHint     = "job:"     // + a job's id
+	prepHint    = "prep:"    // + a version's id: its profile or preparation changed
+	catalogHint = "catalog:" // a catalog snapshot was stored
+)
+
+// hintChannel is the channel a hint key is announced on.
+func hintChannel(key string) string {
+	switch {
+	case strings.HasPrefix(key, jobHint), strings.HasPrefix(key, prepHint):
+		return jobChannel
+	case strings.HasPrefix(key, catalogHint):
+		return catalogChannel
+	}
+	return changeChannel
+}
+
+// publishTx announces, as part of tx, the hint key: a project's id, or
+// one of the hint keys above. On PostgreSQL the notification is delivered
+// at commit, to every listener of the database; on SQLite, published
+// does it after the commit.
+func (s *DB) publishTx(ctx context.Context, tx *sql.Tx, key string) error {
 	if s.url == "" {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_notify('`+changeChannel+`', $1)`, id)
+	_, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, hintChannel(key), key)
 	return err
 }
 
-// published tells this process's feeds on the same SQLite database that
-// the projects ids changed.
-func (s *DB) published(ids []string) {
-	if s.local == nil || len(ids) == 0 {
+// published tells this process's feeds on the same SQLite database of the
+// hint keys, each on its channel.
+func (s *DB) published(keys []string) {
+	if s.local == nil || len(keys) == 0 {
 		return
 	}
 	s.local.mu.Lock()
 	defer s.local.mu.Unlock()
-	for sub := range s.local.subs {
-		for _, id := range ids {
-			sub.hint(id)
+	for sub, channel := range s.local.subs {
+		for _, k := range keys {
+			if hintChannel(k) == channel {
+				sub.hint(k)
+			}
 		}
 	}
 }
@@ -88,7 +116,7 @@ type localHub struct {
 	path string
 	refs int // stores open on it; guarded by localHubs.mu
 	mu   sync.Mutex
-	subs map[*subscription]struct{}
+	subs map[*subscription]string // each feed's channel
 }
 
 var localHubs = struct {
@@ -101,7 +129,7 @@ func acquireLocalHub(path string) *localHub {
 	defer localHubs.mu.Unlock()
 	h := localHubs.m[path]
 	if h == nil {
-		h = &localHub{path: path, subs: map[*subscription]struct{}{}}
+		h = &localHub{path: path, subs: map[*subscription]string{}}
 		localHubs.m[path] = h
 	}
 	h.refs++
@@ -191,13 +219,13 @@ func (s *DB) Changes(ctx context.Context) <-chan Change {
 	if s.url != "" {
 		// LISTEN before the first look, so nothing falls between them.
 		var err error
-		if conn, err = s.listenConn(ctx); err != nil {
+		if conn, err = s.listenConn(ctx, changeChannel); err != nil {
 			s.log.Warn("the change feed cannot listen to PostgreSQL yet; retrying", "err", err)
 			conn = nil
 		}
 	} else if s.local != nil {
 		s.local.mu.Lock()
-		s.local.subs[f.sub] = struct{}{}
+		s.local.subs[f.sub] = changeChannel
 		s.local.mu.Unlock()
 	}
 	if states, err := s.projectStates(ctx); err == nil {
@@ -207,7 +235,7 @@ func (s *DB) Changes(ctx context.Context) <-chan Change {
 	}
 	var wg sync.WaitGroup
 	if s.url != "" {
-		wg.Go(func() { f.listen(ctx, conn) })
+		wg.Go(func() { s.listen(ctx, conn, changeChannel, f.sub) })
 	}
 	go func() {
 		defer s.feeds.Done()
@@ -415,11 +443,11 @@ const (
 	listenIdleCheck  = time.Minute
 )
 
-// listenConn opens the feed's own connection and listens on it.
-func (s *DB) listenConn(ctx context.Context) (*pgx.Conn, error) {
+// listenConn opens a feed's own connection and listens on channel.
+func (s *DB) listenConn(ctx context.Context, channel string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(s.url)
 	if err != nil {
-		return nil, err
+		return nil, scrub(err, s.url)
 	}
 	// A cancelled wait only interrupts the read; the connection stays
 	// usable and no cancel request is sent to the server.
@@ -430,9 +458,9 @@ func (s *DB) listenConn(ctx context.Context) (*pgx.Conn, error) {
 	defer cancel()
 	conn, err := pgx.ConnectConfig(cctx, cfg)
 	if err != nil {
-		return nil, s.d.wrap(err)
+		return nil, scrub(s.d.wrap(err), s.url)
 	}
-	if _, err := conn.Exec(cctx, `LISTEN `+changeChannel); err != nil {
+	if _, err := conn.Exec(cctx, `LISTEN `+channel); err != nil {
 		closeConn(conn)
 		return nil, s.d.wrap(err)
 	}
@@ -445,10 +473,11 @@ func closeConn(conn *pgx.Conn) {
 	conn.Close(ctx)
 }
 
-// listen turns notifications into hints until ctx is done. When the
-// connection breaks it reconnects, with backoff, and then has every
-// project looked at, since notifications sent meanwhile are lost.
-func (f *feed) listen(ctx context.Context, conn *pgx.Conn) {
+// listen turns the notifications of channel into hints for sub until ctx
+// is done. When the connection breaks it reconnects, with backoff, and
+// then has everything looked at (the hint ""), since notifications sent
+// meanwhile are lost.
+func (s *DB) listen(ctx context.Context, conn *pgx.Conn, channel string, sub *subscription) {
 	backoff := listenBackoffMin
 	down := conn == nil
 	defer func() {
@@ -458,11 +487,11 @@ func (f *feed) listen(ctx context.Context, conn *pgx.Conn) {
 	}()
 	for ctx.Err() == nil {
 		if conn == nil {
-			c, err := f.s.listenConn(ctx)
+			c, err := s.listenConn(ctx, channel)
 			if err != nil {
 				if !down {
 					down = true
-					f.s.log.Warn("the change feed lost PostgreSQL; reconnecting", "err", err)
+					s.log.Warn("the change feed lost PostgreSQL; reconnecting", "err", err)
 				}
 				select {
 				case <-time.After(backoff):
@@ -475,8 +504,8 @@ func (f *feed) listen(ctx context.Context, conn *pgx.Conn) {
 			conn, backoff = c, listenBackoffMin
 			if down {
 				down = false
-				f.s.log.Info("the change feed listens to PostgreSQL again")
-				f.sub.hint("")
+				s.log.Info("the change feed listens to PostgreSQL again")
+				sub.hint("")
 			}
 		}
 		wctx, cancel := context.WithTimeout(ctx, listenIdleCheck)
@@ -484,7 +513,7 @@ func (f *feed) listen(ctx context.Context, conn *pgx.Conn) {
 		cancel()
 		switch {
 		case err == nil:
-			f.sub.hint(n.Payload)
+			sub.hint(n.Payload)
 			continue
 		case ctx.Err() != nil:
 			return
@@ -499,7 +528,7 @@ func (f *feed) listen(ctx context.Context, conn *pgx.Conn) {
 		}
 		if !down {
 			down = true
-			f.s.log.Warn("the change feed lost PostgreSQL; reconnecting", "err", err)
+			s.log.Warn("the change feed lost PostgreSQL; reconnecting", "err", err)
 		}
 		closeConn(conn)
 		conn = nil

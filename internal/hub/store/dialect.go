@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -241,16 +242,96 @@ func (l *fileLocker) Unlock(context.Context, *sql.DB) error {
 	return err
 }
 
-// redactURL drops any password from a database URL for messages.
-func redactURL(raw string) string {
+// redactURL drops every credential from a database URL for messages: the
+// userinfo's password and any query parameter that names a password
+// (password=, sslpassword=, …). Text that is not a URL (a keyword DSN,
+// "host=… password=…") has its password values masked the same way.
+func redactURL(raw string) string { return RedactDatabase(raw) }
+
+// RedactDatabase is a database address fit for a log or an error: every
+// password it holds, in any of the forms PostgreSQL takes (the URL's
+// userinfo, a query parameter naming a password, a keyword DSN's
+// password=), is replaced by xxxxx.
+func RedactDatabase(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable database URL)"
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		return keywordPassword.ReplaceAllString(raw, "${1}=xxxxx")
 	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if secretKey(k) {
+				q.Set(k, "xxxxx")
+			}
+		}
 		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
+}
+
+// secretKey reports whether a connection parameter holds a secret.
+func secretKey(k string) bool { return strings.Contains(strings.ToLower(k), "password") }
+
+// keywordPassword finds the values of a keyword DSN's password keys,
+// quoted or not.
+var keywordPassword = regexp.MustCompile(`(?i)\b(\w*password\w*)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]*)`)
+
+// databaseSecrets lists the secret values raw holds, decoded as a driver
+// sees them, for scrubbing them from a driver's error messages, which may
+// quote the address (pgx redacts only the userinfo).
+func databaseSecrets(raw string) []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= 3 {
+			out = append(out, v)
+			if esc := url.QueryEscape(v); esc != v {
+				out = append(out, esc)
+			}
+		}
+	}
+	if u, err := url.Parse(raw); err == nil {
+		if p, ok := u.User.Password(); ok {
+			add(p)
+		}
+		for k, vs := range u.Query() {
+			if secretKey(k) {
+				for _, v := range vs {
+					add(v)
+				}
+			}
+		}
+	}
+	for _, m := range keywordPassword.FindAllStringSubmatch(raw, -1) {
+		add(strings.Trim(m[2], "'"))
+	}
+	return out
+}
+
+// scrubbed is an error whose text has had secrets removed; errors.Is and
+// As still see the error it wraps.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// scrub removes the secrets of the database address raw from err's text.
+func scrub(err error, raw string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	changed := false
+	for _, sec := range databaseSecrets(raw) {
+		if strings.Contains(msg, sec) {
+			msg = strings.ReplaceAll(msg, sec, "xxxxx")
+			changed = true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return &scrubbed{msg: msg, err: err}
 }

@@ -21,4 +21,4 @@ func WithPragmas(opts Options, pragmas ...string) Options {
 func RawDB(s *DB) *sql.DB { return s.db }
 
 // SetNow makes the store read the time from now.
-func SetNow(s *DB, now func() time.Time) { s.now = now }
+func SetNow(s *DB, now func() time.Time) { s.now, s.fixedClock = now, true }

@@ -97,7 +97,10 @@ type Job struct {
 	StdoutCut bool   `json:"stdout_cut"`
 	StderrCut bool   `json:"stderr_cut"`
 	// ClaimedBy names the replica that runs (or ran) the job.
-	ClaimedBy     string    `json:"claimed_by,omitempty"`
+	ClaimedBy string `json:"claimed_by,omitempty"`
+	// RunBy names who asked for the run (a token id, or a name such as
+	// cli), for the audit entry of its end.
+	RunBy         string    `json:"run_by,omitempty"`
 	StopRequested bool      `json:"stop_requested,omitempty"`
 	CreatedAt     time.Time `json:"created_at"`
 	QueuedAt      time.Time `json:"queued_at,omitzero"`
@@ -114,6 +117,20 @@ type JobFile struct {
 	Digest [32]byte `json:"-"`
 	// SHA256 is Digest in lowercase hex.
 	SHA256 string `json:"sha256"`
+	// Incomplete marks an input whose upload was cut off: it holds only
+	// what arrived, and the job does not run until it is uploaded again.
+	Incomplete bool `json:"incomplete,omitempty"`
+}
+
+// InputWrite says how PutJobInput writes an input.
+type InputWrite struct {
+	// Append adds the data to the end of the file so far instead of
+	// replacing it (a missing file is made).
+	Append bool
+	// More says more pieces of the same upload follow: until a write
+	// without it, the file is marked incomplete, so that an upload cut
+	// off (a client gone, a crash) is never taken for the whole file.
+	More bool
 }
 
 // NewJobFile is an output the run left, stored with the job's end.
@@ -151,7 +168,50 @@ var (
 	ErrJobState = errors.New("the job's state does not allow this")
 	// ErrJobLimit is returned when a job would pass one of its limits.
 	ErrJobLimit = errors.New("a job limit would be passed")
+	// ErrProjectPaused is returned for a job of a paused project: none is
+	// created, uploaded to or run until the project is resumed.
+	ErrProjectPaused = errors.New("the project is paused")
+	// ErrIncompleteInput is matched by an *IncompleteInputError.
+	ErrIncompleteInput = errors.New("an input's upload was cut off")
 )
+
+// pausedError refuses a job operation of a paused project.
+type pausedError struct{ project, doing string }
+
+func (e *pausedError) Error() string {
+	return fmt.Sprintf("project %s is paused: %s refused until an administrator resumes it", e.project, e.doing)
+}
+func (e *pausedError) Is(target error) bool { return target == ErrProjectPaused }
+func (e *pausedError) storeOwn()            {}
+
+// IncompleteInputError refuses to run a job one of whose inputs was cut
+// off during its upload.
+type IncompleteInputError struct {
+	JobID string
+	Paths []string
+}
+
+func (e *IncompleteInputError) Error() string {
+	return fmt.Sprintf("job %s: the upload of %s was cut off, so it holds only part of the file: upload it again (whole) before running the job", e.JobID, strings.Join(e.Paths, ", "))
+}
+
+// Is makes errors.Is(err, ErrIncompleteInput) true.
+func (e *IncompleteInputError) Is(target error) bool { return target == ErrIncompleteInput }
+func (e *IncompleteInputError) storeOwn()            {}
+
+// checkNotPaused refuses, inside tx, an operation on a job of a paused
+// project.
+func (s *DB) checkNotPaused(ctx context.Context, tx *sql.Tx, projectID, doing string) error {
+	var paused sql.NullInt64
+	err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT paused_at FROM projects WHERE id = ?`), projectID).Scan(&paused)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if paused.Valid {
+		return &pausedError{project: projectID, doing: doing}
+	}
+	return nil
+}
 
 // JobStateError refuses an operation the job's state does not allow.
 type JobStateError struct {
@@ -228,7 +288,7 @@ func jobNotFound(id string) error {
 }
 
 const jobColumns = `id, project_id, version_id, state, profile_revision, script, args, exit_code, reason,
-	stdout_cut, stderr_cut, claimed_by, stop_requested, created_at, queued_at, started_at, finished_at, updated_at`
+	stdout_cut, stderr_cut, claimed_by, run_by, stop_requested, created_at, queued_at, started_at, finished_at, updated_at`
 
 func scanJob(r scanner, logs bool) (Job, error) {
 	var (
@@ -241,7 +301,7 @@ func scanJob(r scanner, logs bool) (Job, error) {
 		queued, started, done sql.NullInt64
 	)
 	dest := []any{&j.ID, &j.ProjectID, &j.VersionID, &j.State, &j.ProfileRevision, &j.Script, &args, &exit, &j.Reason,
-		&outCut, &errCut, &claimed, &stop, &created, &queued, &started, &done, &updated}
+		&outCut, &errCut, &claimed, &j.RunBy, &stop, &created, &queued, &started, &done, &updated}
 	if logs {
 		dest = append(dest, &j.Stdout, &j.Stderr)
 	}
@@ -312,8 +372,11 @@ func (s *DB) usableProfile(ctx context.Context, tx *sql.Tx, versionID, revision 
 func (s *DB) CreateJob(ctx context.Context, projectID string, versionID int64) (Job, error) {
 	var out Job
 	doing := fmt.Sprintf("creating a job of version %d in project %s", versionID, projectID)
-	_, err := s.projectTx(ctx, projectID, doing, func(tx *sql.Tx, _ *lockedProject) (bool, error) {
+	_, err := s.projectTx(ctx, projectID, doing, func(tx *sql.Tx, lp *lockedProject) (bool, error) {
 		q := s.d.rebind
+		if lp.Paused {
+			return false, &pausedError{project: projectID, doing: "creating a job"}
+		}
 		if ok, err := exists(ctx, tx, q(`SELECT 1 FROM bindings WHERE project_id = ? AND version_id = ?`), projectID, versionID); err != nil {
 			return false, err
 		} else if !ok {
@@ -330,7 +393,11 @@ func (s *DB) CreateJob(ctx context.Context, projectID string, versionID int64) (
 		if n >= MaxProjectJobs {
 			return false, limitf("project %s keeps %d jobs, the most it may: delete old jobs to create another", projectID, n)
 		}
-		id, now := newJobID(), s.now().UnixMicro()
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return false, err
+		}
+		id := newJobID()
 		if _, err := tx.ExecContext(ctx, q(`INSERT INTO jobs (id, project_id, version_id, state, profile_revision, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`), id, projectID, versionID, string(JobCreated), p.Revision, now, now); err != nil {
 			return false, err
@@ -390,7 +457,7 @@ func (s *DB) ReplicaJobs(ctx context.Context, replica string) ([]Job, error) {
 // JobFiles lists a job's files (or a remnant's): inputs, then outputs,
 // each by path.
 func (s *DB) JobFiles(ctx context.Context, id string) ([]JobFile, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT kind, path, size, digest FROM job_files WHERE job_id = ?`), id)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT kind, path, size, digest, incomplete FROM job_files WHERE job_id = ?`), id)
 	if err != nil {
 		return nil, fmt.Errorf("listing the files of job %s: %w", id, s.d.wrap(err))
 	}
@@ -399,11 +466,13 @@ func (s *DB) JobFiles(ctx context.Context, id string) ([]JobFile, error) {
 	for rows.Next() {
 		var f JobFile
 		var d []byte
-		if err := rows.Scan(&f.Kind, &f.Path, &f.Size, &d); err != nil {
+		var incomplete int
+		if err := rows.Scan(&f.Kind, &f.Path, &f.Size, &d, &incomplete); err != nil {
 			return nil, fmt.Errorf("listing the files of job %s: %w", id, s.d.wrap(err))
 		}
 		copy(f.Digest[:], d)
 		f.SHA256 = hex.EncodeToString(f.Digest[:])
+		f.Incomplete = incomplete != 0
 		out = append(out, f)
 	}
 	if err := rows.Err(); err != nil {
@@ -439,10 +508,13 @@ func (s *DB) writeChunks(ctx context.Context, tx *sql.Tx, job string, kind FileK
 }
 
 // PutJobInput writes an input file of a job that has not run: the whole
-// file, or with appendTo data added to its end (a missing file is made).
-// Path rules are CheckJobPath's; the limits are MaxJobFileSize per file,
-// and MaxJobFiles and MaxJobBytes for the job. The job becomes uploading.
-func (s *DB) PutJobInput(ctx context.Context, id, path string, data []byte, appendTo bool) (JobFile, error) {
+// file, or with w.Append data added to its end (a missing file is made);
+// with w.More the file stays marked incomplete until a later write without
+// it. Path rules are CheckJobPath's; the limits are MaxJobFileSize per
+// file, and MaxJobFiles and MaxJobBytes for the job. The job becomes
+// uploading. Refused for a job of a paused project.
+func (s *DB) PutJobInput(ctx context.Context, id, path string, data []byte, w InputWrite) (JobFile, error) {
+	appendTo := w.Append
 	if err := CheckJobPath(path); err != nil {
 		return JobFile{}, err
 	}
@@ -459,6 +531,9 @@ func (s *DB) PutJobInput(ctx context.Context, id, path string, data []byte, appe
 		if j.State != JobCreated && j.State != JobUploading {
 			return nil, &JobStateError{JobID: id, State: j.State, Doing: "uploading " + path,
 				Hint: "a job takes inputs only before its run; create another job"}
+		}
+		if err := s.checkNotPaused(ctx, tx, j.ProjectID, "uploading "+path+" to job "+id); err != nil {
+			return nil, err
 		}
 		var (
 			size   int64
@@ -501,7 +576,10 @@ func (s *DB) PutJobInput(ctx context.Context, id, path string, data []byte, appe
 			return nil, err
 		}
 		digest := h.Sum(nil)
-		now := s.now().UnixMicro()
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
 		if found && !appendTo {
 			if _, err := tx.ExecContext(ctx, q(`DELETE FROM job_files WHERE job_id = ? AND kind = 'input' AND path = ?`), id, path); err != nil {
 				return nil, err
@@ -518,14 +596,14 @@ func (s *DB) PutJobInput(ctx context.Context, id, path string, data []byte, appe
 		if err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, q(`UPDATE job_files SET size = ?, digest = ?, hash_state = ?, chunks = ? WHERE job_id = ? AND kind = 'input' AND path = ?`),
-			size+int64(len(data)), digest, newState, seq, id, path); err != nil {
+		if _, err := tx.ExecContext(ctx, q(`UPDATE job_files SET size = ?, digest = ?, hash_state = ?, chunks = ?, incomplete = ? WHERE job_id = ? AND kind = 'input' AND path = ?`),
+			size+int64(len(data)), digest, newState, seq, b2i(w.More), id, path); err != nil {
 			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, q(`UPDATE jobs SET state = 'uploading', updated_at = ? WHERE id = ?`), now, id); err != nil {
 			return nil, err
 		}
-		out = JobFile{Kind: JobInput, Path: path, Size: size + int64(len(data))}
+		out = JobFile{Kind: JobInput, Path: path, Size: size + int64(len(data)), Incomplete: w.More}
 		copy(out.Digest[:], digest)
 		out.SHA256 = hex.EncodeToString(digest)
 		return nil, nil
@@ -553,10 +631,12 @@ func CheckArgs(args []string) error {
 }
 
 // QueueJob asks for the job's one run: script, one of the profile's
-// allowed scripts, with args. The job must be created or uploading, and
-// its version's profile enabled, prepared and of the revision the job was
-// created under. The job becomes queued, for ClaimJob.
-func (s *DB) QueueJob(ctx context.Context, id, script string, args []string) (Job, error) {
+// allowed scripts, with args, asked for by (a token id, or a name such as
+// cli). The job must be created or uploading, of a project that is not
+// paused, with no input cut off during its upload, and its version's
+// profile enabled, prepared and of the revision the job was created
+// under. The job becomes queued, for ClaimJob, in the database's time.
+func (s *DB) QueueJob(ctx context.Context, id, script string, args []string, by string) (Job, error) {
 	if err := CheckArgs(args); err != nil {
 		return Job{}, err
 	}
@@ -584,13 +664,26 @@ func (s *DB) QueueJob(ctx context.Context, id, script string, args []string) (Jo
 		if !p.Allows(script) {
 			return nil, profileErr(ErrScriptNotAllowed, "script %q is not allowed by the execution profile of version %d: the allowed scripts are %v", truncate(script, 80), j.VersionID, p.Scripts)
 		}
-		now := s.now().UnixMicro()
-		if _, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE jobs SET state = 'queued', script = ?, args = ?, queued_at = ?, updated_at = ? WHERE id = ?`),
-			script, string(raw), now, now, id); err != nil {
+		if err := s.checkNotPaused(ctx, tx, j.ProjectID, "running job "+id); err != nil {
+			return nil, err
+		}
+		cut, err := queryStrings(ctx, tx, s.d.rebind(`SELECT path FROM job_files WHERE job_id = ? AND kind = 'input' AND incomplete = 1 ORDER BY path`), id)
+		if err != nil {
+			return nil, err
+		}
+		if len(cut) > 0 {
+			return nil, &IncompleteInputError{JobID: id, Paths: cut}
+		}
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE jobs SET state = 'queued', script = ?, args = ?, run_by = ?, queued_at = ?, updated_at = ? WHERE id = ?`),
+			script, string(raw), clipLog(by, 128), now, now, id); err != nil {
 			return nil, err
 		}
 		out, err = s.readJobTx(ctx, tx, id)
-		return nil, err
+		return []string{jobHint + id}, err
 	})
 	return out, err
 }
@@ -615,7 +708,8 @@ func (s *DB) ClaimJob(ctx context.Context, replica string) (j Job, ok bool, err 
 	// Idle workers poll: a read finds nothing queued without taking a
 	// write lock.
 	var one int
-	switch err := s.db.QueryRowContext(ctx, `SELECT 1 FROM jobs WHERE state = 'queued' LIMIT 1`).Scan(&one); {
+	switch err := s.db.QueryRowContext(ctx, `SELECT 1 FROM jobs j JOIN projects p ON p.id = j.project_id
+		WHERE j.state = 'queued' AND p.paused_at IS NULL LIMIT 1`).Scan(&one); {
 	case errors.Is(err, sql.ErrNoRows):
 		return Job{}, false, nil
 	case err != nil:
@@ -623,14 +717,20 @@ func (s *DB) ClaimJob(ctx context.Context, replica string) (j Job, ok bool, err 
 	}
 	err = s.write(ctx, "claiming a queued job", func(tx *sql.Tx) ([]string, error) {
 		var id string
-		err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT id FROM jobs WHERE state = 'queued' ORDER BY queued_at, id LIMIT 1`+s.d.skipLocked())).Scan(&id)
+		// A paused project's jobs wait in the queue until it is resumed.
+		err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT id FROM jobs j WHERE state = 'queued'
+			AND NOT EXISTS (SELECT 1 FROM projects p WHERE p.id = j.project_id AND p.paused_at IS NOT NULL)
+			ORDER BY queued_at, id LIMIT 1`+s.d.skipLocked())).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		now := s.now().UnixMicro()
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
 		res, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE jobs SET state = 'running', claimed_by = ?, started_at = ?, updated_at = ? WHERE id = ? AND state = 'queued'`),
 			replica, now, now, id)
 		if err != nil {
@@ -641,7 +741,7 @@ func (s *DB) ClaimJob(ctx context.Context, replica string) (j Job, ok bool, err 
 		}
 		j, err = s.readJobTx(ctx, tx, id)
 		ok = err == nil
-		return nil, err
+		return []string{jobHint + id}, err
 	})
 	if err != nil {
 		return Job{}, false, err
@@ -705,7 +805,10 @@ func (s *DB) FinishJob(ctx context.Context, id, replica string, r JobResult, out
 				return nil, limitf("job %s: its files would be %d files of %d bytes; a job holds at most %d files and %d MiB", id, files, total, MaxJobFiles, MaxJobBytes>>20)
 			}
 		}
-		now := s.now().UnixMicro()
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
 		for _, f := range outputs {
 			sum := sha256.Sum256(f.Data)
 			if _, err := tx.ExecContext(ctx, q(`INSERT INTO job_files (job_id, kind, path, size, digest, chunks, created_at) VALUES (?, 'output', ?, ?, ?, 0, ?)`),
@@ -737,7 +840,7 @@ func (s *DB) FinishJob(ctx context.Context, id, replica string, r JobResult, out
 			return nil, err
 		}
 		out, err = s.readJobTx(ctx, tx, id)
-		return nil, err
+		return []string{jobHint + id}, err
 	})
 	return out, err
 }
@@ -775,12 +878,15 @@ func (s *DB) LockJob(ctx context.Context, id, replica, reason string) (Job, erro
 			return nil, &JobStateError{JobID: id, State: j.State, Doing: "locking it as replica " + replica,
 				Hint: "only the replica running a job locks it (claimed by " + j.ClaimedBy + ")"}
 		}
-		now := s.now().UnixMicro()
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
 		if _, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE jobs SET state = 'locked', reason = ?, updated_at = ? WHERE id = ?`), reason, now, id); err != nil {
 			return nil, err
 		}
 		out, err = s.readJobTx(ctx, tx, id)
-		return nil, err
+		return []string{jobHint + id}, err
 	})
 	return out, err
 }
@@ -798,7 +904,10 @@ func (s *DB) StopJob(ctx context.Context, id, reason string) (Job, error) {
 		if err != nil {
 			return nil, err
 		}
-		now := s.now().UnixMicro()
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
 		switch {
 		case j.State.Final():
 			out = j
@@ -812,7 +921,7 @@ func (s *DB) StopJob(ctx context.Context, id, reason string) (Job, error) {
 			return nil, err
 		}
 		out, err = s.readJobTx(ctx, tx, id)
-		return nil, err
+		return []string{jobHint + id}, err
 	})
 	return out, err
 }
@@ -935,6 +1044,7 @@ func (e *CorruptJobFileError) storeOwn() {}
 // DeleteJob removes a job with its files. A running or locked job is
 // refused with a *JobStateError.
 func (s *DB) DeleteJob(ctx context.Context, id string) error {
+	defer s.reclaim(ctx)
 	return s.write(ctx, "deleting job "+id, func(tx *sql.Tx) ([]string, error) {
 		q := s.d.rebind
 		j, err := s.lockJob(ctx, tx, id)
@@ -949,7 +1059,7 @@ func (s *DB) DeleteJob(ctx context.Context, id string) error {
 			return nil, err
 		}
 		_, err = tx.ExecContext(ctx, q(`DELETE FROM job_files WHERE job_id = ?`), id)
-		return nil, err
+		return []string{jobHint + id}, err
 	})
 }
 
@@ -977,6 +1087,7 @@ func (s *DB) JobRemnants(ctx context.Context) ([]JobRemnant, error) {
 
 // PurgeJobRemnant removes a remnant and its files for good.
 func (s *DB) PurgeJobRemnant(ctx context.Context, jobID string) error {
+	defer s.reclaim(ctx)
 	return s.write(ctx, "purging the remnant of job "+jobID, func(tx *sql.Tx) ([]string, error) {
 		q := s.d.rebind
 		res, err := tx.ExecContext(ctx, q(`DELETE FROM job_remnants WHERE job_id = ?`), jobID)

@@ -62,9 +62,14 @@ func (s *DB) PutIndexSnapshot(ctx context.Context, raw []byte, source string) er
 		(SELECT id FROM index_snapshots ORDER BY id DESC LIMIT ?)`), keptIndexSnapshots); err != nil {
 		return fmt.Errorf("storing the catalog snapshot: %w", s.d.wrap(err))
 	}
+	// Every running hub on this database serves it (CatalogChanges).
+	if err := s.publishTx(ctx, tx, catalogHint); err != nil {
+		return fmt.Errorf("storing the catalog snapshot: %w", s.d.wrap(err))
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("storing the catalog snapshot: %w", s.d.wrap(err))
 	}
+	s.published([]string{catalogHint})
 	return nil
 }
 

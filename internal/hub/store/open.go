@@ -62,6 +62,8 @@ type DB struct {
 	// just before it commits.
 	beforeCommit func()
 	now          func() time.Time
+	// fixedClock (tests) makes PostgreSQL's store read s.now too.
+	fixedClock bool
 
 	url       string // the PostgreSQL URL; empty on SQLite
 	log       *slog.Logger
@@ -94,7 +96,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		}
 		db, err = sql.Open("pgx", opts.Database)
 		if err != nil {
-			return nil, fmt.Errorf("hub database %s: %w", redactURL(opts.Database), err)
+			return nil, fmt.Errorf("hub database %s: %w", redactURL(opts.Database), scrub(err, opts.Database))
 		}
 		d = pgDialect{}
 		sl, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
@@ -106,7 +108,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		dialGst = goose.DialectPostgres
 		if err := db.PingContext(ctx); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("hub database %s: cannot connect: %w: %w", redactURL(opts.Database), ErrUnavailable, err)
+			return nil, fmt.Errorf("hub database %s: cannot connect: %w: %w", redactURL(opts.Database), ErrUnavailable, scrub(err, opts.Database))
 		}
 	default:
 		if opts.Dir == "" {
@@ -158,9 +160,14 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		if opts.Database == "" {
 			return nil, sqliteOpenError(filepath.Join(opts.Dir, DatabaseFile), err)
 		}
-		return nil, fmt.Errorf("hub database %s: %w", redactURL(opts.Database), s.d.wrap(err))
+		return nil, fmt.Errorf("hub database %s: %w", redactURL(opts.Database), scrub(s.d.wrap(err), opts.Database))
 	}
 	if opts.Database == "" {
+		if converted, err := s.useIncrementalVacuum(ctx); err != nil {
+			s.log.Warn("the database could not be set to give freed space back (VACUUM needs room for a copy of it); it works as it is, and the next open tries again", "err", err)
+		} else if converted {
+			s.log.Info("the database now gives the space of deleted jobs and versions back (rewritten once by VACUUM)")
+		}
 		abs, err := filepath.Abs(filepath.Join(opts.Dir, DatabaseFile))
 		if err != nil {
 			abs = filepath.Join(opts.Dir, DatabaseFile)

@@ -81,8 +81,15 @@ type Profile struct {
 	PreparedAt time.Time `json:"prepared_at,omitzero"`
 	// PrepareLog is the last preparation's output, kept whether it
 	// succeeded or not.
-	PrepareLog string    `json:"prepare_log,omitempty"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	PrepareLog string `json:"prepare_log,omitempty"`
+	// PrepareError says why the last preparation failed; empty when it
+	// succeeded or none ended yet.
+	PrepareError string `json:"prepare_error,omitempty"`
+	// PreparingBy names the replica preparing the environment now, since
+	// PreparingSince; empty when none is.
+	PreparingBy    string    `json:"preparing_by,omitempty"`
+	PreparingSince time.Time `json:"preparing_since,omitzero"`
+	UpdatedAt      time.Time `json:"updated_at"`
 }
 
 // Prepared reports whether the profile's environment has been prepared
@@ -163,20 +170,24 @@ func validateProfileSpec(ps ProfileSpec) error {
 }
 
 const profileColumns = `version_id, runtime, image, rootfs, interpreter, scripts, timeout_s, network, enabled,
-	revision, identity, prepare_log, prepared_at, updated_at`
+	revision, identity, prepare_log, prepared_at, updated_at, prepare_error, preparing_by, preparing_since`
 
 func scanProfile(r scanner) (Profile, error) {
 	var (
-		p                Profile
-		scripts          string
-		network, enabled int
-		identity         sql.NullString
-		preparedAt       sql.NullInt64
-		updated          int64
+		p                 Profile
+		scripts           string
+		network, enabled  int
+		identity, by      sql.NullString
+		preparedAt, since sql.NullInt64
+		updated           int64
 	)
 	if err := r.Scan(&p.VersionID, &p.Runtime, &p.Image, &p.RootFS, &p.Interpreter, &scripts, &p.TimeoutSeconds,
-		&network, &enabled, &p.Revision, &identity, &p.PrepareLog, &preparedAt, &updated); err != nil {
+		&network, &enabled, &p.Revision, &identity, &p.PrepareLog, &preparedAt, &updated, &p.PrepareError, &by, &since); err != nil {
 		return Profile{}, err
+	}
+	p.PreparingBy = by.String
+	if since.Valid {
+		p.PreparingSince = time.UnixMicro(since.Int64).UTC()
 	}
 	if err := json.Unmarshal([]byte(scripts), &p.Scripts); err != nil {
 		return Profile{}, fmt.Errorf("profile of version %d: its stored scripts are not a JSON list: %w", p.VersionID, err)
@@ -253,9 +264,19 @@ func (s *DB) SetProfile(ctx context.Context, versionID int64, ps ProfileSpec) (P
 		if err != nil {
 			return nil, err
 		}
-		return boundProjects(ctx, tx, q, versionID)
+		if err := s.dropUnusedLayers(ctx, tx); err != nil {
+			return nil, err
+		}
+		return profileHints(ctx, tx, q, versionID)
 	})
 	return out, err
+}
+
+// profileHints are the announcements of a change of version's profile:
+// to the projects bound to it (ChangeProfiles), and to the job feed.
+func profileHints(ctx context.Context, tx *sql.Tx, q func(string) string, versionID int64) ([]string, error) {
+	ids, err := boundProjects(ctx, tx, q, versionID)
+	return append(ids, fmt.Sprintf("%s%d", prepHint, versionID)), err
 }
 
 // boundProjects lists the projects version is bound to, which the change
@@ -304,43 +325,189 @@ func (s *DB) ProjectProfiles(ctx context.Context, projectID string) (map[int64]P
 // SetPrepared records a preparation of the profile at revision: its
 // identity when it succeeded (empty when it failed) and its log. Refused
 // with ErrProfileChanged when the profile changed since the preparation
-// began; nothing is recorded then.
+// began; nothing is recorded then. A layer the identity names must be
+// stored already (EndPreparation stores it with the record).
 func (s *DB) SetPrepared(ctx context.Context, versionID, revision int64, identity, log string) (Profile, error) {
+	return s.EndPreparation(ctx, versionID, revision, PreparationEnd{Identity: identity, Log: log})
+}
+
+// PreparationEnd is how a preparation ended, as EndPreparation records it.
+type PreparationEnd struct {
+	// Replica, if set, is the replica that prepared: its claim on the
+	// preparation (BeginPreparation) is released, whatever else happens.
+	Replica string
+	// Identity names the prepared environment; empty when it failed.
+	Identity string
+	// Log is the preparation's output; Error why it failed.
+	Log, Error string
+	// Layer, if not nil, is the prepared layer Identity names
+	// ("sha256:" + Layer.Digest), stored with the record so that every
+	// replica can lay it out.
+	Layer *Layer
+}
+
+// ErrPreparing is matched by a *PreparingError.
+var ErrPreparing = errors.New("a preparation of the version runs")
+
+// PreparingError refuses a preparation while another runs.
+type PreparingError struct {
+	VersionID int64
+	Replica   string
+	Since     time.Time
+}
+
+func (e *PreparingError) Error() string {
+	return fmt.Sprintf("version %d is being prepared by replica %s since %s: wait for it to end", e.VersionID, e.Replica, e.Since.Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrPreparing) true.
+func (e *PreparingError) Is(target error) bool { return target == ErrPreparing }
+func (e *PreparingError) storeOwn()            {}
+
+// BeginPreparation claims the preparation of version's profile for
+// replica: one runs at a time per version, across every replica. A claim
+// whose replica's lease has lapsed is taken over; otherwise a running
+// preparation refuses with a *PreparingError. The profile returned is the
+// one to prepare (its revision is EndPreparation's).
+func (s *DB) BeginPreparation(ctx context.Context, versionID int64, replica string) (Profile, error) {
+	if err := checkReplica(replica); err != nil {
+		return Profile{}, err
+	}
+	var out Profile
+	err := s.write(ctx, fmt.Sprintf("starting the preparation of version %d", versionID), func(tx *sql.Tx) ([]string, error) {
+		q := s.d.rebind
+		p, err := scanProfile(tx.QueryRowContext(ctx, q(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`+s.d.lockRow()), versionID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("execution profile of version %d: %w (an administrator sets one first)", versionID, ErrNotFound)
+		}
+		if err != nil {
+			return nil, err
+		}
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		if p.PreparingBy != "" {
+			lapsed, _, err := s.leaseLapsed(ctx, tx, p.PreparingBy, now)
+			if err != nil {
+				return nil, err
+			}
+			if !lapsed || p.PreparingBy == replica {
+				return nil, &PreparingError{VersionID: versionID, Replica: p.PreparingBy, Since: p.PreparingSince}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, q(`UPDATE profiles SET preparing_by = ?, preparing_since = ?, prepare_error = '' WHERE version_id = ?`),
+			replica, now, versionID); err != nil {
+			return nil, err
+		}
+		out, err = scanProfile(tx.QueryRowContext(ctx, q(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`), versionID))
+		return []string{fmt.Sprintf("%s%d", prepHint, versionID)}, err
+	})
+	return out, err
+}
+
+// ReleasePreparations drops the claims replica holds on preparations (a
+// restarted replica's, whose preparations died with it), recording why.
+// It returns the versions released.
+func (s *DB) ReleasePreparations(ctx context.Context, replica, why string) ([]int64, error) {
+	var out []int64
+	err := s.write(ctx, "releasing the preparations of replica "+replica, func(tx *sql.Tx) ([]string, error) {
+		q := s.d.rebind
+		ids, err := queryStrings(ctx, tx, q(`SELECT CAST(version_id AS TEXT) FROM profiles WHERE preparing_by = ?`), replica)
+		if err != nil || len(ids) == 0 {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, q(`UPDATE profiles SET preparing_by = NULL, preparing_since = NULL, prepare_error = ? WHERE preparing_by = ?`),
+			clipLog(why, MaxJobReason), replica); err != nil {
+			return nil, err
+		}
+		var hints []string
+		for _, id := range ids {
+			var v int64
+			fmt.Sscan(id, &v)
+			out = append(out, v)
+			hints = append(hints, prepHint+id)
+		}
+		return hints, nil
+	})
+	return out, err
+}
+
+// EndPreparation records how a preparation of the profile at revision
+// ended: the identity when it succeeded (empty when it failed), its log
+// and error, and the prepared layer, in one transaction, so that a
+// profile is never prepared without its layer stored. The claim of
+// end.Replica is released even when the profile changed since the
+// preparation began, which is refused with ErrProfileChanged, recording
+// nothing else.
+func (s *DB) EndPreparation(ctx context.Context, versionID, revision int64, end PreparationEnd) (Profile, error) {
+	identity := end.Identity
 	if len(identity) > 200 || strings.IndexFunc(identity, unicode.IsControl) >= 0 {
 		return Profile{}, invalidf("prepared identity %q: at most 200 characters without control characters", truncate(identity, 80))
 	}
-	log = clipLog(log, MaxPrepareLog)
-	var out Profile
+	if end.Layer != nil && identity != "sha256:"+end.Layer.Digest {
+		return Profile{}, invalidf("version %d: the prepared identity %s does not name the layer sha256:%s", versionID, truncate(identity, 80), end.Layer.Digest)
+	}
+	log := clipLog(end.Log, MaxPrepareLog)
+	var (
+		out     Profile
+		changed bool
+	)
 	err := s.write(ctx, fmt.Sprintf("recording the preparation of version %d", versionID), func(tx *sql.Tx) ([]string, error) {
 		q := s.d.rebind
+		changed = false
+		hints := []string{fmt.Sprintf("%s%d", prepHint, versionID)}
+		if end.Replica != "" {
+			if _, err := tx.ExecContext(ctx, q(`UPDATE profiles SET preparing_by = NULL, preparing_since = NULL WHERE version_id = ? AND preparing_by = ?`),
+				versionID, end.Replica); err != nil {
+				return nil, err
+			}
+		}
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		var cur int64
+		err = tx.QueryRowContext(ctx, q(`SELECT revision FROM profiles WHERE version_id = ?`+s.d.lockRow()), versionID).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("execution profile of version %d: %w", versionID, ErrNotFound)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if cur != revision {
+			// The claim's release above is kept; nothing else is.
+			changed = true
+			return hints, nil
+		}
+		if end.Layer != nil {
+			if err := s.putLayerTx(ctx, tx, end.Layer, now); err != nil {
+				return nil, err
+			}
+		}
 		var at sql.NullInt64
-		now := s.now().UnixMicro()
 		var identArg sql.NullString
 		if identity != "" {
 			identArg = sql.NullString{String: identity, Valid: true}
 			at = sql.NullInt64{Int64: now, Valid: true}
 		}
-		res, err := tx.ExecContext(ctx, q(`UPDATE profiles SET identity = ?, prepare_log = ?, prepared_at = ?, updated_at = ?
-			WHERE version_id = ? AND revision = ?`), identArg, log, at, now, versionID, revision)
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, q(`UPDATE profiles SET identity = ?, prepare_log = ?, prepare_error = ?, prepared_at = ?, updated_at = ?
+			WHERE version_id = ?`), identArg, log, clipLog(end.Error, MaxJobReason), at, now, versionID); err != nil {
 			return nil, err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := s.dropUnusedLayers(ctx, tx); err != nil {
 			return nil, err
-		} else if n == 0 {
-			if ok, err := exists(ctx, tx, q(`SELECT 1 FROM profiles WHERE version_id = ?`), versionID); err != nil {
-				return nil, err
-			} else if !ok {
-				return nil, fmt.Errorf("execution profile of version %d: %w", versionID, ErrNotFound)
-			}
-			return nil, profileErr(ErrProfileChanged, "version %d: the execution profile changed while it was being prepared (revision %d): prepare it again", versionID, revision)
 		}
 		out, err = scanProfile(tx.QueryRowContext(ctx, q(`SELECT `+profileColumns+` FROM profiles WHERE version_id = ?`), versionID))
 		if err != nil {
 			return nil, err
 		}
-		return boundProjects(ctx, tx, q, versionID)
+		more, err := profileHints(ctx, tx, q, versionID)
+		return append(hints, more...), err
 	})
+	if err == nil && changed {
+		err = profileErr(ErrProfileChanged, "version %d: the execution profile changed while it was being prepared (revision %d): prepare it again", versionID, revision)
+	}
 	return out, err
 }
 

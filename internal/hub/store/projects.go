@@ -284,8 +284,14 @@ func (s *DB) setPaused(ctx context.Context, id string, paused bool) (Project, er
 		p.Paused, p.PausedAt, p.UpdatedAt = paused, time.Time{}, now.UTC().Truncate(time.Microsecond)
 		if paused {
 			p.PausedAt = p.UpdatedAt
+			return true, nil
 		}
-		return true, nil
+		// Its queued jobs may run again: tell the workers.
+		queued, err := queryStrings(ctx, tx, s.d.rebind(`SELECT id FROM jobs WHERE project_id = ? AND state = 'queued'`), id)
+		for _, j := range queued {
+			p.hints = append(p.hints, jobHint+j)
+		}
+		return true, err
 	})
 	return p.Project, err
 }
@@ -343,6 +349,7 @@ var activeJobStates = []string{"running", "locked"}
 // (JobRemnants, ReadJobFile by the job's id, PurgeJobRemnant). Refused with a
 // *JobsError while one of the project's jobs runs or is locked.
 func (s *DB) DeleteProject(ctx context.Context, id string) error {
+	defer s.reclaim(ctx)
 	_, err := s.projectTx(ctx, id, "deleting project "+id, func(tx *sql.Tx, p *lockedProject) (bool, error) {
 		q := s.d.rebind
 		active := `state IN ('` + strings.Join(activeJobStates, `', '`) + `')`
@@ -555,6 +562,9 @@ func (p prefixScanner) Scan(dest ...any) error { return p.r.Scan(append(p.pre, d
 type lockedProject struct {
 	Project
 	changed bool
+	// hints are announced with the project's change (a resumed project's
+	// queued jobs, for the job feed).
+	hints []string
 }
 
 // lockProject reads a project and locks its row until tx ends, so that
@@ -584,7 +594,7 @@ func (s *DB) projectTx(ctx context.Context, id, doing string, fn func(tx *sql.Tx
 			return nil, err
 		}
 		lp.changed = true
-		return []string{id}, nil
+		return append([]string{id}, lp.hints...), nil
 	})
 	return lp, err
 }
@@ -606,7 +616,8 @@ func (s *DB) write(ctx context.Context, doing string, fn func(tx *sql.Tx) ([]str
 			s.published(changed)
 			return nil
 		}
-		if attempt >= writeAttempts || s.d.classify(err) != kindRetry || ctx.Err() != nil {
+		var re *retryError
+		if attempt >= writeAttempts || (s.d.classify(err) != kindRetry && !errors.As(err, &re)) || ctx.Err() != nil {
 			break
 		}
 	}

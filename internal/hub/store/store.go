@@ -134,6 +134,18 @@ type Store interface {
 	GetProfile(ctx context.Context, versionID int64) (Profile, error)
 	// SetPrepared records a preparation of the profile at revision.
 	SetPrepared(ctx context.Context, versionID, revision int64, identity, log string) (Profile, error)
+	// BeginPreparation claims a version's preparation for a replica, one
+	// at a time across every replica.
+	BeginPreparation(ctx context.Context, versionID int64, replica string) (Profile, error)
+	// EndPreparation records a preparation's end with its layer and
+	// releases the claim.
+	EndPreparation(ctx context.Context, versionID, revision int64, end PreparationEnd) (Profile, error)
+	// ReleasePreparations drops a replica's claims on preparations.
+	ReleasePreparations(ctx context.Context, replica, why string) ([]int64, error)
+	// LayerEntries lists a stored prepared layer's entries.
+	LayerEntries(ctx context.Context, digest string) ([]LayerEntry, error)
+	// LayOutLayer writes a stored prepared layer into a host folder.
+	LayOutLayer(ctx context.Context, digest, parent string) (string, error)
 
 	// CreateJob makes a job of a project for a version bound to it.
 	CreateJob(ctx context.Context, projectID string, versionID int64) (Job, error)
@@ -146,9 +158,9 @@ type Store interface {
 	// JobFiles lists a job's (or a remnant's) inputs and outputs.
 	JobFiles(ctx context.Context, id string) ([]JobFile, error)
 	// PutJobInput writes or appends to an input of a job that has not run.
-	PutJobInput(ctx context.Context, id, path string, data []byte, appendTo bool) (JobFile, error)
+	PutJobInput(ctx context.Context, id, path string, data []byte, w InputWrite) (JobFile, error)
 	// QueueJob asks for the job's one run of an allowed script.
-	QueueJob(ctx context.Context, id, script string, args []string) (Job, error)
+	QueueJob(ctx context.Context, id, script string, args []string, by string) (Job, error)
 	// ClaimJob takes the oldest queued job for a replica, exactly once.
 	ClaimJob(ctx context.Context, replica string) (Job, bool, error)
 	// FinishJob stores a run's end and its outputs in one transaction.
@@ -167,6 +179,24 @@ type Store interface {
 	JobRemnants(ctx context.Context) ([]JobRemnant, error)
 	// PurgeJobRemnant removes a remnant and its files.
 	PurgeJobRemnant(ctx context.Context, jobID string) error
+	// JobChanges announces job, preparation and profile changes.
+	JobChanges(ctx context.Context) <-chan JobChange
+	// CatalogChanges announces catalog snapshots stored.
+	CatalogChanges(ctx context.Context) <-chan struct{}
+	// SettleJob ends a running or locked job by an administrator's
+	// decision.
+	SettleJob(ctx context.Context, id string, st Settlement) (Job, error)
+
+	// Now returns the database's time.
+	Now(ctx context.Context) (time.Time, error)
+	// Heartbeat renews a replica's lease.
+	Heartbeat(ctx context.Context, replica string, ttl time.Duration) (time.Time, error)
+	// Leases lists the replicas' leases.
+	Leases(ctx context.Context) ([]Lease, time.Time, error)
+	// SettleOrphans settles what a replica whose lease lapsed left.
+	SettleOrphans(ctx context.Context, replica, settler string, grace time.Duration) (Settled, error)
+	// DiskSize measures the database's room on disk.
+	DiskSize(ctx context.Context) (Size, error)
 
 	// Stats counts what the store holds.
 	Stats(ctx context.Context) (Stats, error)

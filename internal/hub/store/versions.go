@@ -424,6 +424,7 @@ func (s *DB) ReadFile(ctx context.Context, id int64, path string) ([]byte, error
 // project is refused by the database's foreign key, reported as a
 // *BoundError.
 func (s *DB) DeleteVersion(ctx context.Context, id int64) error {
+	defer s.reclaim(ctx)
 	var err error
 	for attempt := 1; attempt <= installAttempts; attempt++ {
 		err = s.deleteTx(ctx, id)
@@ -486,13 +487,14 @@ func (s *DB) deleteTx(ctx context.Context, id int64) (err error) {
 		return fmt.Errorf("version %d: %w", id, ErrNotFound)
 	}
 	del, err := tx.PrepareContext(ctx, q(`DELETE FROM blobs WHERE digest = ?
-		AND NOT EXISTS (SELECT 1 FROM version_files WHERE digest = ?)`))
+		AND NOT EXISTS (SELECT 1 FROM version_files WHERE digest = ?)
+		AND NOT EXISTS (SELECT 1 FROM layer_files WHERE digest = ?)`))
 	if err != nil {
 		return err
 	}
 	defer del.Close()
 	for _, d := range digests {
-		if _, err := del.ExecContext(ctx, d, d); err != nil {
+		if _, err := del.ExecContext(ctx, d, d, d); err != nil {
 			if s.d.classify(err) == kindForeignKey {
 				// A concurrent install referenced the blob after our
 				// NOT EXISTS looked: retry the whole deletion.
@@ -500,6 +502,11 @@ func (s *DB) deleteTx(ctx context.Context, id int64) (err error) {
 			}
 			return err
 		}
+	}
+	// Its profile went with it (ON DELETE CASCADE), and with it the last
+	// use of its prepared layer, perhaps.
+	if err := s.dropUnusedLayers(ctx, tx); err != nil {
+		return err
 	}
 	return tx.Commit()
 }

@@ -83,7 +83,7 @@ func testQueryJobs(t *testing.T, open Opener) {
 		made = append(made, j.ID)
 	}
 	// One job queued, so that the state filter has something to tell.
-	if _, err := s.QueueJob(ctx, made[0], "scripts/copy.py", nil); err != nil {
+	if _, err := s.QueueJob(ctx, made[0], "scripts/copy.py", nil, "tester"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -180,7 +180,7 @@ func testOverview(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	j := f.create(t, "p")
-	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", nil); err != nil {
+	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", nil, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	f.claim(t, "replica-a")

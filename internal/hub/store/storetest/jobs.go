@@ -153,11 +153,11 @@ func testJobLifecycle(t *testing.T, open Opener) {
 	}
 	// An input written whole, then appended to: its digest is the whole
 	// file's.
-	if _, err := s.PutJobInput(ctx, j.ID, "in/data.txt", []byte("hello "), false); err != nil {
+	if _, err := s.PutJobInput(ctx, j.ID, "in/data.txt", []byte("hello "), store.InputWrite{}); err != nil {
 		t.Fatal(err)
 	}
 	big := bytes.Repeat([]byte("x"), store.ChunkSize+10)
-	fi, err := s.PutJobInput(ctx, j.ID, "in/data.txt", big, true)
+	fi, err := s.PutJobInput(ctx, j.ID, "in/data.txt", big, store.InputWrite{Append: true})
 	want := append([]byte("hello "), big...)
 	if sum := sha256.Sum256(want); err != nil || fi.Size != int64(len(want)) || fi.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Fatalf("PutJobInput(append) = %+v, %v", fi, err)
@@ -166,10 +166,10 @@ func testJobLifecycle(t *testing.T, open Opener) {
 		t.Fatalf("state after upload = %s; want uploading", j.State)
 	}
 	// A whole write replaces.
-	if fi, err = s.PutJobInput(ctx, j.ID, "small.txt", []byte("abc"), false); err != nil || fi.Size != 3 {
+	if fi, err = s.PutJobInput(ctx, j.ID, "small.txt", []byte("abc"), store.InputWrite{}); err != nil || fi.Size != 3 {
 		t.Fatal(fi, err)
 	}
-	if fi, err = s.PutJobInput(ctx, j.ID, "small.txt", []byte("z"), false); err != nil || fi.Size != 1 {
+	if fi, err = s.PutJobInput(ctx, j.ID, "small.txt", []byte("z"), store.InputWrite{}); err != nil || fi.Size != 1 {
 		t.Fatal(fi, err)
 	}
 	// Inputs read back whole and by range, across chunks.
@@ -185,7 +185,7 @@ func testJobLifecycle(t *testing.T, open Opener) {
 		t.Fatalf("ReadJobFile(past end) = %q, %v", data, err)
 	}
 
-	q, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", []string{"in/data.txt", "out.txt", "ünï"})
+	q, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", []string{"in/data.txt", "out.txt", "ünï"}, "tester")
 	if err != nil || q.State != store.JobQueued || !slices.Equal(q.Args, []string{"in/data.txt", "out.txt", "ünï"}) || q.QueuedAt.IsZero() {
 		t.Fatalf("QueueJob = %+v, %v", q, err)
 	}
@@ -249,7 +249,7 @@ func testJobLifecycle(t *testing.T, open Opener) {
 	}
 	// A job with no input runs too.
 	j2 := f.create(t, "p")
-	if _, err := s.QueueJob(ctx, j2.ID, "scripts/copy.py", nil); err != nil {
+	if _, err := s.QueueJob(ctx, j2.ID, "scripts/copy.py", nil, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	if r := f.claim(t, "replica-a"); r.ID != j2.ID || len(r.Args) != 0 {
@@ -270,23 +270,23 @@ func testJobRefusals(t *testing.T, open Opener) {
 	}
 	j := f.create(t, "p")
 	for _, bad := range []string{"../x", "/etc/passwd", "a/../../b", "a//b", "a\\b", "e\u0301.txt", ".git/config", "a/./b", "", ".", "nul\x00", "tab\t"} {
-		if _, err := s.PutJobInput(ctx, j.ID, bad, []byte("x"), false); !errors.Is(err, store.ErrInvalid) {
+		if _, err := s.PutJobInput(ctx, j.ID, bad, []byte("x"), store.InputWrite{}); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("PutJobInput(%q) = %v; want ErrInvalid", bad, err)
 		}
 		if _, _, err := s.ReadJobFile(ctx, j.ID, store.JobInput, bad, 0, 1); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("ReadJobFile(%q) = %v; want ErrInvalid", bad, err)
 		}
 	}
-	if _, err := s.QueueJob(ctx, j.ID, "scripts/other.sh", nil); !errors.Is(err, store.ErrScriptNotAllowed) {
+	if _, err := s.QueueJob(ctx, j.ID, "scripts/other.sh", nil, "tester"); !errors.Is(err, store.ErrScriptNotAllowed) {
 		t.Errorf("QueueJob(script not allowed) = %v; want ErrScriptNotAllowed", err)
 	}
-	if _, err := s.QueueJob(ctx, j.ID, "../scripts/copy.py", nil); !errors.Is(err, store.ErrScriptNotAllowed) {
+	if _, err := s.QueueJob(ctx, j.ID, "../scripts/copy.py", nil, "tester"); !errors.Is(err, store.ErrScriptNotAllowed) {
 		t.Errorf("QueueJob(traversal) = %v; want ErrScriptNotAllowed", err)
 	}
-	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", []string{"ok", "bad\x00"}); !errors.Is(err, store.ErrInvalid) {
+	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", []string{"ok", "bad\x00"}, "tester"); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("QueueJob(NUL argument) = %v; want ErrInvalid", err)
 	}
-	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", make([]string, store.MaxJobArgs+1)); !errors.Is(err, store.ErrInvalid) {
+	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", make([]string, store.MaxJobArgs+1), "tester"); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("QueueJob(too many arguments) = %v; want ErrInvalid", err)
 	}
 	// The profile changes under a created job: it cannot run.
@@ -296,7 +296,7 @@ func testJobRefusals(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", nil); !errors.Is(err, store.ErrProfileChanged) {
+	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", nil, "tester"); !errors.Is(err, store.ErrProfileChanged) {
 		t.Errorf("QueueJob(changed profile) = %v; want ErrProfileChanged", err)
 	}
 	if _, err := s.CreateJob(ctx, "p", f.version); !errors.Is(err, store.ErrNotPrepared) {
@@ -317,24 +317,24 @@ func testJobRefusals(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	j2 := f.create(t, "p")
-	if _, err := s.QueueJob(ctx, j2.ID, "scripts/copy.py", nil); err != nil {
+	if _, err := s.QueueJob(ctx, j2.ID, "scripts/copy.py", nil, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	// Queued: no more uploads, no second run.
-	if _, err := s.PutJobInput(ctx, j2.ID, "late.txt", []byte("x"), false); !errors.Is(err, store.ErrJobState) {
+	if _, err := s.PutJobInput(ctx, j2.ID, "late.txt", []byte("x"), store.InputWrite{}); !errors.Is(err, store.ErrJobState) {
 		t.Errorf("PutJobInput(queued) = %v; want ErrJobState", err)
 	}
-	if _, err := s.QueueJob(ctx, j2.ID, "scripts/copy.py", nil); !errors.Is(err, store.ErrJobState) {
+	if _, err := s.QueueJob(ctx, j2.ID, "scripts/copy.py", nil, "tester"); !errors.Is(err, store.ErrJobState) {
 		t.Errorf("QueueJob(twice) = %v; want ErrJobState", err)
 	}
 	r := f.claim(t, "r1")
 	if _, err := s.FinishJob(ctx, r.ID, "r1", store.JobResult{State: store.JobFailed, Reason: "exit 1"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutJobInput(ctx, j2.ID, "late.txt", []byte("x"), false); !errors.Is(err, store.ErrJobState) {
+	if _, err := s.PutJobInput(ctx, j2.ID, "late.txt", []byte("x"), store.InputWrite{}); !errors.Is(err, store.ErrJobState) {
 		t.Errorf("PutJobInput(after the run) = %v; want ErrJobState", err)
 	}
-	if _, err := s.QueueJob(ctx, j2.ID, "scripts/copy.py", nil); !errors.Is(err, store.ErrJobState) {
+	if _, err := s.QueueJob(ctx, j2.ID, "scripts/copy.py", nil, "tester"); !errors.Is(err, store.ErrJobState) {
 		t.Errorf("QueueJob(after the run) = %v; want ErrJobState", err)
 	}
 	if _, err := s.GetJob(ctx, "j-00000000000000000000"); !errors.Is(err, store.ErrNotFound) {
@@ -351,19 +351,19 @@ func testJobLimits(t *testing.T, open Opener) {
 	f := newJobFixture(t, s, "p")
 	j := f.create(t, "p")
 	full := make([]byte, store.MaxJobFileSize)
-	if _, err := s.PutJobInput(ctx, j.ID, "big", full[:store.MaxJobFileSize-1], false); err != nil {
+	if _, err := s.PutJobInput(ctx, j.ID, "big", full[:store.MaxJobFileSize-1], store.InputWrite{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutJobInput(ctx, j.ID, "big", []byte("ab"), true); !errors.Is(err, store.ErrJobLimit) {
+	if _, err := s.PutJobInput(ctx, j.ID, "big", []byte("ab"), store.InputWrite{Append: true}); !errors.Is(err, store.ErrJobLimit) {
 		t.Errorf("PutJobInput(append past 32 MiB) = %v; want ErrJobLimit", err)
 	}
-	if _, err := s.PutJobInput(ctx, j.ID, "big2", append(full, 'x'), false); !errors.Is(err, store.ErrJobLimit) {
+	if _, err := s.PutJobInput(ctx, j.ID, "big2", append(full, 'x'), store.InputWrite{}); !errors.Is(err, store.ErrJobLimit) {
 		t.Errorf("PutJobInput(32 MiB + 1) = %v; want ErrJobLimit", err)
 	}
-	if fi, err := s.PutJobInput(ctx, j.ID, "big", []byte("a"), true); err != nil || fi.Size != store.MaxJobFileSize {
+	if fi, err := s.PutJobInput(ctx, j.ID, "big", []byte("a"), store.InputWrite{Append: true}); err != nil || fi.Size != store.MaxJobFileSize {
 		t.Errorf("PutJobInput(append to exactly 32 MiB) = %+v, %v", fi, err)
 	}
-	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", nil); err != nil {
+	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", nil, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	r := f.claim(t, "r")
@@ -406,7 +406,7 @@ func testJobClaim(t *testing.T, open Opener) {
 	want := map[string]bool{}
 	for range n {
 		j := f.create(t, "p")
-		if _, err := a.QueueJob(ctx, j.ID, "scripts/copy.py", nil); err != nil {
+		if _, err := a.QueueJob(ctx, j.ID, "scripts/copy.py", nil, "tester"); err != nil {
 			t.Fatal(err)
 		}
 		want[j.ID] = true
@@ -454,10 +454,10 @@ func testJobDeletion(t *testing.T, open Opener) {
 	s := mustOpen(t, open, store.Options{})
 	f := newJobFixture(t, s, "p")
 	j := f.create(t, "p")
-	if _, err := s.PutJobInput(ctx, j.ID, "in.txt", []byte("keep me"), false); err != nil {
+	if _, err := s.PutJobInput(ctx, j.ID, "in.txt", []byte("keep me"), store.InputWrite{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", nil); err != nil {
+	if _, err := s.QueueJob(ctx, j.ID, "scripts/copy.py", nil, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	f.claim(t, "r")
@@ -504,7 +504,7 @@ func testJobStopLock(t *testing.T, open Opener) {
 	s := mustOpen(t, open, store.Options{})
 	f := newJobFixture(t, s, "p")
 	queued := f.create(t, "p")
-	if _, err := s.QueueJob(ctx, queued.ID, "scripts/copy.py", nil); err != nil {
+	if _, err := s.QueueJob(ctx, queued.ID, "scripts/copy.py", nil, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	st, err := s.StopJob(ctx, queued.ID, "stopped by the user")
@@ -515,10 +515,10 @@ func testJobStopLock(t *testing.T, open Opener) {
 		t.Fatalf("a stopped job was claimed: %v, %v", ok, err)
 	}
 	run := f.create(t, "p")
-	if _, err := s.PutJobInput(ctx, run.ID, "in.txt", []byte("x"), false); err != nil {
+	if _, err := s.PutJobInput(ctx, run.ID, "in.txt", []byte("x"), store.InputWrite{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.QueueJob(ctx, run.ID, "scripts/copy.py", nil); err != nil {
+	if _, err := s.QueueJob(ctx, run.ID, "scripts/copy.py", nil, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	f.claim(t, "r")

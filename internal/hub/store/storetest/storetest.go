@@ -54,6 +54,7 @@ func Run(t *testing.T, newDB NewDatabase) {
 	tests = append(tests, projectTests...)
 	tests = append(tests, jobTests...)
 	tests = append(tests, consoleTests...)
+	tests = append(tests, replicaTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newDB(t)) })
 	}
