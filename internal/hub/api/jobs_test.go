@@ -68,7 +68,7 @@ func newJobEnv(t *testing.T, o hub.Options, checkErr error) (*env, *jobs.Service
 	ex.CheckErr = checkErr
 	ex.Respond = copier
 	svc, err := jobs.New(jobs.Options{Store: h.Store().(*store.DB), Executor: ex, Replica: "api-test", Dir: filepath.Join(t.TempDir(), "jobs"),
-		RunWait: time.Minute, Poll: 20 * time.Millisecond})
+		RunWait: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

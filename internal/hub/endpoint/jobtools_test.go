@@ -132,7 +132,7 @@ func startJobHub(t testing.TB, db *store.DB, x sandbox.Executor, image string, r
 			t.Fatal(err)
 		}
 	}
-	svc, err := jobs.New(jobs.Options{Store: db, Executor: x, Replica: "ept", Dir: jh.dir, RunWait: 60 * time.Second, Poll: 500 * time.Millisecond, Workers: 24})
+	svc, err := jobs.New(jobs.Options{Store: db, Executor: x, Replica: "ept", Dir: jh.dir, RunWait: 60 * time.Second, Workers: 24})
 	if err != nil {
 		t.Fatal(err)
 	}

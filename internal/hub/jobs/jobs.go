@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -37,28 +38,47 @@ type Store interface {
 	Materialize(ctx context.Context, id int64, cacheDir string) (string, error)
 	SetProfile(ctx context.Context, versionID int64, ps store.ProfileSpec) (store.Profile, error)
 	GetProfile(ctx context.Context, versionID int64) (store.Profile, error)
-	SetPrepared(ctx context.Context, versionID, revision int64, identity, log string) (store.Profile, error)
+	BeginPreparation(ctx context.Context, versionID int64, replica string) (store.Profile, error)
+	EndPreparation(ctx context.Context, versionID, revision int64, end store.PreparationEnd) (store.Profile, error)
+	ReleasePreparations(ctx context.Context, replica, why string) ([]int64, error)
+	LayOutLayer(ctx context.Context, digest, parent string) (string, error)
 	CreateJob(ctx context.Context, projectID string, versionID int64) (store.Job, error)
 	GetJob(ctx context.Context, id string) (store.Job, error)
 	ListJobs(ctx context.Context, projectID string) ([]store.Job, error)
 	ReplicaJobs(ctx context.Context, replica string) ([]store.Job, error)
 	JobFiles(ctx context.Context, id string) ([]store.JobFile, error)
-	PutJobInput(ctx context.Context, id, path string, data []byte, appendTo bool) (store.JobFile, error)
-	QueueJob(ctx context.Context, id, script string, args []string) (store.Job, error)
+	PutJobInput(ctx context.Context, id, path string, data []byte, w store.InputWrite) (store.JobFile, error)
+	QueueJob(ctx context.Context, id, script string, args []string, by string) (store.Job, error)
 	ClaimJob(ctx context.Context, replica string) (store.Job, bool, error)
 	FinishJob(ctx context.Context, id, replica string, r store.JobResult, outputs []store.NewJobFile) (store.Job, error)
 	LockJob(ctx context.Context, id, replica, reason string) (store.Job, error)
 	StopJob(ctx context.Context, id, reason string) (store.Job, error)
+	SettleJob(ctx context.Context, id string, st store.Settlement) (store.Job, error)
 	ReadJobFile(ctx context.Context, id string, kind store.FileKind, path string, offset, limit int64) ([]byte, store.JobFile, error)
 	ReadRunInput(ctx context.Context, id, replica, path string) ([]byte, store.JobFile, error)
 	DeleteJob(ctx context.Context, id string) error
+	JobChanges(ctx context.Context) <-chan store.JobChange
+	Heartbeat(ctx context.Context, replica string, ttl time.Duration) (time.Time, error)
+	Leases(ctx context.Context) ([]store.Lease, time.Time, error)
+	SettleOrphans(ctx context.Context, replica, settler string, grace time.Duration) (store.Settled, error)
+}
+
+// Auditor records audit entries; *auditlog.Log is one.
+type Auditor interface {
+	Record(ctx context.Context, e store.AuditEntry)
 }
 
 // Defaults of Options.
 const (
 	DefaultRunWait = 20 * time.Second
-	DefaultPoll    = time.Second
 	DefaultWorkers = 8
+	// DefaultLease is a replica's lease: it heartbeats every quarter of
+	// it, and once it has lapsed and another replica has seen it lapsed
+	// for as long again, that replica settles its jobs.
+	DefaultLease = 20 * time.Second
+	// DefaultFinishRetry bounds how long a worker keeps a run's end while
+	// the database refuses it.
+	DefaultFinishRetry = 10 * time.Minute
 	// MaxRead bounds one ReadFile.
 	MaxRead = store.MaxJobFileSize
 )
@@ -71,8 +91,9 @@ type Options struct {
 	// sandbox.ErrUnavailable that says why.
 	Executor sandbox.Executor
 	// Replica names this process among the replicas sharing the store. It
-	// must stay the same across restarts: recovery looks for the jobs the
-	// replica claimed before.
+	// should stay the same across restarts: recovery looks for the jobs the
+	// replica claimed before (a replica that never returns has its jobs
+	// settled by the others once its lease lapses).
 	Replica string
 	// Dir is the host folder for packages, prepared layers and work
 	// folders. Required.
@@ -88,16 +109,21 @@ type Options struct {
 	// RunWait is how long Run waits for the job to end before it answers
 	// that it is running. If zero, DefaultRunWait.
 	RunWait time.Duration
-	// Poll is how often idle workers look for jobs queued by other
-	// replicas, and running jobs for stops asked elsewhere. If zero,
-	// DefaultPoll.
-	Poll time.Duration
 	// Workers bounds the jobs this replica runs at once. If zero,
 	// DefaultWorkers.
 	Workers int
+	// Lease is this replica's lease in the database (see DefaultLease). If
+	// zero, DefaultLease.
+	Lease time.Duration
+	// FinishRetry bounds how long the end of a run is retried while the
+	// database is unavailable. If zero, DefaultFinishRetry.
+	FinishRetry time.Duration
 	// Limits are the sandbox limits of a run but its wall time (the
 	// profile's timeout). If zero, sandbox.DefaultLimits, the seed's.
 	Limits sandbox.Limits
+	// Audit, if not nil, records each run queued and ended, each
+	// preparation, and each settlement, with this replica's id.
+	Audit Auditor
 	// Logger receives what the service does. If nil, nothing is logged.
 	Logger *slog.Logger
 }
@@ -108,9 +134,15 @@ var (
 	ErrPrepareFailed = errors.New("preparing the environment failed")
 	// ErrClosed is returned by a closed service.
 	ErrClosed = errors.New("the job service is closed")
+	// ErrRunUnknown is returned by Run when the database went away while
+	// the run was being queued, and did not come back within RunWait: the
+	// run may or may not have been queued.
+	ErrRunUnknown = errors.New("whether the run was queued is unknown")
 )
 
-// Service runs jobs and prepares environments.
+// Service runs jobs and prepares environments. It owns every goroutine of
+// both (workers, runs, preparations, the job feed's reader, the lease's
+// heartbeat); Close stops them and waits.
 type Service struct {
 	st    Store
 	ex    sandbox.Executor
@@ -129,18 +161,28 @@ type Service struct {
 	closed   bool
 	ready    error                 // why no backend works; nil once Start checked it
 	enforced sandbox.Enforced      // what the backend enforces
-	runs     map[string]*runHandle // jobs this replica runs now
+	runs     map[string]*runHandle // jobs and preparations this replica runs now
+	preps    map[int64]*prepHandle // preparations this replica runs, by version
 	prepGen  int64                 // counts the preparations started
 	// runsChanged is closed (and replaced) when a run is added to runs,
 	// so a Run waiting for its job's handle sees it at once.
 	runsChanged chan struct{}
-	layers      map[string]bool // layers verified by this process
+	// changed holds, per job someone waits for, a channel closed (and
+	// dropped) when the job feed announces a change of the job.
+	changed map[string]chan struct{}
+	layers  map[string]bool // layers verified by this process
 }
 
 // runHandle is one run this replica owns.
 type runHandle struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+}
+
+// prepHandle is one preparation this replica runs.
+type prepHandle struct {
+	runHandle
+	revision int64
 }
 
 // errStopped and errShutdown are the causes a run is cancelled with.
@@ -159,16 +201,22 @@ func New(opts Options) (*Service, error) {
 		return nil, fmt.Errorf("jobs: the data folder %q must be an absolute path", opts.Dir)
 	}
 	if opts.Replica == "" {
-		return nil, errors.New("jobs: no replica id: name this process (it must stay the same across restarts)")
+		return nil, errors.New("jobs: no replica id: name this process (it should stay the same across restarts)")
 	}
 	if opts.RunWait <= 0 {
 		opts.RunWait = DefaultRunWait
 	}
-	if opts.Poll <= 0 {
-		opts.Poll = DefaultPoll
-	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.Lease > store.MaxLease {
+		return nil, fmt.Errorf("jobs: a lease of %v is longer than the %v a replica may hold one", opts.Lease, store.MaxLease)
+	}
+	if opts.FinishRetry <= 0 {
+		opts.FinishRetry = DefaultFinishRetry
 	}
 	limit := opts.Limits
 	if limit == (sandbox.Limits{}) {
@@ -192,7 +240,8 @@ func New(opts Options) (*Service, error) {
 	sum := sha256.Sum256([]byte(opts.Replica))
 	s := &Service{st: opts.Store, ex: opts.Executor, opts: opts, log: log, limit: limit,
 		tag:  hex.EncodeToString(sum[:4]),
-		wake: make(chan struct{}, 1), runs: map[string]*runHandle{}, runsChanged: make(chan struct{}), layers: map[string]bool{},
+		wake: make(chan struct{}, 1), runs: map[string]*runHandle{}, preps: map[int64]*prepHandle{},
+		runsChanged: make(chan struct{}), changed: map[string]chan struct{}{}, layers: map[string]bool{},
 		ready: errors.New("the job service has not been started")}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, d := range []string{opts.Dir, s.dir("packages"), s.dir("layers"), s.dir("work")} {
@@ -211,6 +260,9 @@ func (s *Service) dir(parts ...string) string {
 	return filepath.Join(append([]string{s.opts.Dir}, parts...)...)
 }
 
+// Replica returns this replica's id.
+func (s *Service) Replica() string { return s.opts.Replica }
+
 // RecoverReport says what recovery did with each unfinished job of this
 // replica, by job id.
 type RecoverReport struct {
@@ -219,12 +271,18 @@ type RecoverReport struct {
 	Locked  []string `json:"locked,omitempty"`  // its sandbox could not be confirmed gone
 	// Killed names the sandboxes killed that no live job owned.
 	Killed []string `json:"killed,omitempty"`
+	// Preparations are the versions whose preparation this replica left
+	// (it stopped during them); each is recorded failed.
+	Preparations []int64 `json:"preparations,omitempty"`
 }
 
-// Start checks the sandbox backend, recovers the unfinished jobs this
-// replica left (Recover) and starts the workers that claim queued jobs.
-// Without a working backend it starts no worker and returns the check's
-// error (matching sandbox.ErrUnavailable); jobs are then refused.
+// Start checks the sandbox backend, takes this replica's lease in the
+// database, recovers the unfinished jobs and preparations this replica
+// left (Recover), and starts the workers, the reader of the job feed and
+// the heartbeat that keeps the lease and settles the jobs of replicas
+// whose lease lapsed. Without a working backend it starts no worker and
+// returns the check's error (matching sandbox.ErrUnavailable); jobs are
+// then refused, and no lease is held.
 func (s *Service) Start(ctx context.Context) (sandbox.Enforced, RecoverReport, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -252,19 +310,31 @@ func (s *Service) Start(ctx context.Context) (sandbox.Enforced, RecoverReport, e
 	if err != nil {
 		return enf, RecoverReport{}, err
 	}
-	rep, err := s.Recover(ctx)
-	if err != nil {
+	refuse := func(err error) error {
 		// Jobs left unreconciled must not be joined by new ones that no
 		// worker here would run: refuse jobs until a restart recovers.
-		err = fmt.Errorf("%w: recovering this replica's unfinished jobs failed: %w", sandbox.ErrUnavailable, err)
 		s.mu.Lock()
 		s.ready = err
 		s.mu.Unlock()
-		return enf, rep, err
+		return err
 	}
+	// The lease first: from now on no other replica settles this one's
+	// jobs, which recovery reconciles itself.
+	if _, err := s.st.Heartbeat(ctx, s.opts.Replica, s.opts.Lease); err != nil {
+		return enf, RecoverReport{}, refuse(fmt.Errorf("%w: taking this replica's lease in the database failed: %w", sandbox.ErrUnavailable, err))
+	}
+	rep, err := s.Recover(ctx)
+	if err != nil {
+		return enf, rep, refuse(fmt.Errorf("%w: recovering this replica's unfinished jobs failed: %w", sandbox.ErrUnavailable, err))
+	}
+	// The feed before the workers: a job queued from now on is announced.
+	changes := s.st.JobChanges(s.ctx)
+	s.wg.Go(func() { s.follow(changes) })
+	s.wg.Go(s.keepLease)
 	for range s.opts.Workers {
 		s.wg.Go(s.worker)
 	}
+	s.kick()
 	return enf, rep, nil
 }
 
@@ -278,10 +348,10 @@ func (s *Service) usable() error {
 	return s.ready
 }
 
-// Close stops the workers and kills the runs this replica owns; each job
-// is stored as stopped ("the hub shut down during the run"), or locked
-// when its kill was not confirmed, and each preparation fails. It waits
-// for all of them.
+// Close stops the workers and kills the runs and preparations this
+// replica owns; each job is stored as stopped ("the hub shut down during
+// the run"), or locked when its kill was not confirmed, and each
+// preparation failed. It waits for all of them.
 func (s *Service) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -306,6 +376,34 @@ func (s *Service) kick() {
 	}
 }
 
+// actorKey carries who asks for a run, for the store and the audit log.
+type actorKey struct{}
+
+// WithActor returns ctx naming who makes the calls made with it (a token
+// id, "cli"): Run records it as who asked for the run.
+func WithActor(ctx context.Context, actor string) context.Context {
+	return context.WithValue(ctx, actorKey{}, actor)
+}
+
+// actorOf returns the actor ctx names, else a name for the project's
+// endpoint.
+func actorOf(ctx context.Context, projectID string) string {
+	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
+		return a
+	}
+	return "project:" + projectID
+}
+
+// audit records an entry with this replica's id, if the service has an
+// audit log.
+func (s *Service) audit(ctx context.Context, e store.AuditEntry) {
+	if s.opts.Audit == nil {
+		return
+	}
+	e.Replica = s.opts.Replica
+	s.opts.Audit.Record(ctx, e)
+}
+
 // SetProfile sets a version's execution profile. Administrators only: the
 // caller checks the scope. A change of the environment clears the
 // prepared state; enabling a profile authorises jobs for every project
@@ -327,6 +425,10 @@ type Status struct {
 	Stderr  string          `json:"stderr"`
 	Inputs  []store.JobFile `json:"inputs"`
 	Outputs []store.JobFile `json:"outputs"`
+	// Stale marks a status that could not be read fresh (the database was
+	// away): Job is its last state known; Note says what to do.
+	Stale bool   `json:"stale,omitempty"`
+	Note  string `json:"note,omitempty"`
 }
 
 // job returns a job of project, or ErrNotFound for a job of another one.
@@ -342,7 +444,7 @@ func (s *Service) job(ctx context.Context, projectID, jobID string) (store.Job, 
 }
 
 // Create makes a job of project for a version bound to it, whose profile
-// is enabled and prepared.
+// is enabled and prepared. Refused for a paused project.
 func (s *Service) Create(ctx context.Context, projectID string, versionID int64) (store.Job, error) {
 	if err := s.usable(); err != nil {
 		return store.Job{}, err
@@ -351,13 +453,99 @@ func (s *Service) Create(ctx context.Context, projectID string, versionID int64)
 }
 
 // Upload writes an input of a job that has not run, whole or appended to
-// (appendTo). Paths are store.CheckJobPath's (no traversal, not absolute,
-// NFC); the limits are the store's.
+// (appendTo), in one call. Paths are store.CheckJobPath's (no traversal,
+// not absolute, NFC); the limits are the store's.
 func (s *Service) Upload(ctx context.Context, projectID, jobID, path string, data []byte, appendTo bool) (store.JobFile, error) {
 	if _, err := s.job(ctx, projectID, jobID); err != nil {
 		return store.JobFile{}, err
 	}
-	return s.st.PutJobInput(ctx, jobID, path, data, appendTo)
+	return s.st.PutJobInput(ctx, jobID, path, data, store.InputWrite{Append: appendTo})
+}
+
+// UploadPiece is how much of a streamed upload is held at once.
+const UploadPiece = 1 << 20
+
+// PartialUploadError says that a streamed upload stopped after part of
+// the file was stored; the file is marked incomplete, and the job does not
+// run until it is uploaded again.
+type PartialUploadError struct {
+	Path   string
+	Stored int64 // the bytes stored
+	Err    error
+}
+
+func (e *PartialUploadError) Error() string {
+	return fmt.Sprintf("%v (the upload stopped: %s holds only its first %d bytes and is marked incomplete, so the job will not run on it: upload it again)", e.Err, e.Path, e.Stored)
+}
+
+func (e *PartialUploadError) Unwrap() error { return e.Err }
+
+// UploadStream stores r as the input path of a job that has not run, as it
+// arrives: in pieces of UploadPiece bytes, each appended in its own
+// transaction, so that a request holds at most two pieces whatever the
+// file's size. Until the last piece is stored the file is marked
+// incomplete: an upload cut off (a client gone, a crash) is never taken
+// for the whole file. A file over store.MaxJobFileSize is refused with an
+// error matching store.ErrJobLimit. An error after the first piece was
+// stored is a *PartialUploadError.
+func (s *Service) UploadStream(ctx context.Context, projectID, jobID, path string, r io.Reader) (store.JobFile, error) {
+	if _, err := s.job(ctx, projectID, jobID); err != nil {
+		return store.JobFile{}, err
+	}
+	var (
+		cur, next = make([]byte, UploadPiece), make([]byte, UploadPiece)
+		f         store.JobFile
+		stored    int64
+		written   bool
+	)
+	fill := func(buf []byte) (int, bool, error) {
+		n, err := io.ReadFull(r, buf)
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return n, true, nil
+		case err != nil:
+			return n, false, err
+		}
+		return n, false, nil
+	}
+	partial := func(err error) error {
+		if written {
+			return &PartialUploadError{Path: path, Stored: stored, Err: err}
+		}
+		return err
+	}
+	n, eof, rerr := fill(cur)
+	for {
+		if rerr != nil {
+			return store.JobFile{}, partial(rerr)
+		}
+		more := false
+		var m int
+		var nextEOF bool
+		if !eof {
+			// Read ahead: is this piece the last?
+			m, nextEOF, rerr = fill(next)
+			more = m > 0 || rerr != nil
+		}
+		if stored+int64(n) > store.MaxJobFileSize {
+			return store.JobFile{}, partial(fmt.Errorf("%s is over the %d MiB a job's file may have: %w", path, store.MaxJobFileSize>>20, store.ErrJobLimit))
+		}
+		var err error
+		f, err = s.st.PutJobInput(ctx, jobID, path, cur[:n], store.InputWrite{Append: written, More: more})
+		if err != nil {
+			return store.JobFile{}, partial(err)
+		}
+		written = true
+		stored += int64(n)
+		if !more {
+			if rerr != nil {
+				return store.JobFile{}, partial(rerr)
+			}
+			return f, nil
+		}
+		cur, next = next, cur
+		n, eof = m, nextEOF
+	}
 }
 
 // ParseArgs reads a run's arguments as they arrive from a client: a JSON
@@ -388,7 +576,16 @@ func ParseArgs(raw json.RawMessage) ([]string, error) {
 // waits up to Options.RunWait for it to end. A run that takes longer goes
 // on, owned by the service: the Status then says running, and Get tells
 // the rest. If ctx ends while Run waits (the client went away), the job is
-// stopped.
+// stopped. Who asks is WithActor's actor, recorded with the run.
+//
+// Run tells the truth when the database goes away under it: a run that
+// was queued is never reported as an error that invites a second run. If
+// the job cannot be read when the wait ends, the Status is the last state
+// known, marked Stale (read the job again later). If the database went
+// away while the run was being queued and stays away through RunWait, the
+// error matches ErrRunUnknown: read the job before running it again (a job
+// runs at most once, so running the same job again is always safe; a new
+// job would run the script twice).
 func (s *Service) Run(ctx context.Context, projectID, jobID, script string, args []string) (Status, error) {
 	if err := s.usable(); err != nil {
 		return Status{}, err
@@ -396,53 +593,140 @@ func (s *Service) Run(ctx context.Context, projectID, jobID, script string, args
 	if _, err := s.job(ctx, projectID, jobID); err != nil {
 		return Status{}, err
 	}
-	if _, err := s.st.QueueJob(ctx, jobID, script, args); err != nil {
+	deadline := time.Now().Add(s.opts.RunWait)
+	actor := actorOf(ctx, projectID)
+	j, err := s.st.QueueJob(ctx, jobID, script, args, actor)
+	if errors.Is(err, store.ErrUnavailable) {
+		// The commit may have happened before the connection was lost:
+		// look again until the database answers.
+		j, err = s.queuedAfterOutage(ctx, projectID, jobID, err, deadline)
+	}
+	if err != nil {
 		return Status{}, err
 	}
+	s.audit(ctx, store.AuditEntry{Actor: actor, Action: "job.run", ObjectKind: "job", ObjectID: projectID + "/" + jobID, Result: "queued"})
 	s.kick()
-	return s.wait(ctx, projectID, jobID, s.opts.RunWait)
+	return s.wait(ctx, projectID, j, deadline)
 }
 
-// wait waits up to d for the job to leave queued and running.
-func (s *Service) wait(ctx context.Context, projectID, jobID string, d time.Duration) (Status, error) {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	// Jobs claimed elsewhere are seen by polling; ours by their handle.
-	tick := time.NewTicker(min(s.opts.Poll, 250*time.Millisecond))
-	defer tick.Stop()
+// queuedAfterOutage finds out whether a QueueJob that failed with the
+// database unavailable (qerr) committed: it reads the job until the
+// database answers or deadline passes.
+func (s *Service) queuedAfterOutage(ctx context.Context, projectID, jobID string, qerr error, deadline time.Time) (store.Job, error) {
+	backoff := 100 * time.Millisecond
 	for {
-		j, err := s.st.GetJob(ctx, jobID)
-		if err != nil && ctx.Err() == nil {
+		j, err := s.job(ctx, projectID, jobID)
+		switch {
+		case err == nil && (j.State == store.JobCreated || j.State == store.JobUploading):
+			// Not queued: the refusal stands, and running again is safe.
+			return store.Job{}, qerr
+		case err == nil:
+			return j, nil
+		case !errors.Is(err, store.ErrUnavailable):
+			return store.Job{}, err
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			return store.Job{}, fmt.Errorf("%w: the hub's database went away while job %s's run was being queued and is still away: read the job once it is back before running it again (a job runs at most once, so running the same job again is safe; a new job would run the script twice): %w", ErrRunUnknown, jobID, qerr)
+		}
+		select {
+		case <-time.After(backoff):
+			backoff = min(2*backoff, 2*time.Second)
+		case <-ctx.Done():
+			return store.Job{}, errors.Join(qerr, ctx.Err())
+		}
+	}
+}
+
+// signal returns a channel closed when the job feed next announces a
+// change of job id.
+func (s *Service) signal(id string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.changed[id]
+	if ch == nil {
+		ch = make(chan struct{})
+		s.changed[id] = ch
+	}
+	return ch
+}
+
+// announce wakes whoever waits for a change of job id.
+func (s *Service) announce(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch := s.changed[id]; ch != nil {
+		close(ch)
+		delete(s.changed, id)
+	}
+}
+
+// wait waits until deadline for the job (queued as j) to leave queued and
+// running: its own runs by their handles, others' by the job feed; while
+// the database is away, by reading again with backoff.
+func (s *Service) wait(ctx context.Context, projectID string, j store.Job, deadline time.Time) (Status, error) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	last, lastErr := j, error(nil)
+	backoff := 100 * time.Millisecond
+	for {
+		changed := s.signal(j.ID) // before the read: a change after it wakes us
+		cur, err := s.st.GetJob(ctx, j.ID)
+		switch {
+		case err == nil:
+			last, lastErr, backoff = cur, nil, 100*time.Millisecond
+			if cur.State != store.JobQueued && cur.State != store.JobRunning {
+				return s.status(ctx, projectID, last)
+			}
+		case ctx.Err() == nil && !errors.Is(err, store.ErrUnavailable):
 			return Status{}, err
+		default:
+			lastErr = err
 		}
-		if err == nil && j.State != store.JobQueued && j.State != store.JobRunning {
-			return s.Get(ctx, projectID, jobID)
-		}
-		var done, claimed chan struct{}
+		var done, claimed <-chan struct{}
+		var retry <-chan time.Time
 		s.mu.Lock()
-		if h := s.runs[jobID]; h != nil {
+		if h := s.runs[j.ID]; h != nil {
 			done = h.done
 		} else {
 			claimed = s.runsChanged // a worker here may be about to run it
 		}
 		s.mu.Unlock()
+		if lastErr != nil {
+			retry = time.After(backoff)
+			backoff = min(2*backoff, 2*time.Second)
+		}
 		select {
 		case <-done:
 		case <-claimed:
-		case <-tick.C:
+		case <-changed:
+		case <-retry:
 		case <-timer.C:
-			return s.Get(ctx, projectID, jobID)
+			return s.status(ctx, projectID, last)
 		case <-ctx.Done():
 			// The client went away while it waited: the run is stopped.
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			st, err := s.Stop(sctx, projectID, jobID, "stopped: the client went away while it waited for the run")
+			st, err := s.Stop(sctx, projectID, j.ID, "stopped: the client went away while it waited for the run")
 			if err != nil {
 				return Status{}, errors.Join(ctx.Err(), err)
 			}
 			return st, ctx.Err()
 		}
 	}
+}
+
+// status is Get, or, when the database cannot be read, the last state
+// known of the job, marked stale.
+func (s *Service) status(ctx context.Context, projectID string, last store.Job) (Status, error) {
+	st, err := s.Get(ctx, projectID, last.ID)
+	if err == nil {
+		return st, nil
+	}
+	if !errors.Is(err, store.ErrUnavailable) {
+		return Status{}, err
+	}
+	return Status{Job: last, Stdout: string(last.Stdout), Stderr: string(last.Stderr), Inputs: []store.JobFile{}, Outputs: []store.JobFile{},
+		Stale: true, Note: "the hub's database is unavailable now: this is the job's last state known; its run goes on: read the job again later (do not create another job: this one runs, at most once)"}, nil
 }
 
 // Get returns a job of project with its logs and files.
@@ -502,7 +786,8 @@ func (s *Service) ReadFile(ctx context.Context, projectID, jobID, path string, o
 }
 
 // Stop stops a job of project: one that has not run never will; a
-// running one is killed by the replica that runs it.
+// running one is killed by the replica that runs it (this one at once,
+// another when the job feed tells it).
 func (s *Service) Stop(ctx context.Context, projectID, jobID, reason string) (Status, error) {
 	if _, err := s.job(ctx, projectID, jobID); err != nil {
 		return Status{}, err
@@ -536,4 +821,31 @@ func (s *Service) Delete(ctx context.Context, projectID, jobID string) error {
 		return err
 	}
 	return s.st.DeleteJob(ctx, jobID)
+}
+
+// Settle ends a running or locked job of project by an administrator's
+// decision (st.By names who, for the job's reason and the audit log): see
+// store.DB.SettleJob. A job whose replica holds a current lease is refused
+// unless st.Force. If this replica runs it, its sandbox is killed now;
+// another replica's is killed when the job feed tells it.
+func (s *Service) Settle(ctx context.Context, projectID, jobID string, st store.Settlement) (Status, error) {
+	if _, err := s.job(ctx, projectID, jobID); err != nil {
+		return Status{}, err
+	}
+	j, err := s.st.SettleJob(ctx, jobID, st)
+	result := store.AuditOK
+	if err != nil {
+		result = "refused"
+	}
+	s.audit(ctx, store.AuditEntry{Actor: st.By, Action: "job.settle", ObjectKind: "job", ObjectID: projectID + "/" + jobID, Result: result})
+	if err != nil {
+		return Status{}, err
+	}
+	s.mu.Lock()
+	h := s.runs[jobID]
+	s.mu.Unlock()
+	if h != nil {
+		h.cancel(fmt.Errorf("%w: %s", errStopped, j.Reason))
+	}
+	return s.Get(ctx, projectID, jobID)
 }

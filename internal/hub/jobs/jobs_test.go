@@ -101,7 +101,7 @@ func openStore(t *testing.T, dir string) *store.DB {
 
 func newService(t *testing.T, st *store.DB, fake *fakeExec, replica, dir string, mod func(*Options)) *Service {
 	t.Helper()
-	opts := Options{Store: st, Replica: replica, Dir: dir, RunWait: 10 * time.Second, Poll: 20 * time.Millisecond, Workers: 2}
+	opts := Options{Store: st, Replica: replica, Dir: dir, RunWait: 10 * time.Second, Workers: 2}
 	if fake != nil {
 		opts.Executor = fake
 	}
@@ -485,7 +485,7 @@ func TestRecoverAfterCrash(t *testing.T) {
 	// Queued once no worker of the live service can claim them.
 	e.svc.Close()
 	for _, j := range crashed {
-		if _, err := e.st.QueueJob(ctx, j.ID, "scripts/copy.py", nil); err != nil {
+		if _, err := e.st.QueueJob(ctx, j.ID, "scripts/copy.py", nil, "tester"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -527,7 +527,7 @@ func TestTwoReplicasRunEachJobOnce(t *testing.T) {
 	var ids []string
 	for range 12 {
 		j := e.job("x")
-		if _, err := e.st.QueueJob(ctx, j.ID, "scripts/copy.py", []string{"in.txt", "out.txt"}); err != nil {
+		if _, err := e.st.QueueJob(ctx, j.ID, "scripts/copy.py", []string{"in.txt", "out.txt"}, "tester"); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, j.ID)

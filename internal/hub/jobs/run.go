@@ -35,20 +35,34 @@ func SandboxName(jobID string) string { return jobPrefix + jobID }
 const finishTimeout = 30 * time.Second
 
 // worker claims queued jobs and runs them, one at a time, until Close.
+// It waits for the job feed (or another worker) to wake it; a claim the
+// database refused is tried again with backoff.
 func (s *Service) worker() {
-	tick := time.NewTicker(s.opts.Poll)
-	defer tick.Stop()
+	backoff := 100 * time.Millisecond
 	for {
 		if s.ctx.Err() != nil {
 			return
 		}
 		j, ok, err := s.st.ClaimJob(s.ctx, s.opts.Replica)
-		if err != nil && s.ctx.Err() == nil {
-			s.log.Warn("claiming a queued job", "err", err)
+		if err != nil {
+			if s.ctx.Err() != nil {
+				return
+			}
+			if backoff == 100*time.Millisecond {
+				s.log.Warn("claiming a queued job", "err", err)
+			}
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
 		}
+		backoff = 100 * time.Millisecond
 		if ok {
 			// Another job may be queued behind this one: wake another
-			// worker rather than leave it for the next poll.
+			// worker rather than leave it for the feed's next look.
 			s.kick()
 			s.execute(j)
 			continue
@@ -57,12 +71,13 @@ func (s *Service) worker() {
 		case <-s.ctx.Done():
 			return
 		case <-s.wake:
-		case <-tick.C:
 		}
 	}
 }
 
-// execute runs a claimed job and stores its end.
+// execute runs a claimed job and stores its end. Stops asked on other
+// replicas, and settlements made elsewhere, arrive through the job feed
+// (follow), which cancels the run.
 func (s *Service) execute(j store.Job) {
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	h := &runHandle{cancel: cancel, done: make(chan struct{})}
@@ -78,55 +93,80 @@ func (s *Service) execute(j store.Job) {
 		s.mu.Unlock()
 		close(h.done)
 	}()
-	// Stops asked on other replicas arrive through the store.
-	watchDone := make(chan struct{})
-	s.wg.Go(func() {
-		defer close(watchDone)
-		s.watchStop(ctx, j.ID, h)
-	})
+	// A stop asked between the claim and the registration above.
+	if cur, err := s.st.GetJob(ctx, j.ID); err == nil && cur.StopRequested {
+		cancel(fmt.Errorf("%w on request", errStopped))
+	}
 	res, outputs, lockReason := s.runJob(ctx, j)
 	cancel(nil)
-	<-watchDone
-
-	fctx, fcancel := context.WithTimeout(context.Background(), finishTimeout)
-	defer fcancel()
 	if lockReason != "" {
-		if _, err := s.st.LockJob(fctx, j.ID, s.opts.Replica, lockReason); err != nil {
-			s.log.Error("locking a job whose sandbox may still run", "job", j.ID, "err", err)
-		}
+		s.keepTrying(j.ID, "locking a job whose sandbox may still run", func(ctx context.Context) error {
+			_, err := s.st.LockJob(ctx, j.ID, s.opts.Replica, lockReason)
+			return err
+		})
 		s.log.Error("job locked", "job", j.ID, "reason", lockReason)
 		return
 	}
-	if _, err := s.st.FinishJob(fctx, j.ID, s.opts.Replica, res, outputs); err != nil {
+	stored := s.keepTrying(j.ID, "storing the end of a run", func(ctx context.Context) error {
+		_, err := s.st.FinishJob(ctx, j.ID, s.opts.Replica, res, outputs)
 		if errors.Is(err, store.ErrJobLimit) {
 			res.Reason = strings.TrimSpace(res.Reason + "; outputs not kept: " + err.Error())
 			res.State, outputs = store.JobFailed, nil
-			_, err = s.st.FinishJob(fctx, j.ID, s.opts.Replica, res, nil)
+			_, err = s.st.FinishJob(ctx, j.ID, s.opts.Replica, res, nil)
 		}
-		if err != nil {
-			// The job stays running under this replica; the next
-			// Recover ends it.
-			s.log.Error("storing the end of a run", "job", j.ID, "err", err)
-			return
-		}
+		return err
+	})
+	if !stored {
+		return
 	}
 	s.log.Info("run ended", "job", j.ID, "state", res.State, "outputs", len(outputs))
+	s.audit(context.Background(), store.AuditEntry{Actor: runBy(j), Action: "job.run", ObjectKind: "job", ObjectID: j.ProjectID + "/" + j.ID, Result: string(res.State)})
 }
 
-// watchStop cancels h when a stop of the job is asked through the store.
-func (s *Service) watchStop(ctx context.Context, id string, h *runHandle) {
-	tick := time.NewTicker(s.opts.Poll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+// runBy is who asked for a job's run, for its audit entries.
+func runBy(j store.Job) string {
+	if j.RunBy != "" {
+		return j.RunBy
+	}
+	return "project:" + j.ProjectID
+}
+
+// keepTrying runs op, which stores something of a run that is over, until
+// it succeeds, the store refuses it for good (a state the job is no longer
+// in: it was settled elsewhere), or Options.FinishRetry passes while the
+// database is unavailable; each wait is logged once. It reports whether op
+// succeeded. A closing service keeps trying for finishTimeout.
+func (s *Service) keepTrying(jobID, doing string, op func(ctx context.Context) error) bool {
+	start := time.Now()
+	deadline := start.Add(s.opts.FinishRetry)
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+		err := op(ctx)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				s.log.Info("the database took what waited for it", "job", jobID, "doing", doing, "attempts", attempt, "after", time.Since(start).Round(time.Millisecond))
+			}
+			return true
 		}
-		if j, err := s.st.GetJob(ctx, id); err == nil && j.StopRequested {
-			h.cancel(fmt.Errorf("%w on request", errStopped))
-			return
+		transient := errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+		if !transient {
+			s.log.Error(doing+" was refused; it is lost", "job", jobID, "err", err)
+			return false
 		}
+		if attempt == 1 {
+			s.log.Warn(doing+" waits for the database; it is kept and retried", "job", jobID, "for", s.opts.FinishRetry, "err", err)
+		}
+		if s.ctx.Err() != nil && time.Since(start) > finishTimeout {
+			deadline = start // closing: give up after finishTimeout
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			s.log.Error(doing+" is lost: the database stayed unavailable; recovery or another replica settles the job", "job", jobID, "after", time.Since(start).Round(time.Second), "err", err)
+			return false
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 2*time.Second)
 	}
 }
 
@@ -161,7 +201,7 @@ func (s *Service) runJob(ctx context.Context, j store.Job) (store.JobResult, []s
 	if err != nil {
 		return failed("the package could not be laid out for the run: " + err.Error()), nil, ""
 	}
-	layer, err := s.layer(p)
+	layer, err := s.layer(ctx, p)
 	if err != nil {
 		return failed(err.Error()), nil, ""
 	}
@@ -493,6 +533,7 @@ func (s *Service) Recover(ctx context.Context) (RecoverReport, error) {
 	}
 	var errs []error
 	handled := map[string]bool{}
+	lockedHere := map[string]bool{} // jobs whose sandbox may still write in their folder
 	for _, j := range jobs {
 		s.mu.Lock()
 		live := s.runs[j.ID] != nil
@@ -512,6 +553,7 @@ func (s *Service) Recover(ctx context.Context) (RecoverReport, error) {
 					}
 				}
 				rep.Locked = append(rep.Locked, j.ID)
+				lockedHere[j.ID] = true
 				continue
 			}
 			rep.Killed = append(rep.Killed, name)
@@ -521,6 +563,7 @@ func (s *Service) Recover(ctx context.Context) (RecoverReport, error) {
 		}
 		if _, err := s.st.FinishJob(ctx, j.ID, s.opts.Replica, res, nil); err != nil {
 			errs = append(errs, err)
+			lockedHere[j.ID] = true // its folder stays until it is settled
 			continue
 		}
 		if res.State == store.JobStopped {
@@ -565,6 +608,30 @@ func (s *Service) Recover(ctx context.Context) (RecoverReport, error) {
 		for _, b := range builds {
 			if err := removeTree(b); err != nil {
 				errs = append(errs, fmt.Errorf("removing the build folder %s left by an unconfirmed preparation: %w", filepath.Base(b), err))
+			}
+		}
+		// Preparations this replica claimed and no longer runs (it
+		// stopped during them) are recorded failed, so that another may
+		// start.
+		vs, err := s.st.ReleasePreparations(ctx, s.opts.Replica, "the hub stopped during the preparation (a crash or a restart): prepare the version again")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("releasing this replica's preparations: %w", err))
+		}
+		rep.Preparations = vs
+	}
+	// Work folders of jobs that no longer run here (settled elsewhere
+	// while this replica was away, or left by a crash): no sandbox of
+	// this replica writes there any more, unless the job is locked.
+	if ents, err := os.ReadDir(s.dir("work")); err == nil {
+		for _, e := range ents {
+			s.mu.Lock()
+			live := s.runs[e.Name()] != nil
+			s.mu.Unlock()
+			if live || lockedHere[e.Name()] {
+				continue
+			}
+			if err := removeTree(s.dir("work", e.Name())); err != nil {
+				errs = append(errs, fmt.Errorf("removing the work folder of job %s: %w", e.Name(), err))
 			}
 		}
 	}

@@ -118,7 +118,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 			}
 		}
 		svc, err := jobs.New(jobs.Options{Store: h.Store().(*store.DB), Executor: bwrap.New(nil), Replica: "ui-test",
-			Dir: filepath.Join(tmp, "jobs"), RunWait: 30 * time.Second, Poll: 50 * time.Millisecond})
+			Dir: filepath.Join(tmp, "jobs"), RunWait: 30 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
