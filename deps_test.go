@@ -83,6 +83,8 @@ var allowed = map[string][]string{
 	"internal/hub/endpoint": {"internal/hub", "internal/hub/jobs", "internal/hub/store", "internal/regfile", "internal/sandbox", "skills"},
 	// The hub's job service: profiles, preparations and runs in sandboxes.
 	"internal/hub/jobs": {"internal/hub/store", "internal/sandbox"},
+	// The audit log's writer: entries retried while the database is away.
+	"internal/hub/auditlog": {"internal/hub/store"},
 	// The catalog builder, a publisher's tool: the hub's catalog format and
 	// package reader, the server's discovery rule.
 	"internal/catalogbuild": {"internal/atomicfile", "internal/catalog", "internal/hub/index", "internal/hub/pkgtree", "internal/regfile", "internal/skill", "internal/skillsext"},
