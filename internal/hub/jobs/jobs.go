@@ -492,6 +492,10 @@ func (s *Service) UploadStream(ctx context.Context, projectID, jobID, path strin
 	if _, err := s.job(ctx, projectID, jobID); err != nil {
 		return store.JobFile{}, err
 	}
+	r = cutReader{r}
+	// A piece that arrived is stored even if the client went away since:
+	// the file is then marked incomplete, never lost in silence.
+	sctx := context.WithoutCancel(ctx)
 	var (
 		cur, next = make([]byte, UploadPiece), make([]byte, UploadPiece)
 		f         store.JobFile
@@ -530,8 +534,10 @@ func (s *Service) UploadStream(ctx context.Context, projectID, jobID, path strin
 		if stored+int64(n) > store.MaxJobFileSize {
 			return store.JobFile{}, partial(fmt.Errorf("%s is over the %d MiB a job's file may have: %w", path, store.MaxJobFileSize>>20, store.ErrJobLimit))
 		}
+		pctx, cancel := context.WithTimeout(sctx, finishTimeout)
 		var err error
-		f, err = s.st.PutJobInput(ctx, jobID, path, cur[:n], store.InputWrite{Append: written, More: more})
+		f, err = s.st.PutJobInput(pctx, jobID, path, cur[:n], store.InputWrite{Append: written, More: more})
+		cancel()
 		if err != nil {
 			return store.JobFile{}, partial(err)
 		}
@@ -546,6 +552,22 @@ func (s *Service) UploadStream(ctx context.Context, projectID, jobID, path strin
 		cur, next = next, cur
 		n, eof = m, nextEOF
 	}
+}
+
+// errCut is an upload's reader failing with io.ErrUnexpectedEOF, which
+// io.ReadFull would take for a short last piece.
+var errCut = errors.New("the upload was cut off before its end")
+
+// cutReader tells a reader's own io.ErrUnexpectedEOF (a stream cut off)
+// from the end of the data.
+type cutReader struct{ r io.Reader }
+
+func (c cutReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == io.ErrUnexpectedEOF {
+		err = errCut
+	}
+	return n, err
 }
 
 // ParseArgs reads a run's arguments as they arrive from a client: a JSON

@@ -1085,6 +1085,23 @@ func (s *DB) JobRemnants(ctx context.Context) ([]JobRemnant, error) {
 	return out, rows.Err()
 }
 
+// GetJobRemnant returns the remnant of job id, or ErrNotFound (a live
+// job is not a remnant).
+func (s *DB) GetJobRemnant(ctx context.Context, id string) (JobRemnant, error) {
+	var r JobRemnant
+	var created, deleted int64
+	err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT job_id, project_id, version_id, package, tree_digest, state, created_at, deleted_at
+		FROM job_remnants WHERE job_id = ?`), id).Scan(&r.JobID, &r.ProjectID, &r.VersionID, &r.Package, &r.TreeDigest, &r.State, &created, &deleted)
+	if errors.Is(err, sql.ErrNoRows) {
+		return JobRemnant{}, fmt.Errorf("job remnant %s: %w", truncate(id, 40), ErrNotFound)
+	}
+	if err != nil {
+		return JobRemnant{}, fmt.Errorf("reading the remnant of job %s: %w", truncate(id, 40), s.d.wrap(err))
+	}
+	r.CreatedAt, r.DeletedAt = time.UnixMicro(created).UTC(), time.UnixMicro(deleted).UTC()
+	return r, nil
+}
+
 // PurgeJobRemnant removes a remnant and its files for good.
 func (s *DB) PurgeJobRemnant(ctx context.Context, jobID string) error {
 	defer s.reclaim(ctx)

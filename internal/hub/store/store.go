@@ -177,6 +177,8 @@ type Store interface {
 	DeleteJob(ctx context.Context, id string) error
 	// JobRemnants lists the kept files' records of deleted projects' jobs.
 	JobRemnants(ctx context.Context) ([]JobRemnant, error)
+	// GetJobRemnant returns one remnant.
+	GetJobRemnant(ctx context.Context, id string) (JobRemnant, error)
 	// PurgeJobRemnant removes a remnant and its files.
 	PurgeJobRemnant(ctx context.Context, jobID string) error
 	// JobChanges announces job, preparation and profile changes.
