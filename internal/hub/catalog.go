@@ -75,3 +75,19 @@ func (h *Hub) ImportCatalog(ctx context.Context, name string) (*index.Index, err
 	}
 	return ix, nil
 }
+
+// FollowCatalog serves every catalog document stored through any process
+// on the hub's database (an import from the command line, a sync through
+// another replica) as it is stored, announced by the store's change feed,
+// until ctx is done. A document that cannot be read now is read at the
+// next announcement or the feed's periodic look. It returns when ctx is
+// done or the store closes.
+func (h *Hub) FollowCatalog(ctx context.Context) {
+	for range h.st.CatalogChanges(ctx) {
+		cat, err := h.Catalog(ctx)
+		if err != nil {
+			continue
+		}
+		cat.Reload(ctx)
+	}
+}

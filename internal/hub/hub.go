@@ -64,6 +64,11 @@ type Options struct {
 	Database string
 	// RequireApproval makes the store refuse to bind an unapproved version.
 	RequireApproval bool
+	// LocalRepositories lets installs read repositories on this machine's
+	// disk (a path or a file:// URL): the command line's. Off (the
+	// server's admin API), only https repositories are read, by direct
+	// installs and catalog items alike: one rule for every location.
+	LocalRepositories bool
 	// Limits bound every package installed; zero fields mean pkgtree's
 	// defaults (32 MiB per file, 128 MiB per package, 2,000 files).
 	Limits pkgtree.Limits
@@ -82,10 +87,11 @@ type Options struct {
 // Hub is an open hub: its store and its catalog. Its methods are safe for
 // concurrent use. Close it when done.
 type Hub struct {
-	st      *store.DB
-	limits  pkgtree.Limits
-	github  *pkgtree.GitHubOptions
-	catOpts *index.Options
+	st         *store.DB
+	localRepos bool
+	limits     pkgtree.Limits
+	github     *pkgtree.GitHubOptions
+	catOpts    *index.Options
 
 	catMu   sync.Mutex
 	catalog *index.Catalog // nil until first used
@@ -113,7 +119,7 @@ func Open(ctx context.Context, opts Options) (*Hub, error) {
 		c.Logger = opts.Logger
 		copts = &c
 	}
-	return &Hub{st: st, catOpts: copts, limits: opts.Limits, github: opts.GitHub}, nil
+	return &Hub{st: st, catOpts: copts, limits: opts.Limits, github: opts.GitHub, localRepos: opts.LocalRepositories}, nil
 }
 
 // Catalog returns the installable catalog: the last snapshot stored, or the
@@ -130,6 +136,34 @@ func (h *Hub) Catalog(ctx context.Context) (*index.Catalog, error) {
 		h.catalog = cat
 	}
 	return h.catalog, nil
+}
+
+// ErrLocalRepository is matched by the refusal of a repository on the
+// server's disk by a hub that reads only https ones.
+var ErrLocalRepository = errors.New("the hub reads only https repositories here")
+
+// CheckRepository applies the hub's one rule for repository locations,
+// for direct installs and catalog items alike: an https URL, or, when
+// the hub was opened with LocalRepositories (the command line), a path
+// or file:// URL on this machine's disk. Anything else is refused, saying
+// why (ErrLocalRepository, or pkgtree.ErrSource).
+func (h *Hub) CheckRepository(raw string) error {
+	local, err := pkgtree.IsLocal(raw)
+	switch {
+	case err != nil:
+		return err
+	case local && !h.localRepos:
+		return fmt.Errorf("%w: %s is a location on the server's disk, which the server does not read for installs (an https repository is); install it from the server's shell with `skills-mcp hub install --repo PATH` instead", ErrLocalRepository, redactLocation(raw))
+	}
+	return nil
+}
+
+// redactLocation shortens a location for a message.
+func redactLocation(raw string) string {
+	if len(raw) > 200 {
+		raw = raw[:200] + "…"
+	}
+	return fmt.Sprintf("%q", raw)
 }
 
 // Close releases the store.

@@ -55,8 +55,11 @@ func backends(t *testing.T, f func(t *testing.T, open func(hub.Options) *hub.Hub
 	})
 }
 
+// openHub opens a hub as the command line does: it reads repositories
+// on this machine's disk (the tests make them there).
 func openHub(t *testing.T, o hub.Options) *hub.Hub {
 	t.Helper()
+	o.LocalRepositories = true
 	h, err := hub.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -108,6 +108,9 @@ type GitInstall struct {
 // resolved to a commit (or at g.Commit). The origin records the ref asked
 // for and the commit read. Nothing in the repository runs.
 func (h *Hub) InstallGit(ctx context.Context, g GitInstall) (*Installed, error) {
+	if err := h.CheckRepository(g.URL); err != nil {
+		return nil, fmt.Errorf("installing from a repository: %w", err)
+	}
 	tree, origin, err := pkgtree.FromGit(ctx, pkgtree.GitSource{
 		URL: g.URL, Path: g.Path, Ref: g.Ref, Commit: g.Commit,
 		Limits: h.limits, GitHub: h.github, Progress: g.Progress,
@@ -140,6 +143,11 @@ func (h *Hub) InstallCatalogItem(ctx context.Context, id string, progress func(p
 		if sv, err := h.st.FindVersion(ctx, it.TreeDigest); err == nil {
 			return h.existing(sv)
 		}
+	}
+	// A catalog is a document anyone may have written: its items'
+	// locations follow the same rule as a direct install's.
+	if err := h.CheckRepository(it.Repository); err != nil {
+		return nil, fmt.Errorf("installing catalog item %s: %w", id, err)
 	}
 	tree, origin, err := pkgtree.FromGit(ctx, pkgtree.GitSource{
 		URL: it.Repository, Path: it.Path, Commit: it.Commit,

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +62,9 @@ type Catalog struct {
 
 	update sync.Mutex // serialises updates, so the store and cur agree
 	cur    atomic.Pointer[Index]
+	// served is the sha256 of the stored document served now (zero for
+	// the bundled one); guarded by update.
+	served [32]byte
 }
 
 // Open returns the catalog the (non-nil) store holds, or the bundled snapshot if it
@@ -94,6 +98,7 @@ func Open(ctx context.Context, store SnapshotStore, opts *Options) (*Catalog, er
 		c.cur.Store(Bundled())
 		return c, nil
 	}
+	c.served = sha256.Sum256(raw)
 	snap, err := Parse(bytes.NewReader(raw), c.limits)
 	if err != nil {
 		c.log.Warn("the stored catalog is not valid; serving the bundled one until the next refresh or import", "source", source, "err", err)
@@ -102,6 +107,37 @@ func Open(ctx context.Context, store SnapshotStore, opts *Options) (*Catalog, er
 	}
 	c.cur.Store(NewIndex(snap, source))
 	return c, nil
+}
+
+// Reload serves the document the store holds now when it is not the one
+// served: one another process (the command line) or another replica
+// stored. It reports whether the catalog changed. A stored document that
+// does not validate is logged and the catalog served stays.
+func (c *Catalog) Reload(ctx context.Context) (bool, error) {
+	raw, source, err := c.store.LatestIndexSnapshot(ctx)
+	if err != nil {
+		return false, fmt.Errorf("reading the stored catalog: %w", err)
+	}
+	if len(raw) == 0 {
+		return false, nil
+	}
+	sum := sha256.Sum256(raw)
+	c.update.Lock()
+	defer c.update.Unlock()
+	if sum == c.served {
+		return false, nil
+	}
+	snap, err := Parse(bytes.NewReader(raw), c.limits)
+	if err != nil {
+		c.served = sum // logged once, not at every announcement
+		c.log.Warn("the stored catalog is not valid; the catalog served stays", "source", source, "err", err)
+		return false, nil
+	}
+	ix := NewIndex(snap, source)
+	c.served = sum
+	c.cur.Store(ix)
+	c.log.Info("catalog updated from the store", "source", source, "items", ix.Len())
+	return true, nil
 }
 
 // Current returns the snapshot served now.
@@ -203,6 +239,7 @@ func (c *Catalog) apply(ctx context.Context, r io.Reader, source string) (*Index
 	if err := c.store.PutIndexSnapshot(ctx, raw.Bytes(), source); err != nil {
 		return nil, fmt.Errorf("storing the catalog: %w", err)
 	}
+	c.served = sha256.Sum256(raw.Bytes())
 	c.cur.Store(ix)
 	c.log.Info("catalog updated", "source", source, "items", ix.Len())
 	return ix, nil

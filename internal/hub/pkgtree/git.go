@@ -138,6 +138,15 @@ func isCommitID(s string) bool {
 	return true
 }
 
+// IsLocal reports whether a repository address names a repository on
+// this machine's disk (a path or a file:// URL) rather than a remote one;
+// an address that is neither (an ssh address, a file URL of another host)
+// is an error matching ErrSource.
+func IsLocal(raw string) (bool, error) {
+	_, local, err := localPath(raw)
+	return local, err
+}
+
 // localPath returns the directory of a local repository URL, or ok false
 // for a remote one.
 func localPath(raw string) (string, bool, error) {
