@@ -75,19 +75,25 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is the API document's version (the binary's).
 	Version string
-	// AllowLocalRepositories lets POST /api/skills/install read a
-	// repository by a path or file:// URL on the server's own disk. Off,
-	// only https repositories are read.
-	AllowLocalRepositories bool
+	// TempDir is where uploaded ZIPs are spooled while they are read (the
+	// hub's data folder's tmp/, which hub serve sweeps at start). If
+	// empty, the system's temporary folder. Which repositories an install
+	// may read is the hub's rule (hub.Options.LocalRepositories).
+	TempDir string
+	// Replica names this process among the replicas sharing the store: in
+	// the audit entries it writes and GET /api/overview. May be empty (no
+	// job service).
+	Replica string
+	// Audit, if not nil, records the audit entries, retrying those the
+	// database cannot take at once (*auditlog.Log). If nil, each entry is
+	// written once, and a failure logged.
+	Audit Auditor
 	// Runtime, if not nil, lists the sandbox backends jobs can use, for
 	// GET /api/skills/runtime. If nil, there are none.
 	Runtime func(context.Context) []Backend
 	// Jobs is the job service behind the profile, preparation and job
 	// routes. If nil, they answer 503 sandbox_unavailable.
 	Jobs *jobs.Service
-	// Replica names this process among the replicas sharing the store, for
-	// GET /api/overview. May be empty (no job service).
-	Replica string
 	// OnStoreError, if not nil, is called for each request that failed
 	// because the database was unavailable, full or failed (for metrics).
 	OnStoreError func()
@@ -98,6 +104,11 @@ type Options struct {
 	// token the API revoked, so that this process's endpoints forget it at
 	// once (other replicas learn of it within their token cache's TTL).
 	OnTokenRevoked func(id string)
+}
+
+// Auditor records audit entries.
+type Auditor interface {
+	Record(ctx context.Context, e store.AuditEntry)
 }
 
 // Backend is one sandbox backend jobs can run in.
@@ -122,7 +133,6 @@ type API struct {
 	huma   huma.API
 	spec   []byte
 	routes []string // every pattern registered on the mux
-	preps  *preparations
 }
 
 // New builds the API over opts.Hub.
@@ -142,7 +152,7 @@ func New(opts Options) (_ *API, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &API{hub: opts.Hub, log: log, opts: opts, mux: http.NewServeMux(), preps: newPreparations()}
+	a := &API{hub: opts.Hub, log: log, opts: opts, mux: http.NewServeMux()}
 	version := opts.Version
 	if version == "" {
 		version = "dev"
@@ -165,6 +175,7 @@ func New(opts Options) (_ *API, err error) {
 	a.registerTokens()
 	a.registerJobs()
 	a.registerOverview()
+	a.registerRemnants()
 	spec, err := json.Marshal(a.huma.OpenAPI())
 	if err != nil {
 		return nil, err
@@ -241,6 +252,10 @@ type call struct {
 	code     string        // the error code answered, if any
 	req      *http.Request // for routes that read their body themselves
 	tooLarge atomic.Bool
+	// audited is set by an operation that recorded its own entries (a
+	// run, recorded when queued and when it ends): the guard records only
+	// refusals then.
+	audited bool
 }
 
 type callKey struct{}
@@ -344,7 +359,7 @@ func (a *API) guard(ctx huma.Context, next func(huma.Context)) {
 	}
 	c.req = r
 	next(ctx)
-	if ru.action == "" {
+	if ru.action == "" || c.audited {
 		return
 	}
 	result := c.code
@@ -376,11 +391,14 @@ func (a *API) audit(ctx huma.Context, ru rule, c *call, result string) {
 	if object == "" && ru.param != "" {
 		object = ctx.Param(ru.param)
 	}
+	e := store.AuditEntry{Actor: c.token.ID, Action: ru.action, ObjectKind: ru.kind, ObjectID: auditText(object), Result: result, Replica: a.opts.Replica}
+	if a.opts.Audit != nil {
+		a.opts.Audit.Record(ctx.Context(), e)
+		return
+	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx.Context()), 5*time.Second)
 	defer cancel()
-	_, err := a.hub.Audit(actx, store.AuditEntry{
-		Actor: c.token.ID, Action: ru.action, ObjectKind: ru.kind, ObjectID: auditText(object), Result: result,
-	})
+	_, err := a.hub.Audit(actx, e)
 	if err != nil {
 		a.log.Error("admin API: the audit entry could not be written", "action", ru.action, "actor", c.token.ID, "result", result, "err", err)
 	}

@@ -59,8 +59,11 @@ type env struct {
 	checked map[string]bool // "METHOD /path/{x} status" answered and validated
 }
 
+// newEnv is an API over a hub opened with o, which reads local
+// repositories (the tests install from repositories they make on disk).
 func newEnv(t testing.TB, o hub.Options) *env {
 	t.Helper()
+	o.LocalRepositories = true
 	h, err := hub.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +73,7 @@ func newEnv(t testing.TB, o hub.Options) *env {
 }
 
 func newEnvHub(t testing.TB, h *hub.Hub, o hub.Options, mods ...func(*api.Options)) *env {
-	ao := api.Options{Hub: h, Version: "test", AllowLocalRepositories: true}
+	ao := api.Options{Hub: h, Version: "test", TempDir: filepath.Join(t.TempDir(), "tmp")}
 	for _, m := range mods {
 		m(&ao)
 	}
@@ -78,7 +81,6 @@ func newEnvHub(t testing.TB, h *hub.Hub, o hub.Options, mods ...func(*api.Option
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close() })
 	e := &env{t: t, h: h, a: a, opts: o, checked: map[string]bool{}}
 	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()

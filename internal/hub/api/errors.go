@@ -45,6 +45,10 @@ const (
 	CodeScriptNotAllowed   = "script_not_allowed"  // 422: a script the profile does not list
 	CodePrepareFailed      = "prepare_failed"      // 422: the environment's build failed; the profile keeps its log
 	CodeSandboxUnavailable = "sandbox_unavailable" // 503: no sandbox backend works here; the message names each one tried and why
+	CodeProjectPaused      = "project_paused"      // 409: the project is paused: no job of it is created, uploaded to or run
+	CodeInputIncomplete    = "input_incomplete"    // 409: an input's upload was cut off: upload it again before running the job
+	CodeReplicaAlive       = "replica_alive"       // 409: settling a job whose replica holds its lease, without force
+	CodeRunStateUnknown    = "run_state_unknown"   // 503: the database went away while the run was queued: read the job before running it again
 )
 
 // Error is every error the API answers, as {"error":{...}}.
@@ -209,6 +213,8 @@ func (a *API) errorOf(ctx context.Context, err error) *Error {
 		// A reference that cannot name anything names nothing.
 		return newError(http.StatusNotFound, CodeNotFound, msg)
 	case errors.Is(err, store.ErrInvalid):
+		return newError(http.StatusUnprocessableEntity, CodeInvalid, msg)
+	case errors.Is(err, hub.ErrLocalRepository):
 		return newError(http.StatusUnprocessableEntity, CodeInvalid, msg)
 	case errors.Is(err, hub.ErrDigestMismatch), isPackageError(err):
 		return newError(http.StatusUnprocessableEntity, CodePackageInvalid, msg)

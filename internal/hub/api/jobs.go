@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"path"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -71,16 +70,18 @@ type profileOutput struct {
 	Body ProfileAnswer
 }
 
-// Preparation is the state of a version's environment preparation.
+// Preparation is the state of a version's environment preparation, the
+// same on every replica.
 type Preparation struct {
 	SkillID string `json:"skill_id"`
-	// State is running while a preparation runs on this replica; else
-	// what the stored profile says: prepared, failed (a log but no
-	// identity) or none.
+	// State is running while a preparation runs on any replica (Replica
+	// says which); else prepared, failed (the last preparation failed:
+	// Error and Log say why) or none.
 	State      string     `json:"state" enum:"running,prepared,failed,none"`
+	Replica    string     `json:"replica,omitempty" doc:"The replica running the preparation"`
 	StartedAt  time.Time  `json:"started_at,omitzero"`
 	FinishedAt time.Time  `json:"finished_at,omitzero"`
-	Error      *ErrorBody `json:"error,omitempty" doc:"Why the last preparation on this replica failed"`
+	Error      *ErrorBody `json:"error,omitempty" doc:"Why the last preparation failed"`
 	// Identity and Log are the stored profile's.
 	Identity string `json:"identity,omitempty" doc:"The prepared environment's immutable identity: sha256:… of the layer, a Docker image id, or none"`
 	Log      string `json:"log,omitempty" doc:"The last preparation's output"`
@@ -121,6 +122,20 @@ type runInput struct {
 	}
 }
 
+type settleInput struct {
+	JobPath
+	Body struct {
+		Reason string `json:"reason,omitempty" maxLength:"500" doc:"Why, kept in the job's reason"`
+		Force  bool   `json:"force,omitempty" doc:"Settle even while the replica running the job holds its lease (it may still run it: its sandbox is killed if it does)"`
+	}
+}
+
+type runOutput struct {
+	Status   int    `json:"-"`
+	Location string `header:"Location"`
+	Body     JobStatus
+}
+
 type uploadOutput struct {
 	Body struct {
 		Files []store.JobFile `json:"files"`
@@ -139,36 +154,6 @@ type jobFileOutput struct {
 	Kind        string `header:"X-Job-File-Kind" doc:"input or output"`
 	NoSniff     string `header:"X-Content-Type-Options"`
 	Body        []byte
-}
-
-// preparations tracks the preparations this replica runs, one per version
-// at a time; Close stops them and waits.
-type preparations struct {
-	mu      sync.Mutex
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	running map[int64]*Preparation
-	failed  map[int64]*Preparation // the last failure, until the next start
-}
-
-func newPreparations() *preparations {
-	p := &preparations{running: map[int64]*Preparation{}, failed: map[int64]*Preparation{}}
-	p.ctx, p.cancel = context.WithCancel(context.Background())
-	return p
-}
-
-// Close stops the preparations this API started and waits for them; the
-// job routes refuse afterwards (the service is closing too).
-func (a *API) Close() error {
-	// Cancelled under the lock that startPrepare checks the context and
-	// adds to the group under: a preparation either sees the cancellation
-	// or is counted before Wait begins.
-	a.preps.mu.Lock()
-	a.preps.cancel()
-	a.preps.mu.Unlock()
-	a.preps.wg.Wait()
-	return nil
 }
 
 // service returns the job service, or the 503 that says there is none.
@@ -396,9 +381,12 @@ func (a *API) registerJobs() {
 		OperationID: "run-skill-job", Method: http.MethodPost, Path: "/api/projects/{id}/skill-jobs/{job_id}/run", Tags: []string{"jobs"},
 		Summary: "Run the job's script once",
 		Description: "script must be one of the profile's allowed scripts; args a JSON array of strings. The call waits a bounded time for the run to end; " +
-			"a job still running is answered with state running (read it again with GET). A job runs at most once: another run needs another job (409).",
-		Errors: []int{http.StatusConflict},
-	}, rule{scope: store.ScopeWrite, action: "job.run", kind: "job"}, func(ctx context.Context, in *runInput) (*statusOutput, error) {
+			"a job still running is answered with state running (read it again with GET). A job runs at most once: another run needs another job (409). " +
+			"When the hub's database goes away during the wait, the answer is 202 with the job's last state known, stale: true, and Location: the job; " +
+			"the run goes on: read the job, never create another one to run again (503 run_state_unknown when even the queueing's outcome is unknown: read the job before running it again).",
+		Errors:    []int{http.StatusConflict},
+		Responses: map[string]*huma.Response{"202": {Description: "The run was queued and goes on; the job's state could not be read fresh (stale: true): read it again"}},
+	}, rule{scope: store.ScopeWrite, action: "job.run", kind: "job"}, func(ctx context.Context, in *runInput) (*runOutput, error) {
 		setObject(ctx, in.ID+"/"+in.JobID)
 		svc, err := a.service()
 		if err != nil {
@@ -408,7 +396,40 @@ func (a *API) registerJobs() {
 		if err != nil {
 			return nil, err
 		}
-		st, err := svc.Run(ctx, in.ID, in.JobID, in.Body.Script, args)
+		st, err := svc.Run(jobs.WithActor(ctx, tokenOf(ctx).ID), in.ID, in.JobID, in.Body.Script, args)
+		if err != nil {
+			return nil, err
+		}
+		// The service recorded the run, queued and at its end.
+		if c := callOf(ctx); c != nil {
+			c.audited = true
+		}
+		so, err := a.statusOutput(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		out := &runOutput{Status: http.StatusOK, Body: so.Body}
+		if st.Stale {
+			out.Status, out.Location = http.StatusAccepted, "/api/projects/"+in.ID+"/skill-jobs/"+in.JobID
+		}
+		return out, nil
+	})
+
+	register(a, huma.Operation{
+		OperationID: "settle-skill-job", Method: http.MethodPost, Path: "/api/projects/{id}/skill-jobs/{job_id}/settle", Tags: []string{"jobs"},
+		Summary: "Settle a running or locked job by an administrator's decision",
+		Description: "The job becomes stopped, its reason naming the token and the reason given, so that it, its binding and its project can be deleted again. " +
+			"Refused with 409 replica_alive while the replica running it holds its lease, unless force: a replica that still runs the job kills its sandbox when it hears of the settlement. " +
+			"Jobs of a replica whose lease lapsed are settled by the other replicas on their own; this is for what cannot wait.",
+		Errors: []int{http.StatusConflict},
+	}, rule{scope: store.ScopeAdmin, action: "job.settle", kind: "job"}, func(ctx context.Context, in *settleInput) (*statusOutput, error) {
+		setObject(ctx, in.ID+"/"+in.JobID)
+		svc, err := a.service()
+		if err != nil {
+			return nil, err
+		}
+		by := "token " + tokenOf(ctx).ID
+		st, err := svc.Settle(ctx, in.ID, in.JobID, store.Settlement{By: by, Reason: auditText(in.Body.Reason), Force: in.Body.Force})
 		if err != nil {
 			return nil, err
 		}
@@ -455,7 +476,7 @@ func (a *API) statusOutput(ctx context.Context, st jobs.Status) (*statusOutput, 
 	if err != nil {
 		return nil, err
 	}
-	out := &statusOutput{Body: JobStatus{Job: j, Stdout: st.Stdout, Stderr: st.Stderr, Inputs: st.Inputs, Outputs: st.Outputs}}
+	out := &statusOutput{Body: JobStatus{Job: j, Stdout: st.Stdout, Stderr: st.Stderr, Inputs: st.Inputs, Outputs: st.Outputs, Stale: st.Stale, Note: st.Note}}
 	if out.Body.Inputs == nil {
 		out.Body.Inputs = []store.JobFile{}
 	}
@@ -474,91 +495,40 @@ func (a *API) startPrepare(ctx context.Context, in *SkillPath) (*preparationOutp
 	if err != nil {
 		return nil, err
 	}
-	// The profile must exist, and a service without a backend refuses
-	// now rather than in the background.
-	if _, err := svc.GetProfile(ctx, v.StoreID()); err != nil {
+	p, err := svc.StartPrepare(jobs.WithActor(ctx, tokenOf(ctx).ID), v.StoreID())
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, newError(http.StatusNotFound, CodeNotFound, v.ID+" has no execution profile to prepare: set one with PUT /api/skills/"+v.ID+"/profile")
 		}
-		return nil, err
-	}
-	if err := svc.Usable(); err != nil {
-		return nil, err
-	}
-	ps := a.preps
-	ps.mu.Lock()
-	if ps.ctx.Err() != nil {
-		ps.mu.Unlock()
-		return nil, jobs.ErrClosed
-	}
-	if _, ok := ps.running[v.StoreID()]; ok {
-		ps.mu.Unlock()
-		return nil, newError(http.StatusConflict, CodeConflict, "a preparation of "+v.ID+" is running: wait for it (GET /api/skills/"+v.ID+"/prepare)")
-	}
-	p := &Preparation{SkillID: v.ID, State: "running", StartedAt: time.Now().UTC()}
-	ps.running[v.StoreID()] = p
-	delete(ps.failed, v.StoreID())
-	ps.wg.Add(1)
-	ps.mu.Unlock()
-	row := v.StoreID()
-	go func() {
-		defer ps.wg.Done()
-		_, err := svc.Prepare(ps.ctx, row)
-		ps.mu.Lock()
-		defer ps.mu.Unlock()
-		delete(ps.running, row)
-		if err != nil {
-			done := *p
-			done.State, done.FinishedAt = "failed", time.Now().UTC()
-			e := a.errorOf(context.Background(), err)
-			done.Error = &ErrorBody{Code: e.Body.Code, Message: e.Body.Message}
-			if errors.Is(err, jobs.ErrPrepareFailed) {
-				done.Error = &ErrorBody{Code: CodePrepareFailed, Message: err.Error()}
-			}
-			ps.failed[row] = &done
-			a.log.Warn("admin API: a preparation failed", "skill", v.ID, "err", err)
+		if errors.Is(err, store.ErrPreparing) {
+			return nil, newError(http.StatusConflict, CodeConflict, err.Error()+" (GET /api/skills/"+v.ID+"/prepare)")
 		}
-	}()
-	out := &preparationOutput{Location: "/api/skills/" + v.ID + "/prepare", Body: *p}
-	return out, nil
+		return nil, err
+	}
+	return &preparationOutput{Location: "/api/skills/" + v.ID + "/prepare", Body: preparationBody(v.ID, p)}, nil
 }
 
-// preparation reports a version's preparation: one running here, the
-// last failure here, else what the stored profile says.
-func (a *API) preparation(ctx context.Context, svc *jobs.Service, v hub.Version) (*preparationOutput, error) {
-	ps := a.preps
-	ps.mu.Lock()
-	run, failed := ps.running[v.StoreID()], ps.failed[v.StoreID()]
-	var cur Preparation
-	if run != nil {
-		cur = *run
-	} else if failed != nil {
-		cur = *failed
+// preparationBody is the answer of a version's preparation state.
+func preparationBody(skillID string, p jobs.Preparation) Preparation {
+	b := Preparation{SkillID: skillID, State: p.State, Replica: p.Replica, StartedAt: p.StartedAt, FinishedAt: p.FinishedAt,
+		Identity: p.Identity, Log: p.Log, Revision: p.Revision}
+	if p.State == jobs.PrepFailed && p.Error != "" {
+		b.Error = &ErrorBody{Code: CodePrepareFailed, Message: p.Error}
 	}
-	ps.mu.Unlock()
-	out := &preparationOutput{Location: "/api/skills/" + v.ID + "/prepare"}
-	p, err := svc.GetProfile(ctx, v.StoreID())
+	return b
+}
+
+// preparation reports a version's preparation as the store has it: the
+// same answer on every replica.
+func (a *API) preparation(ctx context.Context, svc *jobs.Service, v hub.Version) (*preparationOutput, error) {
+	p, err := svc.Preparation(ctx, v.StoreID())
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, newError(http.StatusNotFound, CodeNotFound, v.ID+" has no execution profile: set one with PUT /api/skills/"+v.ID+"/profile")
 		}
 		return nil, err
 	}
-	b := Preparation{SkillID: v.ID, Identity: p.Identity, Log: p.PrepareLog, Revision: p.Revision, FinishedAt: p.PreparedAt}
-	switch {
-	case run != nil:
-		b.State, b.StartedAt, b.FinishedAt = "running", cur.StartedAt, time.Time{}
-	case p.Prepared():
-		b.State = "prepared"
-	case failed != nil:
-		b.State, b.StartedAt, b.FinishedAt, b.Error = "failed", cur.StartedAt, cur.FinishedAt, cur.Error
-	case p.PrepareLog != "":
-		b.State = "failed"
-	default:
-		b.State = "none"
-	}
-	out.Body = b
-	return out, nil
+	return &preparationOutput{Location: "/api/skills/" + v.ID + "/prepare", Body: preparationBody(v.ID, p)}, nil
 }
 
 // uploadFiles streams a multipart form's files into a job's inputs, a
@@ -585,7 +555,6 @@ func (a *API) uploadFiles(ctx context.Context, in *JobPath) (*uploadOutput, erro
 	out := &uploadOutput{}
 	out.Body.Files = []store.JobFile{}
 	pending := ""
-	buf := make([]byte, uploadPiece)
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
@@ -613,7 +582,7 @@ func (a *API) uploadFiles(ctx context.Context, in *JobPath) (*uploadOutput, erro
 			if p == "" {
 				return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "a file part has no path: send a path field before it, or give the part a file name")
 			}
-			f, err := a.uploadOne(ctx, svc, c, in, p, part, buf)
+			f, err := a.uploadOne(ctx, svc, c, in, p, part)
 			if err != nil {
 				return nil, err
 			}
@@ -632,53 +601,43 @@ func (a *API) uploadFiles(ctx context.Context, in *JobPath) (*uploadOutput, erro
 	return out, nil
 }
 
-// uploadOne stores one file part in pieces of len(buf).
-func (a *API) uploadOne(ctx context.Context, svc *jobs.Service, c *call, in *JobPath, p string, r io.Reader, buf []byte) (store.JobFile, error) {
-	var (
-		f       store.JobFile
-		total   int64
-		written bool
-	)
-	for {
-		n, rerr := io.ReadFull(r, buf)
-		if rerr != nil && rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
-			err := a.formError(c, rerr)
-			if written {
-				err = partial(err, p, total)
-			}
-			return store.JobFile{}, err
+// uploadOne stores one file part as it arrives (the service's
+// UploadStream: a piece at a time, the file marked incomplete until its
+// last piece is stored).
+func (a *API) uploadOne(ctx context.Context, svc *jobs.Service, c *call, in *JobPath, p string, r io.Reader) (store.JobFile, error) {
+	f, err := svc.UploadStream(ctx, in.ID, in.JobID, p, &formReader{r: r})
+	var pe *jobs.PartialUploadError
+	switch {
+	case err == nil:
+		return f, nil
+	case errors.As(err, &pe):
+		var e *Error
+		if errors.Is(pe.Err, errFormRead) {
+			e = a.formError(c, pe.Err).(*Error)
+		} else {
+			e = a.errorOf(ctx, pe.Err)
 		}
-		total += int64(n)
-		if total > MaxJobFile {
-			return store.JobFile{}, partial(newError(http.StatusRequestEntityTooLarge, CodeJobLimit,
-				fmt.Sprintf("%s is over the 32 MiB a job's file may have", p)), p, total-int64(n))
-		}
-		if n > 0 || !written {
-			var err error
-			f, err = svc.Upload(ctx, in.ID, in.JobID, p, buf[:n], written)
-			if err != nil {
-				if written {
-					return store.JobFile{}, partial(err, p, total-int64(n))
-				}
-				return store.JobFile{}, err
-			}
-			written = true
-		}
-		if rerr != nil {
-			return f, nil
-		}
+		cp := *e
+		cp.Body.Message += fmt.Sprintf(" (the upload stopped: %s holds only its first %d bytes and is marked incomplete, so the job will not run until it is uploaded again)", p, pe.Stored)
+		return store.JobFile{}, &cp
+	case errors.Is(err, errFormRead):
+		return store.JobFile{}, a.formError(c, err)
 	}
+	return store.JobFile{}, err
 }
 
-// partial says that an upload stopped after some of the file was stored.
-func partial(err error, p string, stored int64) error {
-	var e *Error
-	if errors.As(err, &e) {
-		c := *e
-		c.Body.Message += fmt.Sprintf(" (the upload stopped: %s holds only its first %d bytes; upload it again)", p, stored)
-		return &c
+// errFormRead marks a failure to read the form itself (the client's).
+var errFormRead = errors.New("reading the form")
+
+// formReader reads a form's part, marking its read errors as the form's.
+type formReader struct{ r io.Reader }
+
+func (f *formReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%w: %w", errFormRead, err)
 	}
-	return fmt.Errorf("%w (the upload stopped: %s holds only its first %d bytes; upload it again)", err, p, stored)
+	return n, err
 }
 
 // formError says why a form could not be read: over its bound (413), or
@@ -698,6 +657,16 @@ func jobError(err error) *Error {
 	switch {
 	case errors.Is(err, sandbox.ErrUnavailable):
 		return newError(http.StatusServiceUnavailable, CodeSandboxUnavailable, msg)
+	case errors.Is(err, jobs.ErrRunUnknown):
+		return newError(http.StatusServiceUnavailable, CodeRunStateUnknown, msg)
+	case errors.Is(err, store.ErrProjectPaused):
+		return newError(http.StatusConflict, CodeProjectPaused, msg)
+	case errors.Is(err, store.ErrIncompleteInput):
+		return newError(http.StatusConflict, CodeInputIncomplete, msg)
+	case errors.Is(err, store.ErrLiveReplica):
+		return newError(http.StatusConflict, CodeReplicaAlive, msg)
+	case errors.Is(err, store.ErrPreparing):
+		return newError(http.StatusConflict, CodeConflict, msg)
 	case errors.Is(err, jobs.ErrClosed):
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the hub is shutting down: try again on another replica or once it is back")
 	case errors.As(err, &je):

@@ -19,6 +19,7 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
+	"github.com/skills-mcp/skills-mcp/internal/hub/auditlog"
 	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox"
@@ -59,6 +60,7 @@ func copier(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
 func newJobEnv(t *testing.T, o hub.Options, checkErr error) (*env, *jobs.Service) {
 	t.Helper()
 	ctx := context.Background()
+	o.LocalRepositories = true
 	h, err := hub.Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -67,8 +69,10 @@ func newJobEnv(t *testing.T, o hub.Options, checkErr error) (*env, *jobs.Service
 	ex := fake.New()
 	ex.CheckErr = checkErr
 	ex.Respond = copier
+	audit := auditlog.New(h.Store().(*store.DB), &auditlog.Options{Replica: "api-test"})
+	t.Cleanup(func() { audit.Close(context.Background()) })
 	svc, err := jobs.New(jobs.Options{Store: h.Store().(*store.DB), Executor: ex, Replica: "api-test", Dir: filepath.Join(t.TempDir(), "jobs"),
-		RunWait: time.Minute})
+		RunWait: time.Minute, Audit: audit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +80,7 @@ func newJobEnv(t *testing.T, o hub.Options, checkErr error) (*env, *jobs.Service
 	svc.Start(ctx) // a failing backend is the test's subject
 	return newEnvHub(t, h, o, func(ao *api.Options) {
 		ao.Jobs = svc
+		ao.Audit, ao.Replica = audit, "api-test"
 		ao.Runtime = func(context.Context) []api.Backend {
 			return []api.Backend{{Name: "fake", Available: checkErr == nil, Chosen: checkErr == nil, Enforced: []string{"nothing: a test fake"}}}
 		}
@@ -200,6 +205,16 @@ func TestJobRoutes(t *testing.T) {
 		e.want(e.raw("POST", jp+"/files", e.write, "application/json", strings.NewReader("{}")), 415, api.CodeUnsupportedFormat)
 		ct, body = form(t, [2]string{"big.bin", strings.Repeat("x", api.MaxJobFile+1)})
 		e.want(e.raw("POST", jp+"/files", e.write, ct, body), 413, "")
+		// What arrived of it is kept, marked incomplete: the job does not
+		// run on it until it is uploaded again whole.
+		var got jobs.Status
+		e.do("GET", jp, e.read, nil).decode(t, &got)
+		if len(got.Inputs) != 3 || got.Inputs[0].Path != "big.bin" || !got.Inputs[0].Incomplete {
+			t.Fatalf("inputs after an upload over the limit: %+v", got.Inputs)
+		}
+		e.want(e.do("POST", jp+"/run", e.write, map[string]any{"script": "scripts/copy.py", "args": []string{"in.txt"}}), 409, api.CodeInputIncomplete)
+		ct, body = form(t, [2]string{"big.bin", "small now"})
+		e.want(e.raw("POST", jp+"/files", e.write, ct, body), 200, "")
 		ct, body = form(t, [2]string{"in.txt", "x"})
 		e.want(e.raw("POST", "/api/projects/other/skill-jobs/"+j.ID+"/files", e.write, ct, body), 404, api.CodeNotFound)
 
@@ -289,7 +304,7 @@ func TestJobRoutes(t *testing.T) {
 			seen[en.Action+" "+en.Result] = true
 		}
 		for _, want := range []string{"skill.profile ok", "skill.profile forbidden", "skill.prepare ok", "job.create ok", "job.create profile_not_ready",
-			"job.upload ok", "job.upload job_limit", "job.run ok", "job.run job_state", "job.run script_not_allowed", "job.delete ok", "job.delete job_state"} {
+			"job.upload ok", "job.upload job_limit", "job.run queued", "job.run succeeded", "job.run job_state", "job.run script_not_allowed", "job.delete ok", "job.delete job_state"} {
 			if !seen[want] {
 				t.Errorf("no audit entry %q (have %v)", want, seen)
 			}
@@ -334,11 +349,11 @@ func TestJobsWithoutBackend(t *testing.T) {
 	plain.want(plain.do("GET", "/api/projects/p/skill-jobs", plain.read, nil), 503, api.CodeSandboxUnavailable)
 }
 
-// TestPrepareRacesClose: preparations asked for while the API closes are
-// either started before Close waits, and so waited for, or refused with
-// 503; none is left running once Close has returned.
+// TestPrepareRacesClose: preparations asked for while the job service
+// closes are either started before Close waits, and so waited for, or
+// refused with 503; none is left running once Close has returned.
 func TestPrepareRacesClose(t *testing.T) {
-	e, _ := newJobEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")}, nil)
+	e, svc := newJobEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")}, nil)
 	id := e.install(map[string]string{"SKILL.md": copierMD, "scripts/copy.py": "print('copy')\n"})
 	e.want(e.do("PUT", "/api/skills/"+id+"/profile", e.admin, map[string]any{"runtime": "bash", "scripts": []string{"scripts/copy.py"}, "timeout_seconds": 5, "enabled": true}), 200, "")
 	prepare := func() int {
@@ -353,7 +368,7 @@ func TestPrepareRacesClose(t *testing.T) {
 	for i := range codes {
 		wg.Go(func() { codes[i] = prepare() })
 	}
-	e.a.Close()
+	svc.Close()
 	wg.Wait()
 	for _, c := range codes {
 		if c != 202 && c != 409 && c != 503 {

@@ -33,6 +33,10 @@ type JobStatus struct {
 	Stderr  string          `json:"stderr"`
 	Inputs  []store.JobFile `json:"inputs"`
 	Outputs []store.JobFile `json:"outputs"`
+	// Stale marks a status that could not be read fresh (the database was
+	// away during a run's wait): Job is its last state known.
+	Stale bool   `json:"stale,omitempty" doc:"The job could not be read fresh: this is its last state known; read it again"`
+	Note  string `json:"note,omitempty" doc:"What to do, when the status is stale"`
 }
 
 // versionNames names the versions of jobs, asking the store once per
@@ -256,15 +260,9 @@ func (a *API) overview(ctx context.Context, _ *struct{}) (*overviewOutput, error
 	for _, f := range o.FailedPreparations {
 		b.FailedPreparations = append(b.FailedPreparations, FailedPreparation{SkillID: hub.VersionID(f.Package, f.TreeDigest), At: f.At, Message: f.Log})
 	}
-	// This replica's failures that left no log (a backend refused, the
-	// package could not be laid out) are known only here.
-	a.preps.mu.Lock()
-	for _, p := range a.preps.failed {
-		if !slices.ContainsFunc(b.FailedPreparations, func(f FailedPreparation) bool { return f.SkillID == p.SkillID }) && p.Error != nil {
-			b.FailedPreparations = append(b.FailedPreparations, FailedPreparation{SkillID: p.SkillID, At: p.FinishedAt, Message: p.Error.Message})
-		}
-	}
-	a.preps.mu.Unlock()
+	// Every replica's failures are in the store, those that left no log
+	// (a backend refused, the package could not be laid out) with their
+	// error.
 	slices.SortStableFunc(b.FailedPreparations, func(x, y FailedPreparation) int { return y.At.Compare(x.At) })
 	b.UnapprovedBound = make([]UnapprovedBinding, len(o.UnapprovedBound))
 	for i, u := range o.UnapprovedBound {

@@ -5,8 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,13 +171,6 @@ type installOutput struct {
 	Body *hub.Installed
 }
 
-type importInput struct {
-	RawBody huma.MultipartFormFiles[struct {
-		File huma.FormFile `form:"file" contentType:"application/zip,application/x-zip-compressed,application/octet-stream" required:"true" doc:"The package as a ZIP archive (at most 32 MiB)"`
-		Path string        `form:"path" required:"false" doc:"The package's folder inside the archive; empty when SKILL.md is at its root"`
-	}]
-}
-
 type inspectOutput struct {
 	Body *hub.Inspected
 }
@@ -269,6 +267,16 @@ func (a *API) registerSkills() {
 		Description:  "A multipart form: file (the ZIP, at most 32 MiB) and an optional path. SKILL.md must be at the archive's root or in path.",
 		MaxBodyBytes: maxUploadForm,
 	}, rule{scope: store.ScopeAdmin, action: "skill.import", kind: "version"}, a.importZip)
+	// The form is read by the handler, its file spooled into the API's
+	// temporary folder (not the system's); documented here, after
+	// registration, so that huma does not read it first.
+	a.huma.OpenAPI().Paths["/api/skills/import"].Post.RequestBody = &huma.RequestBody{
+		Required: true, Content: map[string]*huma.MediaType{
+			"multipart/form-data": {Schema: &huma.Schema{Type: huma.TypeObject, Properties: map[string]*huma.Schema{
+				"file": {Type: huma.TypeString, Format: "binary", Description: "The package as a ZIP archive (at most 32 MiB)"},
+				"path": {Type: huma.TypeString, Description: "The package's folder inside the archive; empty when SKILL.md is at its root"},
+			}, Required: []string{"file"}}},
+		}}
 
 	register(a, huma.Operation{
 		OperationID: "inspect-skill", Method: http.MethodGet, Path: "/api/skills/{id}", Tags: []string{"skills"},
@@ -478,9 +486,6 @@ func (a *API) install(ctx context.Context, in *installInput) (*installOutput, er
 	default:
 		s := b.Source
 		setObject(ctx, urlText(s.Repository))
-		if !a.opts.AllowLocalRepositories && !strings.HasPrefix(s.Repository, "https://") {
-			return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "source.repository must be an https URL: the API does not read repositories on the server's disk")
-		}
 		inst, err = a.hub.InstallGit(ctx, hub.GitInstall{URL: s.Repository, Path: s.Path, Ref: s.Ref, Commit: s.Commit})
 	}
 	if err != nil {
@@ -490,26 +495,100 @@ func (a *API) install(ctx context.Context, in *installInput) (*installOutput, er
 	return &installOutput{Body: inst}, nil
 }
 
-func (a *API) importZip(ctx context.Context, in *importInput) (*installOutput, error) {
-	form := in.RawBody.Data()
-	f := form.File
-	if !f.IsSet || f.File == nil {
+func (a *API) importZip(ctx context.Context, _ *struct{}) (*installOutput, error) {
+	c := callOf(ctx)
+	if c == nil || c.req == nil {
+		return nil, errors.New("import: no request")
+	}
+	mt, params, err := mime.ParseMediaType(c.req.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedFormat, "send the ZIP as multipart/form-data: a file field, and an optional path field")
+	}
+	mr := multipart.NewReader(c.req.Body, params["boundary"])
+	var (
+		zip  *os.File
+		size int64
+		name string
+		dir  string
+	)
+	defer func() {
+		if zip != nil {
+			zip.Close()
+			os.Remove(zip.Name())
+		}
+	}()
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, a.zipFormError(c, err)
+		}
+		switch part.FormName() {
+		case "path":
+			b, err := io.ReadAll(io.LimitReader(part, 1025))
+			if err != nil {
+				return nil, a.zipFormError(c, err)
+			}
+			if len(b) > 1024 {
+				return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "the path field is over 1024 bytes")
+			}
+			dir = string(b)
+		case "file":
+			if zip != nil {
+				return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "the form has more than one file: send one ZIP")
+			}
+			name = part.FileName()
+			// Spooled where the hub keeps its temporary files, which a
+			// start sweeps: a crash mid-upload leaves nothing behind.
+			if zip, err = os.CreateTemp(a.tempDir(), "upload-*.zip"); err != nil {
+				return nil, err
+			}
+			size, err = io.Copy(zip, io.LimitReader(part, MaxUpload+1))
+			if err != nil {
+				return nil, a.zipFormError(c, err)
+			}
+			if size > MaxUpload {
+				return nil, newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the ZIP is over 32 MiB")
+			}
+		default:
+			if _, err := io.Copy(io.Discard, part); err != nil {
+				return nil, a.zipFormError(c, err)
+			}
+		}
+		part.Close()
+	}
+	if zip == nil {
 		return nil, newError(http.StatusUnprocessableEntity, CodeInvalid, "the form has no file: send the ZIP as the form's file field")
 	}
-	defer f.Close()
-	if f.Size > MaxUpload {
-		return nil, newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the ZIP is over 32 MiB")
-	}
-	name := f.Filename
 	if name == "" {
 		name = "upload.zip"
 	}
-	name = auditText(name)
+	name = auditText(filepath.Base(name))
 	setObject(ctx, "upload:"+name)
-	inst, err := a.hub.InstallZip(ctx, hub.ZipInstall{R: f.File, Size: f.Size, FileName: name, Path: form.Path})
+	inst, err := a.hub.InstallZip(ctx, hub.ZipInstall{R: zip, Size: size, FileName: name, Path: dir})
 	if err != nil {
 		return nil, a.installError(ctx, err)
 	}
 	setObject(ctx, inst.Version.ID)
 	return &installOutput{Body: inst}, nil
+}
+
+// zipFormError says why an import's form could not be read.
+func (a *API) zipFormError(c *call, err error) error {
+	if c.tooLarge.Load() || errors.Is(err, errTooLarge) {
+		return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the ZIP is over 32 MiB")
+	}
+	return newError(http.StatusBadRequest, CodeBadRequest, "the multipart form could not be read: "+err.Error())
+}
+
+// tempDir is where uploads are spooled: Options.TempDir, made when
+// missing, else the system's.
+func (a *API) tempDir() string {
+	if a.opts.TempDir == "" {
+		return os.TempDir()
+	}
+	os.MkdirAll(a.opts.TempDir, 0o700)
+	return a.opts.TempDir
 }

@@ -25,8 +25,8 @@ type Overview struct {
 	// first, at most MaxOverviewRows.
 	Replicas []ReplicaSeen
 	// FailedPreparations are the profiles whose last preparation failed
-	// (a log and no prepared environment), the latest first, at most
-	// MaxOverviewRows.
+	// (a log or an error and no prepared environment), the latest first,
+	// at most MaxOverviewRows.
 	FailedPreparations []FailedPreparation
 	// UnapprovedBound are the versions bound to a project without being
 	// approved, at most MaxOverviewRows.
@@ -105,9 +105,13 @@ func (s *DB) Overview(ctx context.Context) (Overview, error) {
 	if err != nil {
 		return Overview{}, wrap(err)
 	}
-	rows, err = s.db.QueryContext(ctx, q(`SELECT f.version_id, p.name, v.tree_digest, f.updated_at, f.prepare_log
+	// A failure that left no log (a backend refused, the package could not
+	// be laid out) says why in its error, on every replica.
+	rows, err = s.db.QueryContext(ctx, q(`SELECT f.version_id, p.name, v.tree_digest, f.updated_at,
+		CASE WHEN f.prepare_log = '' THEN f.prepare_error ELSE f.prepare_log END
 		FROM profiles f JOIN versions v ON v.id = f.version_id JOIN packages p ON p.id = v.package_id
-		WHERE f.identity IS NULL AND f.prepare_log <> '' ORDER BY f.updated_at DESC, f.version_id LIMIT ?`), MaxOverviewRows)
+		WHERE f.identity IS NULL AND f.preparing_by IS NULL AND (f.prepare_log <> '' OR f.prepare_error <> '')
+		ORDER BY f.updated_at DESC, f.version_id LIMIT ?`), MaxOverviewRows)
 	if err != nil {
 		return Overview{}, wrap(err)
 	}
