@@ -105,7 +105,7 @@ var allowed = map[string][]string{
 	// What the hub commands do and print once the CLI has parsed their flags.
 	// It is also the skills-hub command line (Main), so it reaches the
 	// catalog builder ("skills-hub catalog build") and the build's identity.
-	"internal/hub/hubcmd": {"internal/atomicfile", "internal/buildinfo", "internal/catalogbuild", "internal/suggest", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/clawhub", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/sandbox/gvisor", "internal/web/hubadmin"},
+	"internal/hub/hubcmd": {"internal/atomicfile", "internal/buildinfo", "internal/catalogbuild", "internal/suggest", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/auditlog", "internal/hub/clawhub", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/sandbox/gvisor", "internal/web/hubadmin"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},

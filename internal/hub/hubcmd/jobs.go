@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
@@ -31,7 +32,8 @@ type jobFlags struct {
 	dockerImage string
 	wheels      string
 	npmCache    string
-	dir         string // the jobs' host folder (--jobs)
+	dir         string        // the jobs' host folder (--jobs)
+	lease       time.Duration // the replica's lease (--lease); 0: the default
 }
 
 // jobSetup is what startJobs made: the service, always, and what the
@@ -71,6 +73,9 @@ func replicaID(dir string) (string, error) {
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("reading the replica id: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return "", fmt.Errorf("the jobs folder %s: %w", dir, err)
 	}
 	host, _ := os.Hostname()
 	host = strings.Map(func(r rune) rune {
@@ -154,15 +159,8 @@ func traversable(dir string) (string, os.FileMode) {
 // recovers this replica's unfinished jobs) and logs what it found. With
 // no backend the service still serves what is stored; jobs and
 // preparations are refused with sandbox_unavailable.
-func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logger) (*jobSetup, error) {
+func startJobs(ctx context.Context, f jobFlags, db *store.DB, replica string, audit jobs.Auditor, logger *slog.Logger) (*jobSetup, error) {
 	js := &jobSetup{}
-	if err := os.MkdirAll(f.dir, 0o711); err != nil {
-		return nil, fmt.Errorf("the jobs folder %s: %w", f.dir, err)
-	}
-	replica, err := replicaID(f.dir)
-	if err != nil {
-		return nil, err
-	}
 	// The backends name, label and list their sandboxes by this owner, so
 	// hubs that share a host or a Docker engine never touch each other's.
 	owner := sandboxOwner(replica)
@@ -224,7 +222,8 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logge
 	if chosen != nil {
 		ex = chosen
 	}
-	svc, err := jobs.New(jobs.Options{Store: db, Executor: ex, Replica: replica, Dir: f.dir, Wheels: f.wheels, NpmCache: f.npmCache, Logger: logger})
+	svc, err := jobs.New(jobs.Options{Store: db, Executor: ex, Replica: replica, Dir: f.dir, Wheels: f.wheels, NpmCache: f.npmCache,
+		Lease: f.lease, Audit: audit, Logger: logger})
 	if err != nil {
 		js.Close()
 		return nil, fmt.Errorf("%w", err)
@@ -240,7 +239,7 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, logger *slog.Logge
 		logger.Info("script jobs run in a sandbox", "backend", chosen.Name(), "replica", replica,
 			"enforced", strings.Join(enf.Limits, "; "), "missing", strings.Join(enf.Missing, "; "))
 		logger.Info("recovery of this replica's unfinished jobs", "failed", strings.Join(rep.Failed, " "), "stopped", strings.Join(rep.Stopped, " "),
-			"locked", strings.Join(rep.Locked, " "), "killed_sandboxes", strings.Join(rep.Killed, " "))
+			"locked", strings.Join(rep.Locked, " "), "killed_sandboxes", strings.Join(rep.Killed, " "), "preparations", fmt.Sprint(rep.Preparations))
 	}
 	return js, nil
 }

@@ -95,6 +95,9 @@ Commands:
   catalog build --out FILE  index public skill repositories into a catalog document
   serve [--http ADDR]       serve the admin API and the project endpoints over HTTP
   token create|list|revoke  manage the tokens of the admin API and the projects
+  job settle JOB            end a job whose replica is gone (--force: whatever its replica)
+  remnants list|show|download|purge
+                            the files kept of deleted projects' jobs
   backup --out FILE         write a backup of the whole hub (SQLite)
   restore FILE              restore a backup into an empty data directory
   version                   print the version (also --version)
@@ -181,6 +184,10 @@ func (c *command) Run(ctx context.Context, args []string) error {
 		return c.serve(ctx, g, args)
 	case "token":
 		return c.token(ctx, g, args)
+	case "job":
+		return c.job(ctx, g, args)
+	case "remnants":
+		return c.remnants(ctx, g, args)
 	}
 	if s := suggest.Closest(name, hubCommands); len(s) > 0 {
 		return usagef("skills-hub help", "unknown command %q: did you mean %s?", name, strings.Join(s, " or "))
@@ -331,7 +338,9 @@ func (c *command) options(g *hubGlobals) (hub.Options, error) {
 	}
 	// Warnings only: a stored catalog passed over, say; not the migrations.
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := hub.Options{Dir: g.data, Database: g.database, RequireApproval: g.requireApproval, Logger: logger}
+	// The command line reads repositories on this machine's disk; hub
+	// serve turns that off for its API.
+	opts := hub.Options{Dir: g.data, Database: g.database, RequireApproval: g.requireApproval, Logger: logger, LocalRepositories: true}
 	return opts, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
 	"github.com/skills-mcp/skills-mcp/internal/hub/clawhub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/auditlog"
 	"github.com/skills-mcp/skills-mcp/internal/hub/endpoint"
 	"github.com/skills-mcp/skills-mcp/internal/hub/hubserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
@@ -58,6 +59,13 @@ serves skills and refuses jobs, saying why. Jobs keep their host folders (and
 this replica's id) in --jobs DIR (default jobs/ in the data directory), which
 the sandbox's unprivileged user must be able to reach: every folder above it
 traversable (o+x).
+
+Replicas (several hub serve on one PostgreSQL database) each hold a lease in
+the database, renewed every quarter of --lease; when a replica's lease lapses
+(a crash, a pod replaced by one with an empty data folder), another settles
+its jobs within about three leases, plus the job's timeout. Uploads are
+spooled in tmp/ of the data directory (or of --jobs with --database and no
+--data), emptied at every start.
 `
 
 func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error {
@@ -76,6 +84,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	fs.StringVar(&jf.npmCache, "npm-cache", "", "prepare Node.js environments offline from the npm cache in `DIR` (npm ci --offline)")
 	logLevel := fs.String("log-level", "", "log `LEVEL`: debug, info, warn or error (or set SKILLS_HUB_LOG_LEVEL; default info)")
 	logFormat := fs.String("log-format", "", "log `FORMAT`: text (key=value lines) or json (one object a line) (or set SKILLS_HUB_LOG_FORMAT; default text)")
+	fs.DurationVar(&jf.lease, "lease", 0, "this replica's lease in the database: another replica settles its jobs once it lapses (or set SKILLS_HUB_LEASE; default 20s)")
 	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
 		return err
 	}
@@ -94,6 +103,18 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	c.envDefault(&jf.sandbox, "SKILLS_HUB_SANDBOX")
 	c.envDefault(&jf.sandbox, "SKILLS_SANDBOX") // the earlier name
 	c.envDefault(&jf.dir, "SKILLS_HUB_JOBS")
+	if jf.lease == 0 {
+		if v, ok := c.env("SKILLS_HUB_LEASE"); ok && v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return usagef("skills-mcp hub serve -h", "SKILLS_HUB_LEASE=%q: want a duration such as 20s", v)
+			}
+			jf.lease = d
+		}
+	}
+	if jf.lease < 0 || jf.lease > store.MaxLease || (jf.lease > 0 && jf.lease < 100*time.Millisecond) {
+		return usagef("skills-mcp hub serve -h", "--lease %v: want 100ms to %v", jf.lease, store.MaxLease)
+	}
 	if jf.sandbox == "" {
 		jf.sandbox = "auto"
 	}
@@ -151,6 +172,9 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		logger = slog.New(slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{Level: level}))
 	}
 	opts.Logger = logger
+	// The API reads only https repositories: direct installs and catalog
+	// items alike.
+	opts.LocalRepositories = false
 	h, err := hub.Open(ctx, opts)
 	if err != nil {
 		return err
@@ -163,16 +187,36 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	if jf.dir, err = jobsDir(jf.dir, opts); err != nil {
 		return err
 	}
-	js, err := startJobs(ctx, jf, db, logger)
+	tmp, err := sweepTemp(opts, jf.dir)
 	if err != nil {
 		return err
 	}
+	replica, err := replicaID(jf.dir)
+	if err != nil {
+		return err
+	}
+	audit := auditlog.New(db, &auditlog.Options{Replica: replica, Logger: logger})
+	js, err := startJobs(ctx, jf, db, replica, audit, logger)
+	if err != nil {
+		audit.Close(context.Background())
+		return err
+	}
+	// The catalog follows what the command line or another replica
+	// stores, until serve returns.
+	followCtx, stopFollow := context.WithCancel(context.Background())
+	followed := make(chan struct{})
+	go func() { defer close(followed); h.FollowCatalog(followCtx) }()
 	jobsOpen := true
 	stopJobs := func() {
 		if jobsOpen {
 			jobsOpen = false
+			stopFollow()
+			<-followed
 			js.svc.Close()
 			js.Close()
+			actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			audit.Close(actx)
+			cancel()
 		}
 	}
 	defer stopJobs()
@@ -210,11 +254,12 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 			return hubserve.EndpointStat{Versions: st.Versions, Refreshes: st.Refreshes, RefreshErrors: st.RefreshErrors, Unloaded: st.Unloaded, StoreErrors: st.StoreErrors}
 		},
 		Registry: &clawhub.Options{RequireApproval: opts.RequireApproval},
-		API: api.Options{OnTokenRevoked: ep.TokenRevoked, Jobs: js.svc, Replica: js.replica,
+		API: api.Options{OnTokenRevoked: ep.TokenRevoked, Jobs: js.svc, TempDir: tmp, Replica: replica, Audit: audit,
 			Runtime: func(context.Context) []api.Backend { return js.backends }},
 		UI: func(a http.Handler) (http.Handler, error) {
 			var err error
-			admin, err = hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, BaseURL: strings.TrimSuffix(*baseURL, "/"), Logger: logger})
+			admin, err = hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, BaseURL: strings.TrimSuffix(*baseURL, "/"), Logger: logger,
+				RequireApproval: opts.RequireApproval})
 			return admin, err
 		},
 	})
@@ -236,9 +281,9 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	}
 	err = srv.Serve(ctx, ln)
 	// Shut down in order: no request is served any more; the
-	// preparations and the runs this replica owns are stopped and
-	// stored as such; then the endpoints and the store close (deferred).
-	srv.API().Close()
+	// preparations and the runs this replica owns are stopped and stored
+	// as such, and the audit entries waiting are written; then the
+	// endpoints and the store close (deferred).
 	stopJobs()
 	return err
 }
@@ -309,16 +354,30 @@ func projectStats(st endpoint.Stats) []hubserve.ProjectStat {
 	return out
 }
 
-// storeText names the store for the log, without a password.
+// storeText names the store for the log, without any password (userinfo,
+// a password query parameter, a keyword DSN's).
 func storeText(o hub.Options) string {
 	if o.Database == "" {
 		return "sqlite " + o.Dir
 	}
-	u, err := url.Parse(o.Database)
-	if err != nil {
-		return "postgres (unparsable URL)"
+	return "postgres " + store.RedactDatabase(o.Database)
+}
+
+// sweepTemp empties the folder uploads are spooled in (a crash leaves
+// its files there) and returns it: tmp/ in the data directory, or in the
+// jobs folder with --database and no data directory.
+func sweepTemp(o hub.Options, jobs string) (string, error) {
+	dir := filepath.Join(jobs, "tmp")
+	if o.Dir != "" {
+		dir = filepath.Join(o.Dir, "tmp")
 	}
-	return "postgres " + u.Redacted()
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("emptying the temporary folder %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("the temporary folder: %w", err)
+	}
+	return dir, nil
 }
 
 // dataFlags repeats the flags that name the store, for a command line the
