@@ -17,8 +17,8 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
-	"github.com/skills-mcp/skills-mcp/internal/hub/clawhub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/auditlog"
+	"github.com/skills-mcp/skills-mcp/internal/hub/clawhub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/endpoint"
 	"github.com/skills-mcp/skills-mcp/internal/hub/hubserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
@@ -258,8 +258,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 			Runtime: func(context.Context) []api.Backend { return js.backends }},
 		UI: func(a http.Handler) (http.Handler, error) {
 			var err error
-			admin, err = hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, BaseURL: strings.TrimSuffix(*baseURL, "/"), Logger: logger,
-				RequireApproval: opts.RequireApproval})
+			admin, err = hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, BaseURL: strings.TrimSuffix(*baseURL, "/"), Logger: logger})
 			return admin, err
 		},
 	})

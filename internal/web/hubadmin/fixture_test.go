@@ -85,6 +85,8 @@ func newJobEnv(t testing.TB) *env { return newEnvWith(t, envOptions{jobs: true})
 // envOptions says what an env's hub has beyond the defaults.
 type envOptions struct {
 	jobs bool // a job service on bubblewrap
+	// requireApproval opens the hub binding approved versions only.
+	requireApproval bool
 	// github, if set, is where the hub reads https://github.com
 	// repositories (catalog items included).
 	github *githubtest.Server
@@ -98,7 +100,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 		_, err := exec.LookPath("bwrap")
 		sandboxtest.Need(t, "bubblewrap (bwrap)", err)
 	}
-	ho := hub.Options{Dir: filepath.Join(t.TempDir(), "data")}
+	ho := hub.Options{Dir: filepath.Join(t.TempDir(), "data"), RequireApproval: o.requireApproval}
 	if o.github != nil {
 		ho.GitHub = o.github.Options()
 	}
@@ -136,7 +138,6 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close() })
 	e := &env{t: t, h: h, api: a, clk: &clock{t: time.Now()}}
 	adm, err := hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, Now: e.clk.now, SessionTTL: time.Hour,
 		Logger: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})

@@ -97,6 +97,7 @@ func New(opts Options) (*Admin, error) {
 			{ID: "projects", Label: "Projects", Path: "/projects"},
 			{ID: "jobs", Label: "Jobs", Path: "/jobs"},
 			{ID: "tokens", Label: "Tokens", Path: "/tokens"},
+			{ID: "remnants", Label: "Remnants", Path: "/remnants"},
 			{ID: "audit", Label: "Audit log", Path: "/audit"},
 		},
 		Pages: pages,

@@ -52,7 +52,7 @@ var funcs = map[string]any{
 // the text is never taken from the URL.
 var notes = map[string]string{
 	"created":     "Created.",
-	"approved":    "Approved: the version may now be bound to projects.",
+	"approved":    "Approved: recorded with your token.",
 	"unapproved":  "Approval withdrawn.",
 	"notes":       "Notes saved.",
 	"uninstalled": "Uninstalled.",
@@ -69,6 +69,7 @@ var notes = map[string]string{
 	"preparing":   "Preparation started: its state and log below follow it.",
 	"uploaded":    "Uploaded.",
 	"catalog":     "The catalog was replaced by the uploaded document.",
+	"purged":      "Purged: the files are deleted for good.",
 }
 
 func note(r *http.Request) string { return notes[r.URL.Query().Get("ok")] }
@@ -104,6 +105,10 @@ func (a *Admin) routes() {
 	s.Handle("POST /tokens", a.createToken)
 	s.Handle("POST /tokens/{tid}/revoke", a.revokeToken)
 	s.Handle("GET /audit", a.audit)
+	s.Handle("GET /remnants", a.remnants)
+	s.Handle("GET /remnants/{jid}", a.remnant)
+	s.Handle("GET /remnants/{jid}/file", a.remnantFile)
+	s.Handle("POST /remnants/{jid}/purge", a.purgeRemnant)
 	s.Handle("GET /tasks/{id}", a.task)
 	s.Handle("GET /tasks/{id}/status", a.taskStatus)
 	s.Handle("/", func(w http.ResponseWriter, r *http.Request) {
