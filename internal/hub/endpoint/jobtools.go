@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
@@ -272,7 +273,7 @@ func (p *project) run(ctx context.Context, js Jobs, in RunIn) (JobOut, error) {
 	if args == nil {
 		args = []string{}
 	}
-	st, err := js.Run(ctx, p.id, in.JobID, in.Script, args)
+	st, err := js.Run(jobs.WithActor(ctx, actor(ctx)), p.id, in.JobID, in.Script, args)
 	if err != nil {
 		return JobOut{}, jobError(err, in.JobID)
 	}
@@ -350,6 +351,9 @@ func (p *project) jobOut(st jobs.Status) JobOut {
 	case store.JobLocked:
 		out.Next = "its sandbox could not be confirmed gone: its files are held until an operator or a restart confirms it"
 	}
+	if st.Stale {
+		out.Next = st.Note
+	}
 	return out
 }
 
@@ -359,6 +363,20 @@ func files(fs []store.JobFile) []JobFileOut {
 		out[i] = JobFileOut{Path: f.Path, Size: f.Size, SHA256: f.SHA256}
 	}
 	return out
+}
+
+// actor names who calls, for the audit log: the project token's id, or
+// the OAuth subject.
+func actor(ctx context.Context) string {
+	ti := auth.TokenInfoFromContext(ctx)
+	if ti == nil {
+		return ""
+	}
+	id := strings.TrimPrefix(ti.UserID, "token:")
+	if len(id) > 128 {
+		id = id[:128]
+	}
+	return id
 }
 
 // checkJobID refuses an empty job id with what to pass.
