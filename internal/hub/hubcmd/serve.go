@@ -373,7 +373,12 @@ func sweepTemp(o hub.Options, jobs string) (string, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return "", fmt.Errorf("emptying the temporary folder %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// The folder above stays traversable (the jobs' sandbox user walks
+	// through a data folder the hub makes); tmp/ is the hub's alone.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o711); err != nil {
+		return "", fmt.Errorf("the temporary folder: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", fmt.Errorf("the temporary folder: %w", err)
 	}
 	return dir, nil
