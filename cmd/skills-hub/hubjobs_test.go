@@ -36,7 +36,15 @@ func (s *server) logText() string { s.mu.Lock(); defer s.mu.Unlock(); return s.l
 // when the test ends and must exit 0.
 func startServe(t *testing.T, data string, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--data", data, "serve", "--http", "127.0.0.1:0"}, args...)...)
+	return startHub(t, []string{"--data", data}, args...)
+}
+
+// startHub is startServe with the hub's global flags (--data, --database)
+// given.
+func startHub(t *testing.T, global []string, args ...string) *server {
+	t.Helper()
+	argv := append(append(append([]string{}, global...), "serve", "--http", "127.0.0.1:0"), args...)
+	cmd := exec.Command(binary, argv...)
 	cmd.Env = testEnv(t)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
