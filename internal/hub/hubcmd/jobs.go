@@ -239,7 +239,7 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, replica string, au
 		logger.Info("script jobs run in a sandbox", "backend", chosen.Name(), "replica", replica,
 			"enforced", strings.Join(enf.Limits, "; "), "missing", strings.Join(enf.Missing, "; "))
 		logger.Info("recovery of this replica's unfinished jobs", "failed", strings.Join(rep.Failed, " "), "stopped", strings.Join(rep.Stopped, " "),
-			"locked", strings.Join(rep.Locked, " "), "killed_sandboxes", strings.Join(rep.Killed, " "), "preparations", fmt.Sprint(rep.Preparations))
+			"locked", strings.Join(rep.Locked, " "), "killed_sandboxes", strings.Join(rep.Killed, " "), "preparations", strings.Trim(fmt.Sprint(rep.Preparations), "[]"))
 	}
 	return js, nil
 }

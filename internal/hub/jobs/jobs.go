@@ -391,6 +391,9 @@ func actorOf(ctx context.Context, projectID string) string {
 	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
 		return a
 	}
+	if projectID == "" {
+		return "hub"
+	}
 	return "project:" + projectID
 }
 
@@ -615,17 +618,17 @@ func (s *Service) Run(ctx context.Context, projectID, jobID, script string, args
 	if _, err := s.job(ctx, projectID, jobID); err != nil {
 		return Status{}, err
 	}
-	deadline := time.Now().Add(s.opts.RunWait)
 	actor := actorOf(ctx, projectID)
 	j, err := s.st.QueueJob(ctx, jobID, script, args, actor)
 	if errors.Is(err, store.ErrUnavailable) {
 		// The commit may have happened before the connection was lost:
 		// look again until the database answers.
-		j, err = s.queuedAfterOutage(ctx, projectID, jobID, err, deadline)
+		j, err = s.queuedAfterOutage(ctx, projectID, jobID, err, time.Now().Add(s.opts.RunWait))
 	}
 	if err != nil {
 		return Status{}, err
 	}
+	deadline := time.Now().Add(s.opts.RunWait)
 	s.audit(ctx, store.AuditEntry{Actor: actor, Action: "job.run", ObjectKind: "job", ObjectID: projectID + "/" + jobID, Result: "queued"})
 	s.kick()
 	return s.wait(ctx, projectID, j, deadline)
@@ -854,12 +857,9 @@ func (s *Service) Settle(ctx context.Context, projectID, jobID string, st store.
 	if _, err := s.job(ctx, projectID, jobID); err != nil {
 		return Status{}, err
 	}
+	// The caller (the admin API, the command line) records the
+	// settlement in the audit log, refusals included.
 	j, err := s.st.SettleJob(ctx, jobID, st)
-	result := store.AuditOK
-	if err != nil {
-		result = "refused"
-	}
-	s.audit(ctx, store.AuditEntry{Actor: st.By, Action: "job.settle", ObjectKind: "job", ObjectID: projectID + "/" + jobID, Result: result})
 	if err != nil {
 		return Status{}, err
 	}
