@@ -158,7 +158,7 @@ func TestInstallFromBuiltCatalog(t *testing.T) {
 	if err := write(doc, snap); err != nil {
 		t.Fatal(err)
 	}
-	h, err := hub.Open(ctx, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	h, err := hub.Open(ctx, hub.Options{Dir: filepath.Join(t.TempDir(), "data"), LocalRepositories: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestInstallFromBuiltCatalog(t *testing.T) {
 	}
 	snap.Items[pdf].Commit = ""
 	write(doc, snap)
-	fresh, err := hub.Open(ctx, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	fresh, err := hub.Open(ctx, hub.Options{Dir: filepath.Join(t.TempDir(), "data"), LocalRepositories: true})
 	if err != nil {
 		t.Fatal(err)
 	}
