@@ -556,7 +556,7 @@ func TestParallelJobsAcrossProjects(t *testing.T) {
 	e := setup(t, true)
 	e.svc.Close()
 	ctx := context.Background()
-	svc := newService(t, e.st, e.fake, "replica-p", filepath.Join(t.TempDir(), "jobs"), func(o *Options) { o.Workers = 20 })
+	svc := newService(t, e.st, e.fake, "replica-p", filepath.Join(t.TempDir(), "jobs"), func(o *Options) { o.Workers, o.RunWait = 20, time.Minute })
 	if _, _, err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
