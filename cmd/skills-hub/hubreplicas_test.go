@@ -207,6 +207,12 @@ func TestHubJobSurvivesPostgresOutage(t *testing.T) {
 	id := newJob(t, base, admin, skill)
 	answer := runAsync(base, admin, id, map[string]any{"script": "scripts/slow.py", "args": []string{"3", "out.txt"}})
 	waitJob(t, base, admin, "p", id, 30*time.Second, "running")
+	// Stopped under the script itself, once its sandbox runs.
+	for deadline := time.Now().Add(30 * time.Second); len(sandboxProcesses("scripts/slow.py")) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the script never started")
+		}
+	}
 	pg.Stop()
 	// The script ends while the database is away.
 	for deadline := time.Now().Add(30 * time.Second); len(sandboxProcesses("scripts/slow.py")) > 0; time.Sleep(20 * time.Millisecond) {
@@ -336,6 +342,15 @@ func TestHubReplicaReplaced(t *testing.T) {
 	if !bytes.Contains(body, []byte(`"result":"ok"`)) || !bytes.Contains(body, []byte(`"result":"replica_alive"`)) {
 		t.Errorf("the settlements are not audited: %s", body)
 	}
+	// The killed replica comes back on its old data folder: its recovery
+	// removes the work folder of the job settled elsewhere (and the work
+	// folder's own file system with it).
+	work := filepath.Join(tmp, "a", "jobs", "work")
+	again := replica("a")
+	if ents, err := os.ReadDir(work); err != nil || len(ents) != 0 {
+		t.Errorf("the returning replica left work folders: %v, %v", ents, err)
+	}
+	again.stop(t)
 }
 
 // tinyWheel builds a local wheel of a package "tinydep" into dir, readable

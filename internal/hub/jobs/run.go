@@ -166,7 +166,7 @@ func (s *Service) keepTrying(jobID, doing string, op func(ctx context.Context) e
 			return false
 		}
 		time.Sleep(backoff)
-		backoff = min(2*backoff, 2*time.Second)
+		backoff = min(2*backoff, time.Second)
 	}
 }
 
@@ -186,7 +186,10 @@ func (s *Service) runJob(ctx context.Context, j store.Job) (store.JobResult, []s
 		}
 		return store.JobResult{State: store.JobFailed, Reason: reason}
 	}
-	p, err := s.st.GetProfile(ctx, j.VersionID)
+	// The setup reads the store: a database away for a while (a restart)
+	// delays the run rather than failing it.
+	var p store.Profile
+	err := s.whileAway(ctx, func() (err error) { p, err = s.st.GetProfile(ctx, j.VersionID); return err })
 	switch {
 	case err != nil:
 		return failed("reading the execution profile: " + err.Error()), nil, ""
@@ -197,11 +200,13 @@ func (s *Service) runJob(ctx context.Context, j store.Job) (store.JobResult, []s
 	case !p.Allows(j.Script):
 		return failed("the script is no longer allowed by the execution profile"), nil, ""
 	}
-	pkg, err := s.st.Materialize(ctx, j.VersionID, s.dir("packages"))
+	var pkg string
+	err = s.whileAway(ctx, func() (err error) { pkg, err = s.st.Materialize(ctx, j.VersionID, s.dir("packages")); return err })
 	if err != nil {
 		return failed("the package could not be laid out for the run: " + err.Error()), nil, ""
 	}
-	layer, err := s.layer(ctx, p)
+	var layer string
+	err = s.whileAway(ctx, func() (err error) { layer, err = s.layer(ctx, p); return err })
 	if err != nil {
 		return failed(err.Error()), nil, ""
 	}
@@ -214,7 +219,8 @@ func (s *Service) runJob(ctx context.Context, j store.Job) (store.JobResult, []s
 			removeTree(work)
 		}
 	}()
-	inputs, err := s.layOutInputs(ctx, j.ID, work)
+	var inputs map[string][32]byte
+	err = s.whileAway(ctx, func() (err error) { inputs, err = s.layOutInputs(ctx, j.ID, work); return err })
 	if err != nil {
 		return failed("the job's inputs could not be laid out: " + err.Error()), nil, ""
 	}
@@ -237,6 +243,29 @@ func (s *Service) runJob(ctx context.Context, j store.Job) (store.JobResult, []s
 		res.Reason = strings.TrimSpace(strings.TrimPrefix(res.Reason+"; "+note, "; "))
 	}
 	return res, outputs, ""
+}
+
+// setupWait bounds how long a run's setup waits for the database.
+const setupWait = time.Minute
+
+// whileAway runs op, which reads the store to set a run up, again with
+// backoff while the database is unavailable, for up to setupWait; another
+// error, or ctx's end, is returned at once.
+func (s *Service) whileAway(ctx context.Context, op func() error) error {
+	deadline := time.Now().Add(setupWait)
+	backoff := 100 * time.Millisecond
+	for {
+		err := op()
+		if err == nil || !errors.Is(err, store.ErrUnavailable) || time.Now().Add(backoff).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
 }
 
 // result turns the sandbox's result into the job's end.
