@@ -27,7 +27,7 @@ func (s *Service) follow(changes <-chan store.JobChange) {
 			s.mu.Lock()
 			h := s.runs[c.JobID]
 			s.mu.Unlock()
-			if h != nil && (c.Kind == store.JobGone || c.StopRequested || c.State != store.JobRunning || c.ClaimedBy != s.opts.Replica) {
+			if h != nil && !h.ending.Load() && (c.Kind == store.JobGone || c.StopRequested || c.State != store.JobRunning || c.ClaimedBy != s.opts.Replica) {
 				// The change may have been read before this replica's
 				// claim: judge by the job as it is now.
 				s.judge(c.JobID, h)

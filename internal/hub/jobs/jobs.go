@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
@@ -177,6 +178,9 @@ type Service struct {
 type runHandle struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	// ending is set once the run is over and its end is being stored: a
+	// change of the job then is this replica's own.
+	ending atomic.Bool
 }
 
 // prepHandle is one preparation this replica runs.

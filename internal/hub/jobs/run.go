@@ -98,6 +98,7 @@ func (s *Service) execute(j store.Job) {
 		cancel(fmt.Errorf("%w on request", errStopped))
 	}
 	res, outputs, lockReason := s.runJob(ctx, j)
+	h.ending.Store(true)
 	cancel(nil)
 	if lockReason != "" {
 		s.keepTrying(j.ID, "locking a job whose sandbox may still run", func(ctx context.Context) error {

@@ -47,11 +47,19 @@ func (s *DB) useIncrementalVacuum(ctx context.Context) (converted bool, err erro
 	return true, nil
 }
 
+// Thresholds of reclaim: below them, giving the space back costs more
+// than it returns (a TRUNCATE checkpoint copies and syncs the WAL).
+const (
+	reclaimFree = 1 << 20 // bytes of free pages
+	reclaimWAL  = 4 << 20 // bytes of WAL
+)
+
 // reclaim gives the space deletions freed back to the file system: on
-// SQLite the free pages (incremental_vacuum) and the WAL beyond what
-// readers still need (a TRUNCATE checkpoint). It is best effort and
-// never fails the deletion that asked for it; a busy database leaves it
-// to the next one.
+// SQLite the free pages (incremental_vacuum) once they reach reclaimFree,
+// and then, by a TRUNCATE checkpoint, the file's room beyond what the
+// database uses (reclaimFree or more) and the WAL (once it reaches
+// reclaimWAL). It is best effort and never fails the deletion
+// that asked for it; a busy database leaves it to the next one.
 func (s *DB) reclaim(ctx context.Context) {
 	if s.url != "" {
 		return
@@ -62,13 +70,26 @@ func (s *DB) reclaim(ctx context.Context) {
 		return
 	}
 	defer conn.Close()
-	// incremental_vacuum frees pages one by one as its rows are stepped.
-	if rows, err := conn.QueryContext(ctx, `PRAGMA incremental_vacuum`); err == nil {
-		for rows.Next() {
+	var free, size int64
+	if conn.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free) == nil &&
+		conn.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size) == nil && free*size >= reclaimFree {
+		// incremental_vacuum frees pages one by one as its rows are stepped.
+		if rows, err := conn.QueryContext(ctx, `PRAGMA incremental_vacuum`); err == nil {
+			for rows.Next() {
+			}
+			rows.Close()
+		} else {
+			s.log.Debug("giving freed pages back", "err", err)
 		}
-		rows.Close()
-	} else {
-		s.log.Debug("giving freed pages back", "err", err)
+	}
+	// The file shrinks, and the WAL empties, only at a checkpoint: one
+	// runs when the WAL is large or the file holds room the database no
+	// longer uses.
+	var pages int64
+	conn.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages)
+	fi, err := os.Stat(filepath.Join(s.dir, DatabaseFile))
+	if walSize(s.dir) < reclaimWAL && (err != nil || fi.Size()-pages*size < reclaimFree) {
+		return
 	}
 	var busy, logPages, done sql.NullInt64
 	if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done); err != nil {

@@ -96,6 +96,9 @@ func TestDeletedJobsGiveSpaceBack(t *testing.T) {
 		}
 	}
 	after := fileSize(t, dir)
+	if sz, err := s.DiskSize(ctx); err == nil {
+		t.Logf("after: file %d KiB (free %d KiB), WAL %d KiB", sz.Bytes>>10, sz.Free>>10, sz.WAL>>10)
+	}
 	t.Logf("SQLite: %d KiB empty, %d KiB with 100 jobs of 1 MiB output, %d KiB after deleting them: %d KiB given back",
 		base>>10, full>>10, after>>10, (full-after)>>10)
 	if full-after < 90<<20 {
