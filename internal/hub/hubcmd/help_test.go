@@ -36,6 +36,8 @@ func TestHelp(t *testing.T) {
 		"restore":         {"restore", "-h"},
 		"serve":           {"serve", "-h"},
 		"token":           {"token", "-h"},
+		"job":             {"job", "-h"},
+		"remnants":        {"remnants", "-h"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errb bytes.Buffer

@@ -15,7 +15,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
-const hubJobUsage = `Usage: skills-mcp hub job settle JOB [--reason TEXT] [--force]
+const hubJobUsage = `Usage: skills-hub job settle JOB [--reason TEXT] [--force]
 
 Ends a running or locked job by an administrator's decision: it becomes
 stopped, its reason naming who settled it and why, so that it, its binding
@@ -35,7 +35,7 @@ func (c *command) job(ctx context.Context, g *hubGlobals, args []string) error {
 		return nil
 	}
 	if args[0] != "settle" {
-		return usagef("skills-mcp hub job -h", "unknown job command %q (want settle)", args[0])
+		return usagef("skills-hub job -h", "unknown job command %q (want settle)", args[0])
 	}
 	fs := c.flagSet("job settle", g, hubJobUsage)
 	reason := fs.String("reason", "", "why, kept in the job's `TEXT`")
@@ -68,7 +68,7 @@ func (c *command) job(ctx context.Context, g *hubGlobals, args []string) error {
 	}
 	if err != nil {
 		if errors.Is(err, store.ErrLiveReplica) {
-			return fmt.Errorf("%w\nTry: skills-mcp hub job settle %s --force (only if that replica is gone)", err, pos[0])
+			return fmt.Errorf("%w\nTry: skills-hub job settle %s --force (only if that replica is gone)", err, pos[0])
 		}
 		return err
 	}
@@ -76,7 +76,7 @@ func (c *command) job(ctx context.Context, g *hubGlobals, args []string) error {
 	return nil
 }
 
-const hubRemnantsUsage = `Usage: skills-mcp hub remnants (list|show|download|purge) [flags]
+const hubRemnantsUsage = `Usage: skills-hub remnants (list|show|download|purge) [flags]
 
 When a project is deleted, the files of its jobs are kept for an
 operator's recovery, each job's under a remnant named by the job's id.
@@ -107,7 +107,7 @@ func (c *command) remnants(ctx context.Context, g *hubGlobals, args []string) er
 	case "purge":
 		return c.remnantPurge(ctx, g, args[1:])
 	}
-	return usagef("skills-mcp hub remnants -h", "unknown remnants command %q", args[0])
+	return usagef("skills-hub remnants -h", "unknown remnants command %q", args[0])
 }
 
 func (c *command) remnantsList(ctx context.Context, g *hubGlobals, args []string) error {

@@ -107,13 +107,13 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		if v, ok := c.env("SKILLS_HUB_LEASE"); ok && v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil {
-				return usagef("skills-mcp hub serve -h", "SKILLS_HUB_LEASE=%q: want a duration such as 20s", v)
+				return usagef("skills-hub serve -h", "SKILLS_HUB_LEASE=%q: want a duration such as 20s", v)
 			}
 			jf.lease = d
 		}
 	}
 	if jf.lease < 0 || jf.lease > store.MaxLease || (jf.lease > 0 && jf.lease < 100*time.Millisecond) {
-		return usagef("skills-mcp hub serve -h", "--lease %v: want 100ms to %v", jf.lease, store.MaxLease)
+		return usagef("skills-hub serve -h", "--lease %v: want 100ms to %v", jf.lease, store.MaxLease)
 	}
 	if jf.sandbox == "" {
 		jf.sandbox = "auto"
