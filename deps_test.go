@@ -79,6 +79,9 @@ var allowed = map[string][]string{
 	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
 	// The hub's operations: the three hub packages wired together.
 	"internal/hub": {"internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/regfile"},
+	// The hub's immutable versions, materialised and opened once per
+	// process, handed out with reference counts.
+	"internal/hub/versions": {"internal/hub", "internal/hub/store", "internal/regfile"},
 	// The per-project MCP endpoints (issue 19): the engine over the store.
 	"internal/hub/endpoint": {"internal/hub", "internal/hub/jobs", "internal/hub/store", "internal/regfile", "internal/sandbox", "skills"},
 	// The hub's job service: profiles, preparations and runs in sandboxes.
