@@ -82,6 +82,8 @@ var allowed = map[string][]string{
 	// The hub's immutable versions, materialised and opened once per
 	// process, handed out with reference counts.
 	"internal/hub/versions": {"internal/hub", "internal/hub/store", "internal/regfile"},
+	// The projects' catalogs as served: loading, the change feed, idling out.
+	"internal/hub/projects": {"internal/hub/store", "internal/hub/versions", "skills"},
 	// The per-project MCP endpoints (issue 19): the engine over the store.
 	"internal/hub/endpoint": {"internal/hub", "internal/hub/jobs", "internal/hub/store", "internal/regfile", "internal/sandbox", "skills"},
 	// The hub's job service: profiles, preparations and runs in sandboxes.
