@@ -84,8 +84,9 @@ var allowed = map[string][]string{
 	"internal/hub/versions": {"internal/hub", "internal/hub/store", "internal/regfile"},
 	// The projects' catalogs as served: loading, the change feed, idling out.
 	"internal/hub/projects": {"internal/hub/store", "internal/hub/versions", "skills"},
-	// The per-project MCP endpoints (issue 19): the engine over the store.
-	"internal/hub/endpoint": {"internal/hub", "internal/hub/jobs", "internal/hub/store", "internal/regfile", "internal/sandbox", "skills"},
+	// The per-project MCP endpoints (issue 19): HTTP, authentication and
+	// the MCP servers and tools of the projects' catalogs.
+	"internal/hub/endpoint": {"internal/hub/jobs", "internal/hub/projects", "internal/hub/store", "internal/hub/versions", "internal/sandbox", "skills"},
 	// The hub's job service: profiles, preparations and runs in sandboxes.
 	"internal/hub/jobs": {"internal/hub/store", "internal/sandbox"},
 	// The audit log's writer: entries retried while the database is away.

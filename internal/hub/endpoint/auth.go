@@ -198,7 +198,7 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 		}
 		var err error
 		if !cached {
-			t, err = e.db.VerifyToken(ctx, secret)
+			t, err = e.st.VerifyToken(ctx, secret)
 		}
 		switch {
 		case errors.Is(err, store.ErrTokenInvalid):
@@ -249,7 +249,7 @@ func (e *Endpoint) reverify(sum [sha256.Size]byte, secret string, epoch uint64) 
 	e.mu.Unlock()
 	go func() {
 		defer e.wg.Done()
-		t, err := e.db.VerifyToken(e.ctx, secret)
+		t, err := e.st.VerifyToken(e.ctx, secret)
 		switch {
 		case err == nil:
 			e.tokens.put(sum, t, epoch)

@@ -1,22 +1,18 @@
 // Package endpoint serves the hub's per-project MCP endpoints,
-// /p/{project}/mcp: each project's catalog is its bound versions, served
-// through the public engine (package skills) with the SEP-2640 methods, the
+// /p/{project}/mcp: HTTP, authentication (project tokens and OAuth access
+// tokens) and the MCP servers of each project's catalog, served through
+// the public engine (package skills) with the SEP-2640 methods, the
 // skill:// resources and the hub's tools (list_skills, get_skill,
-// read_skill_file), over Streamable HTTP: stateless for 2026-07-28, with
-// sessions and SSE for 2025-11-25 and 2025-06-18.
+// read_skill_file, and the job tools), over Streamable HTTP: stateless for
+// 2026-07-28, with sessions and SSE for 2025-11-25 and 2025-06-18.
 //
-// A version's files are materialised from the store once per process into
-// a read-only folder named by its tree digest, and that folder is one
-// fs.FS shared by every project bound to the version. A version is served
-// under the namespace of the first 12 hex digits of its tree digest, so its
-// skill URI is skill://<12 hex>/<name>/SKILL.md: the same in every project
-// and every hub, whatever else is bound, and two versions of one package
-// bound to one project are two skills.
-//
-// Binding changes come from the store's change feed (store.DB.Changes),
-// never from the code that made them, so another process on the same
-// PostgreSQL is heard as this one is: the project's catalog is replaced in
-// place (skills.Catalog.SetLibraries) and only its sessions are told.
+// The catalogs themselves are package projects' (loaded on first use,
+// refreshed from the store's change feed, dropped when idle), built on
+// versions that package versions materialises and opens once per process.
+// A version is served under the namespace of the first 12 hex digits of
+// its tree digest, so its skill URI is skill://<12 hex>/<name>/SKILL.md:
+// the same in every project and every hub, whatever else is bound, and two
+// versions of one package bound to one project are two skills.
 package endpoint
 
 import (
@@ -26,11 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,9 +31,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/projects"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
-	"github.com/skills-mcp/skills-mcp/internal/regfile"
+	"github.com/skills-mcp/skills-mcp/internal/hub/versions"
 	"github.com/skills-mcp/skills-mcp/skills"
 )
 
@@ -51,10 +44,19 @@ const MaxBodyBytes = 4 << 20
 // without a request.
 const SessionTimeout = 30 * time.Minute
 
+// Store is what the endpoints read of the hub's store; *store.DB is one.
+type Store interface {
+	// VerifyToken returns the token a secret belongs to, or an error
+	// matching store.ErrTokenInvalid.
+	VerifyToken(ctx context.Context, secret string) (store.Token, error)
+	projects.Store
+	versions.Store
+}
+
 // Options configure New.
 type Options struct {
 	// Store is the hub's database. Required.
-	Store *store.DB
+	Store Store
 	// CacheDir holds the materialised versions (a folder per tree
 	// digest). Required. It is a cache: deleting it loses nothing.
 	CacheDir string
@@ -91,17 +93,20 @@ type Options struct {
 
 // DefaultIdleTimeout is how long, unless Options.IdleTimeout says
 // otherwise, an unused project's catalog stays loaded.
-const DefaultIdleTimeout = 15 * time.Minute
+const DefaultIdleTimeout = projects.DefaultIdleTimeout
 
 // Endpoint serves every project's MCP endpoint. It is an http.Handler for
 // the paths /p/{project}/mcp and, with OAuth,
 // /.well-known/oauth-protected-resource/p/{project}/mcp.
 type Endpoint struct {
-	db   *store.DB
+	st   Store
 	opts Options
 	log  *slog.Logger
 	impl *mcp.Implementation
 	oa   *oauth // nil without OAuth
+
+	versions *versions.Cache
+	projects *projects.Registry
 
 	stateless *skills.Handler
 	// schemas holds the hub's tool schemas, made and resolved once for
@@ -112,21 +117,13 @@ type Endpoint struct {
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // the background token verifications
 
-	mu       sync.Mutex
-	closed   bool
-	projects map[string]*project
-	byCat    map[*skills.Catalog]*project
-	versions map[int64]*versionEntry
-	// acquiring counts the loads and refreshes taking versions for a
-	// catalog: while one does, no version is released (see release).
-	acquiring int
-	// retired holds the projects dropped while requests were in flight on
-	// them: their versions stay open until those end.
-	retired []*project
+	mu     sync.Mutex
+	closed bool
+	byCat  map[*skills.Catalog]*project // the loaded projects, for the servers the handlers make
 
-	refreshes, refreshErrors, unloaded, storeErrors atomic.Int64
+	storeErrors atomic.Int64
 }
 
 // New starts the endpoints' change feed and returns them. The catalogs of
@@ -149,12 +146,9 @@ func New(ctx context.Context, opts Options) (*Endpoint, error) {
 	if opts.TokenCacheTTL == 0 {
 		opts.TokenCacheTTL = DefaultTokenCacheTTL
 	}
-	if opts.IdleTimeout == 0 {
-		opts.IdleTimeout = DefaultIdleTimeout
-	}
-	e := &Endpoint{db: opts.Store, opts: opts, log: opts.Logger,
+	e := &Endpoint{st: opts.Store, opts: opts, log: opts.Logger,
 		impl: &mcp.Implementation{Name: opts.Name, Version: opts.Version}, schemas: mcp.NewSchemaCache(), tokens: newTokenCache(opts.TokenCacheTTL),
-		projects: map[string]*project{}, byCat: map[*skills.Catalog]*project{}, versions: map[int64]*versionEntry{}}
+		byCat: map[*skills.Catalog]*project{}}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -170,15 +164,18 @@ func New(ctx context.Context, opts Options) (*Endpoint, error) {
 		return nil, err
 	}
 	e.stateless = h
+	vc, err := versions.New(opts.Store, opts.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	e.versions = vc
 	e.ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	feed := e.db.Changes(e.ctx)
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		e.follow(feed)
-	}()
-	if opts.IdleTimeout > 0 {
-		e.wg.Go(e.sweepIdle)
+	e.projects, err = projects.New(ctx, projects.Options{Store: opts.Store, Versions: vc, Front: e.front, Logger: e.log, IdleTimeout: opts.IdleTimeout,
+		// Its tokens went with it.
+		Deleted: func(id string) { e.tokens.forget(func(t store.Token) bool { return t.ProjectID == id }) }})
+	if err != nil {
+		e.cancel()
+		return nil, err
 	}
 	return e, nil
 }
@@ -192,7 +189,7 @@ func (e *Endpoint) handlerOptions(ho *mcp.StreamableHTTPOptions) skills.HandlerO
 			if p == nil {
 				return nil, errors.New("no project")
 			}
-			return p.cat, nil
+			return p.Catalog(), nil
 		},
 		NewServer:      e.newServer,
 		Implementation: e.impl,
@@ -212,26 +209,11 @@ func (e *Endpoint) Close() error {
 		return nil
 	}
 	e.closed = true
-	ps := make([]*project, 0, len(e.projects))
-	for _, p := range e.projects {
-		ps = append(ps, p)
-	}
-	e.projects = map[string]*project{}
-	vs := e.versions
-	e.versions = map[int64]*versionEntry{}
 	e.mu.Unlock()
+	e.projects.Close()
 	e.cancel()
 	e.wg.Wait()
-	for _, p := range ps {
-		e.drop(p)
-	}
-	for _, v := range vs {
-		<-v.ready
-		if v.root != nil {
-			v.root.Close()
-		}
-	}
-	return nil
+	return e.versions.Close()
 }
 
 // Stats is what the endpoints serve, for /metrics.
@@ -267,27 +249,12 @@ type ProjectStats struct {
 
 // Stats returns what the endpoints serve now.
 func (e *Endpoint) Stats() Stats {
-	e.mu.Lock()
-	ps := make([]*project, 0, len(e.projects))
-	for _, p := range e.projects {
-		ps = append(ps, p)
+	rs := e.projects.Stats()
+	st := Stats{Versions: e.versions.Len(), Refreshes: rs.Refreshes, RefreshErrors: rs.RefreshErrors, Unloaded: rs.Unloaded, StoreErrors: e.storeErrors.Load()}
+	for _, pp := range e.projects.Loaded() {
+		p := frontOf(pp)
+		st.Projects = append(st.Projects, ProjectStats{ID: pp.ID(), Bindings: len(pp.View().Bound), Requests: p.requests.Load(), Sessions: p.sessionCount()})
 	}
-	st := Stats{Versions: len(e.versions), Refreshes: e.refreshes.Load(), RefreshErrors: e.refreshErrors.Load(), Unloaded: e.unloaded.Load(), StoreErrors: e.storeErrors.Load()}
-	e.mu.Unlock()
-	for _, p := range ps {
-		select {
-		case <-p.ready:
-		default:
-			continue
-		}
-		if p.err != nil {
-			continue
-		}
-		v := p.view.Load()
-		ps := ProjectStats{ID: p.id, Bindings: len(v.bound), Requests: p.requests.Load(), Sessions: p.sessionCount()}
-		st.Projects = append(st.Projects, ps)
-	}
-	sort.Slice(st.Projects, func(i, j int) bool { return st.Projects[i].ID < st.Projects[j].ID })
 	return st
 }
 
@@ -353,15 +320,12 @@ func (e *Endpoint) serveProject(w http.ResponseWriter, r *http.Request, id strin
 		writeError(w, http.StatusNotFound, "project_not_found", fmt.Sprintf("no project %q", id))
 		return
 	}
-	p, err := e.project(r.Context(), id)
-	if p != nil {
-		defer p.done()
-	}
+	pp, done, err := e.projects.Use(r.Context(), id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, "project_not_found", fmt.Sprintf("no project %q", id))
 		return
-	case errors.Is(err, errClosed):
+	case errors.Is(err, projects.ErrClosed):
 		writeError(w, http.StatusServiceUnavailable, "shutting_down", "the hub is shutting down; retry on another replica or later")
 		return
 	case err != nil:
@@ -372,10 +336,12 @@ func (e *Endpoint) serveProject(w http.ResponseWriter, r *http.Request, id strin
 		writeError(w, http.StatusServiceUnavailable, "store_unavailable", "the project's catalog cannot be loaded now; retry later")
 		return
 	}
-	if p.paused.Load() {
+	defer done()
+	if pp.Paused() {
 		writeError(w, http.StatusForbidden, "project_paused", fmt.Sprintf("project %q is paused: its endpoint serves nothing until an administrator resumes it", id))
 		return
 	}
+	p := frontOf(pp)
 	h, err := e.route(w, r, p)
 	if err != nil {
 		return // answered
@@ -391,7 +357,7 @@ func (e *Endpoint) serveProject(w http.ResponseWriter, r *http.Request, id strin
 // read to find an initialize, and put back.
 func (e *Endpoint) route(w http.ResponseWriter, r *http.Request, p *project) (http.Handler, error) {
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
-		return p.sessions(e), nil
+		return p.sessionHandler(), nil
 	}
 	if statelessRevision(r.Header.Get("MCP-Protocol-Version")) {
 		// 2026-07-28 and later have no sessions: the stateless handler
@@ -415,7 +381,7 @@ func (e *Endpoint) route(w http.ResponseWriter, r *http.Request, p *project) (ht
 			Method string `json:"method"`
 		}
 		if json.Unmarshal(body, &m) == nil && m.Method == "initialize" {
-			return p.sessions(e), nil
+			return p.sessionHandler(), nil
 		}
 	}
 	return e.stateless, nil
@@ -426,8 +392,6 @@ func (e *Endpoint) route(w http.ResponseWriter, r *http.Request, p *project) (ht
 func statelessRevision(v string) bool {
 	return len(v) == len("2026-07-28") && v >= "2026-07-28"
 }
-
-var errClosed = errors.New("endpoint: closed")
 
 // writeError answers a request the MCP servers never see with a JSON-RPC
 // error of id null; data.code is the stable code, the message says what to
@@ -442,100 +406,4 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 		Error   any    `json:"error"`
 	}{"2.0", nil, map[string]any{"code": -32001, "message": msg, "data": map[string]string{"code": code}}})
 	w.Write(append(b, '\n'))
-}
-
-// versionEntry is one materialised version, shared by every project bound
-// to it.
-type versionEntry struct {
-	ready chan struct{} // closed once loaded (err says how)
-	err   error
-
-	v     store.Version
-	id    string // NAME@12hex
-	ns    string // 12 hex: the namespace of its skill URI
-	root  *os.Root
-	fsys  fs.FS
-	files []store.File
-	paths map[string]int // path → index in files
-	// requirements is the inspection's requirements, decoded.
-	requirements any
-}
-
-// version returns the materialised version v, materialising it the first
-// time any project needs it. As for a project's load, a materialisation
-// that another request's cancellation ended is tried again.
-func (e *Endpoint) version(ctx context.Context, v store.Version) (*versionEntry, error) {
-	for try := 1; ; try++ {
-		ve, err := e.versionOnce(ctx, v)
-		if try < maxLoadTries && errors.Is(err, context.Canceled) && ctx.Err() == nil {
-			continue
-		}
-		return ve, err
-	}
-}
-
-// versionOnce is version, once.
-func (e *Endpoint) versionOnce(ctx context.Context, v store.Version) (*versionEntry, error) {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil, errClosed
-	}
-	ve := e.versions[v.ID]
-	if ve == nil {
-		ve = &versionEntry{ready: make(chan struct{}), v: v}
-		e.versions[v.ID] = ve
-		e.mu.Unlock()
-		ve.err = e.materialize(ctx, ve)
-		close(ve.ready)
-		if ve.err != nil {
-			e.mu.Lock()
-			if e.versions[v.ID] == ve {
-				delete(e.versions, v.ID) // the next use tries again
-			}
-			e.mu.Unlock()
-		}
-	} else {
-		e.mu.Unlock()
-		select {
-		case <-ve.ready:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return ve, ve.err
-}
-
-func (e *Endpoint) materialize(ctx context.Context, ve *versionEntry) error {
-	dir, err := e.db.Materialize(ctx, ve.v.ID, e.opts.CacheDir)
-	if err != nil {
-		return fmt.Errorf("materialising version %d: %w", ve.v.ID, err)
-	}
-	files, err := e.db.VersionFiles(ctx, ve.v.ID)
-	if err != nil {
-		return err
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return fmt.Errorf("opening version %d: %w", ve.v.ID, err)
-	}
-	ve.root, ve.fsys, ve.files = root, regfile.FS(root), files
-	ve.id = hub.VersionID(ve.v.Package, ve.v.TreeDigest)
-	hex := strings.TrimPrefix(ve.v.TreeDigest, "sha256:")
-	if len(hex) < hub.ShortDigest {
-		root.Close()
-		return fmt.Errorf("version %d: malformed tree digest", ve.v.ID)
-	}
-	ve.ns = hex[:hub.ShortDigest]
-	ve.paths = make(map[string]int, len(files))
-	for i, f := range files {
-		ve.paths[f.Path] = i
-	}
-	var in struct {
-		Requirements any `json:"requirements"`
-	}
-	if len(ve.v.Inspection) > 0 && json.Unmarshal(ve.v.Inspection, &in) == nil {
-		ve.requirements = in.Requirements
-	}
-	return nil
 }

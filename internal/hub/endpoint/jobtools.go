@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
+	"github.com/skills-mcp/skills-mcp/internal/hub/projects"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox"
 )
@@ -156,12 +157,12 @@ type ReadJobOut struct {
 
 // wantJobTools returns the job service when v has a version with an
 // enabled profile (the job tools are listed), else nil.
-func (e *Endpoint) wantJobTools(v *view) Jobs {
+func (e *Endpoint) wantJobTools(v *projects.View) Jobs {
 	if e.opts.Jobs == nil {
 		return nil
 	}
-	for _, b := range v.bound {
-		if b.profile != nil && b.profile.Enabled {
+	for _, b := range v.Bound {
+		if b.Profile != nil && b.Profile.Enabled {
 			return e.opts.Jobs
 		}
 	}
@@ -226,12 +227,12 @@ func (p *project) createJob(ctx context.Context, js Jobs, in CreateJobIn) (JobOu
 		return JobOut{}, err
 	}
 	switch {
-	case b.profile == nil:
-		return JobOut{}, fmt.Errorf("%s has no execution profile: its scripts cannot run on this hub (an administrator sets and enables one)", b.id)
-	case !b.profile.Enabled:
-		return JobOut{}, fmt.Errorf("%s: its execution profile is not enabled: an administrator enables it before its scripts can run", b.id)
+	case b.Profile == nil:
+		return JobOut{}, fmt.Errorf("%s has no execution profile: its scripts cannot run on this hub (an administrator sets and enables one)", b.ID)
+	case !b.Profile.Enabled:
+		return JobOut{}, fmt.Errorf("%s: its execution profile is not enabled: an administrator enables it before its scripts can run", b.ID)
 	}
-	j, err := js.Create(ctx, p.id, b.v.ID)
+	j, err := js.Create(ctx, p.ID(), b.Stored.ID)
 	if err != nil {
 		return JobOut{}, jobError(err, "")
 	}
@@ -255,7 +256,7 @@ func (p *project) upload(ctx context.Context, js Jobs, in UploadIn) (UploadOut, 
 	if len(data) > MaxUploadBytes {
 		return UploadOut{}, fmt.Errorf("content_base64 is %d bytes decoded, over the %d (1 MiB) one call takes: send the file in pieces, the later ones with append: true", len(data), MaxUploadBytes)
 	}
-	f, err := js.Upload(ctx, p.id, in.JobID, in.Path, data, in.Append)
+	f, err := js.Upload(ctx, p.ID(), in.JobID, in.Path, data, in.Append)
 	if err != nil {
 		return UploadOut{}, jobError(err, in.JobID)
 	}
@@ -273,7 +274,7 @@ func (p *project) run(ctx context.Context, js Jobs, in RunIn) (JobOut, error) {
 	if args == nil {
 		args = []string{}
 	}
-	st, err := js.Run(jobs.WithActor(ctx, actor(ctx)), p.id, in.JobID, in.Script, args)
+	st, err := js.Run(jobs.WithActor(ctx, actor(ctx)), p.ID(), in.JobID, in.Script, args)
 	if err != nil {
 		return JobOut{}, jobError(err, in.JobID)
 	}
@@ -284,7 +285,7 @@ func (p *project) getJob(ctx context.Context, js Jobs, in GetJobIn) (JobOut, err
 	if err := checkJobID(in.JobID); err != nil {
 		return JobOut{}, err
 	}
-	st, err := js.Get(ctx, p.id, in.JobID)
+	st, err := js.Get(ctx, p.ID(), in.JobID)
 	if err != nil {
 		return JobOut{}, jobError(err, in.JobID)
 	}
@@ -305,10 +306,10 @@ func (p *project) readJobFile(ctx context.Context, js Jobs, in ReadJobIn) (ReadJ
 	if limit == 0 || limit > MaxJobReadBytes {
 		limit = MaxJobReadBytes
 	}
-	c, err := js.ReadFile(ctx, p.id, in.JobID, in.Path, in.Offset, limit)
+	c, err := js.ReadFile(ctx, p.ID(), in.JobID, in.Path, in.Offset, limit)
 	if errors.Is(err, store.ErrNotFound) {
 		// The job, or only the file?
-		if _, gerr := js.Get(ctx, p.id, in.JobID); gerr == nil {
+		if _, gerr := js.Get(ctx, p.ID(), in.JobID); gerr == nil {
 			return ReadJobOut{}, fmt.Errorf("job %s has no file %q: get_skill_job lists its outputs and inputs", in.JobID, in.Path)
 		}
 	}
@@ -334,9 +335,9 @@ func (p *project) jobOut(st jobs.Status) JobOut {
 	if !j.FinishedAt.IsZero() {
 		out.EndedAt = &j.FinishedAt
 	}
-	for _, b := range p.view.Load().bound {
-		if b.v.ID == j.VersionID {
-			out.SkillID, out.Profile = b.id, profileInfo(b.profile)
+	for _, b := range p.View().Bound {
+		if b.Stored.ID == j.VersionID {
+			out.SkillID, out.Profile = b.ID, profileInfo(b.Profile)
 		}
 	}
 	switch j.State {

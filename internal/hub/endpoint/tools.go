@@ -3,16 +3,14 @@ package endpoint
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skills-mcp/skills-mcp/internal/regfile"
+	"github.com/skills-mcp/skills-mcp/internal/hub/projects"
 )
 
 // MaxReadBytes is the largest file read_skill_file returns.
@@ -120,33 +118,33 @@ func (p *project) listSkills(in ListIn) (ListOut, error) {
 		limit = 20
 	}
 	limit = min(limit, 100)
-	byNS := map[string]*boundVersion{}
-	for _, b := range p.view.Load().bound {
-		byNS[b.ns] = b
+	byNS := map[string]*projects.Bound{}
+	for _, b := range p.View().Bound {
+		byNS[b.Namespace] = b
 	}
 	out := ListOut{Skills: []SkillSummary{}}
-	for _, h := range p.cat.Search(in.Query, limit) {
+	for _, h := range p.Catalog().Search(in.Query, limit) {
 		b := byNS[h.Library]
 		if b == nil {
 			continue
 		}
-		out.Skills = append(out.Skills, SkillSummary{ID: b.id, Name: h.Name, Description: h.Description, URI: h.URI})
+		out.Skills = append(out.Skills, SkillSummary{ID: b.ID, Name: h.Name, Description: h.Description, URI: h.URI})
 	}
 	return out, nil
 }
 
 // resolve finds the bound version ref names.
-func (p *project) resolve(ref string) (*boundVersion, error) {
+func (p *project) resolve(ref string) (*projects.Bound, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return nil, fmt.Errorf("skill is required: pass a version id from list_skills")
 	}
-	var byName []*boundVersion
-	for _, b := range p.view.Load().bound {
+	var byName []*projects.Bound
+	for _, b := range p.View().Bound {
 		switch {
-		case b.id == ref || b.uri == ref || strings.TrimSuffix(b.uri, "SKILL.md") == ref || strings.TrimSuffix(b.uri, "/SKILL.md") == ref:
+		case b.ID == ref || b.URI == ref || strings.TrimSuffix(b.URI, "SKILL.md") == ref || strings.TrimSuffix(b.URI, "/SKILL.md") == ref:
 			return b, nil
-		case b.v.Package == ref:
+		case b.Stored.Package == ref:
 			byName = append(byName, b)
 		}
 	}
@@ -158,7 +156,7 @@ func (p *project) resolve(ref string) (*boundVersion, error) {
 	}
 	ids := make([]string, len(byName))
 	for i, b := range byName {
-		ids[i] = b.id
+		ids[i] = b.ID
 	}
 	return nil, fmt.Errorf("%q names %d versions bound to this project (%s): pass one version id", ref, len(byName), strings.Join(ids, ", "))
 }
@@ -168,17 +166,17 @@ func (p *project) getSkill(in GetIn) (GetOut, error) {
 	if err != nil {
 		return GetOut{}, err
 	}
-	md, err := b.read("SKILL.md")
+	md, err := b.Read("SKILL.md")
 	if err != nil {
 		return GetOut{}, err
 	}
-	out := GetOut{ID: b.id, Name: b.v.Package, URI: b.uri, SkillMD: string(md), Requirements: b.requirements, Profile: profileInfo(b.profile), Files: make([]FileInfo, len(b.files))}
-	for _, h := range p.cat.Search("", 1<<30) {
-		if h.URI == b.uri {
+	out := GetOut{ID: b.ID, Name: b.Stored.Package, URI: b.URI, SkillMD: string(md), Requirements: b.Requirements, Profile: profileInfo(b.Profile), Files: make([]FileInfo, len(b.Files))}
+	for _, h := range p.Catalog().Search("", 1<<30) {
+		if h.URI == b.URI {
 			out.Description = h.Description
 		}
 	}
-	for i, f := range b.files {
+	for i, f := range b.Files {
 		out.Files[i] = FileInfo{Path: f.Path, Size: f.Size, Digest: "sha256:" + hex.EncodeToString(f.Digest[:]), Executable: f.Mode&0o111 != 0}
 	}
 	return out, nil
@@ -189,45 +187,24 @@ func (p *project) readFile(in ReadIn) (ReadOut, error) {
 	if err != nil {
 		return ReadOut{}, err
 	}
-	i, ok := b.paths[strings.TrimPrefix(in.Path, "./")]
+	f, ok := b.File(strings.TrimPrefix(in.Path, "./"))
 	if !ok {
-		return ReadOut{}, fmt.Errorf("%s has no file %q: get_skill lists its files", b.id, in.Path)
+		return ReadOut{}, fmt.Errorf("%s has no file %q: get_skill lists its files", b.ID, in.Path)
 	}
-	f := b.files[i]
 	if f.Size > MaxReadBytes {
-		return ReadOut{}, fmt.Errorf("%s is %d bytes, over the %d this tool returns: read it as the resource %s", f.Path, f.Size, MaxReadBytes, b.fileURI(f.Path))
+		return ReadOut{}, fmt.Errorf("%s is %d bytes, over the %d this tool returns: read it as the resource %s", f.Path, f.Size, MaxReadBytes, fileURI(b, f.Path))
 	}
-	data, err := b.read(f.Path)
+	data, err := b.Read(f.Path)
 	if err != nil {
 		return ReadOut{}, err
 	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return ReadOut{}, fmt.Errorf("%s is a binary file, which this tool does not return: read it as the resource %s", f.Path, b.fileURI(f.Path))
+		return ReadOut{}, fmt.Errorf("%s is a binary file, which this tool does not return: read it as the resource %s", f.Path, fileURI(b, f.Path))
 	}
-	return ReadOut{Skill: b.id, Path: f.Path, Size: f.Size, Digest: "sha256:" + hex.EncodeToString(f.Digest[:]), Text: string(data)}, nil
+	return ReadOut{Skill: b.ID, Path: f.Path, Size: f.Size, Digest: "sha256:" + hex.EncodeToString(f.Digest[:]), Text: string(data)}, nil
 }
 
-// fileURI is the skill:// URI of a package file.
-func (b *boundVersion) fileURI(path string) string {
-	return strings.TrimSuffix(b.uri, "SKILL.md") + path
-}
-
-// read reads a file of the version from its folder, verified against the
-// store's digest.
-func (v *versionEntry) read(path string) ([]byte, error) {
-	i, ok := v.paths[path]
-	if !ok {
-		return nil, fmt.Errorf("%s has no file %q", v.id, path)
-	}
-	f := v.files[i]
-	fh, err := regfile.OpenIn(v.root, path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s cannot be read now; retry later", v.id, path)
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, f.Size+1))
-	if err != nil || int64(len(data)) != f.Size || sha256.Sum256(data) != f.Digest {
-		return nil, fmt.Errorf("%s: %s does not match its digest; the hub rebuilds it on restart", v.id, path)
-	}
-	return data, nil
+// fileURI is the skill:// URI of a file of a bound version.
+func fileURI(b *projects.Bound, path string) string {
+	return strings.TrimSuffix(b.URI, "SKILL.md") + path
 }
