@@ -1,7 +1,7 @@
 // This test holds the layering of skills-mcp as a statement of policy: which
-// internal packages each package may import. Lower layers never import
-// higher ones; a new edge fails the build until this table says it is
-// intended.
+// internal packages each package may import, and which third-party modules
+// only one package may import. Lower layers never import higher ones; a
+// new edge fails the build until these tables say it is intended.
 package deps_test
 
 import (
@@ -43,9 +43,9 @@ var allowed = map[string][]string{
 	"internal/sandbox":            nil, // running one command locked down: bwrap, Docker, fake
 	"internal/sandbox/bwrap":      {"internal/sandbox", "internal/sandbox/cgroup", "internal/sandbox/seccomp"},
 	"internal/sandbox/cgroup":     {"internal/sandbox"},                            // the runs' cgroups, for bwrap and gVisor
-	"internal/sandbox/seccomp":    nil,                                             // the syscall filter's table: the only importer of go-seccomp-bpf
+	"internal/sandbox/seccomp":    nil,                                             // the syscall filter's table: the only importer of go-seccomp-bpf (exclusive, below)
 	"internal/sandbox/gvisor":     {"internal/sandbox", "internal/sandbox/cgroup"}, // runsc, through its command line
-	"internal/sandbox/docker":     {"internal/sandbox"},                            // the only importer of the moby client
+	"internal/sandbox/docker":     {"internal/sandbox"},                            // the only importer of the moby client (exclusive, below)
 	"internal/sandbox/fake":       {"internal/sandbox"},                            // tests of callers only
 	// Level 1.
 	"internal/lint":    {"internal/skill"},
@@ -139,8 +139,51 @@ var allowed = map[string][]string{
 	"internal/sandbox/dockertest":  nil,
 }
 
+// exclusive lists the third-party modules that only the named packages
+// may import (test files exempt): a heavy or sensitive dependency stays
+// behind one package's API, so the rest of the code, and the binary's other
+// paths, never reach it by accident. A key ending in "/" is a prefix of
+// module paths.
+var exclusive = map[string][]string{
+	// The Docker client: only the Docker sandbox backend.
+	"github.com/moby/moby/": {"internal/sandbox/docker"},
+	// The seccomp compiler: only the syscall filter's table.
+	"github.com/elastic/go-seccomp-bpf": {"internal/sandbox/seccomp"},
+	// The database drivers and the migration runner: only the hub's
+	// store (and the test PostgreSQL it is tested on).
+	"github.com/jackc/pgx/v5":     {"internal/hub/store", "internal/hub/store/pgtest"},
+	"github.com/pressly/goose/v3": {"internal/hub/store"},
+	"modernc.org/sqlite":          {"internal/hub/store"},
+	// File-system events: only the catalog's watcher.
+	"github.com/fsnotify/fsnotify": {"internal/catalog"},
+	// Git: only the hub's package reader.
+	"github.com/go-git/go-git/v5": {"internal/hub/pkgtree"},
+	// The REST framework: only the admin API.
+	"github.com/danielgtaylor/huma/v2": {"internal/hub/api"},
+	// OAuth access tokens: only the project endpoints verify them.
+	"github.com/coreos/go-oidc/v3":  {"internal/hub/endpoint"},
+	"github.com/go-jose/go-jose/v4": nil, // through go-oidc only
+	// Markdown: only the web interface's renderer.
+	"github.com/yuin/goldmark": {"internal/web/markdown"},
+	// The headless browser: only the web tests' support package.
+	"github.com/chromedp/": {"internal/web/browsertest"},
+	// Prometheus: only the metrics and the hub's server.
+	"github.com/prometheus/client_golang": {"internal/hub/hubserve", "internal/metrics"},
+}
+
+// exclusiveTo returns the line of exclusive that path falls under, if any.
+func exclusiveTo(path string) (mod string, pkgs []string, ok bool) {
+	for mod, pkgs := range exclusive {
+		if path == mod || strings.HasPrefix(path, strings.TrimSuffix(mod, "/")+"/") {
+			return mod, pkgs, true
+		}
+	}
+	return "", nil, false
+}
+
 func TestImports(t *testing.T) {
-	seen := map[string]bool{}
+	seen := map[string]bool{} // packages
+	used := map[string]bool{} // lines of exclusive
 	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -167,6 +210,15 @@ func TestImports(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
+			if mod, pkgs, ok := exclusiveTo(path); ok {
+				used[mod] = true
+				switch {
+				case len(pkgs) == 0:
+					t.Errorf("%s imports %s, which no package may import directly", p, path)
+				case !slices.Contains(pkgs, pkg):
+					t.Errorf("%s imports %s, which only %s may import", p, path, strings.Join(pkgs, " and "))
+				}
+			}
 			dep, ok := strings.CutPrefix(path, module)
 			if !ok || slices.Contains(rules, "*") {
 				continue
@@ -183,6 +235,11 @@ func TestImports(t *testing.T) {
 	for pkg := range allowed {
 		if !seen[pkg] {
 			t.Errorf("deps_test.go lists %s, which no longer exists", pkg)
+		}
+	}
+	for mod, pkgs := range exclusive {
+		if len(pkgs) > 0 && !used[mod] {
+			t.Errorf("deps_test.go says only %v may import %s, and none does: drop the line", pkgs, mod)
 		}
 	}
 }
