@@ -462,10 +462,15 @@ func readVerified(r io.ReadCloser, openErr error, what string, size int64, diges
 		return nil, fmt.Errorf("opening %s: %w", what, openErr)
 	}
 	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, size+1))
-	if err != nil {
+	// One buffer of the published size (and the byte that shows growth):
+	// io.ReadAll would grow one by doubling, leaving as much again of
+	// garbage for every large file read.
+	buf := make([]byte, size+1)
+	n, err := io.ReadFull(r, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
+	data := buf[:n:n]
 	if int64(len(data)) != size || digestOf(data) != digest {
 		return nil, ErrChanged
 	}

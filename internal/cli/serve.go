@@ -74,7 +74,8 @@ type serveConfig struct {
 	noValueChains   bool
 	noUI            bool                   // no skill browser at / over HTTP
 	noWellKnown     bool                   // no Agent Skills well-known index over HTTP
-	rate            httpserve.RateSettings // HTTP rate limits
+	rate            httpserve.RateSettings  // HTTP rate limits
+	limits          httpserve.LimitSettings // HTTP streams and per-address shares
 
 	// HTTP resource limits.
 	maxRequests int
@@ -181,6 +182,21 @@ func (c *serveCommand) table() *options {
 	o.row("rate-limit-address").Config("rateLimitAddress")
 	o.row("rate-limit-token").Config("rateLimitToken")
 	o.row("rate-limit-burst").Config("rateLimitBurst")
+	limits := flag.NewFlagSet("limits", flag.ContinueOnError)
+	cfg.limits.Register(limits)
+	o.Go(limits, map[string]string{
+		"max-streams":              "SKILLS_MAX_STREAMS",
+		"max-conns-per-address":    "SKILLS_MAX_CONNS_PER_ADDRESS",
+		"max-streams-per-address":  "SKILLS_MAX_STREAMS_PER_ADDRESS",
+		"max-requests-per-address": "SKILLS_MAX_REQUESTS_PER_ADDRESS",
+		"stream-lifetime":          "SKILLS_STREAM_LIFETIME",
+	}, map[string]string{
+		"max-streams":              "a positive count",
+		"max-conns-per-address":    "a count (0: no share)",
+		"max-streams-per-address":  "a count (0: no share)",
+		"max-requests-per-address": "a count (0: no share)",
+		"stream-lifetime":          "a duration such as 30m (0: never)",
+	})
 	o.Bool(&cfg.stats, "stats", "", "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	o.Func("log-level", "SKILLS_LOG_LEVEL", "debug, info, warn or error", "log `level`: debug, info, warn or error (default info)", false, func(v string) error {
 		if err := cfg.logLevel.UnmarshalText([]byte(v)); err != nil {
@@ -414,7 +430,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 			}
 			return err
 		}
-		return c.serveHTTP(ctx, cfg, ms, nil, func() any { return map[string]any{"status": "ok", "profile": "adversarial"} }, nil, log, sdkLog)
+		return c.serveHTTP(ctx, cfg, ms, nil, nil, log, sdkLog)
 	}
 
 	libs, err := openLibraries(ctx, cfg, c.env, log)
@@ -465,6 +481,8 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		LegacyIndex:         cfg.legacyIndex,
 		PendingInstructions: engine.ReadInstructions(instrFile),
 		NoFastPath:          envIs(c.env, "SKILLS_FAST_PATH", "off"), // for A/B runs
+		// Over HTTP, large answers are shared out by client address too.
+		Client: httpClient(cfg),
 	})
 	// The catalog's work (the first scan, reloads, the watcher) outlives
 	// ctx until the front end has drained: a request waiting for the first
@@ -511,13 +529,20 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		}
 		return err
 	}
-	return c.serveHTTP(ctx, cfg, ms, srv, func() any {
-		snap := store.Snapshot()
-		if snap.Pending() {
-			return map[string]any{"status": "loading"}
+	return c.serveHTTP(ctx, cfg, ms, srv, func(context.Context) string {
+		if store.Snapshot().Pending() {
+			return "loading"
 		}
-		return map[string]any{"status": "ok", "skills": snap.Len()}
-	}, func() bool { return !store.Snapshot().Pending() }, log, sdkLog)
+		return ""
+	}, log, sdkLog)
+}
+
+// httpClient names the client of a request, over HTTP.
+func httpClient(cfg *serveConfig) func(context.Context) (string, bool) {
+	if cfg.http == "" {
+		return nil
+	}
+	return httpserve.ClientOf
 }
 
 // nopWriteCloser is a writer the transport may close: the streams belong
@@ -537,8 +562,9 @@ func ttlOption(d time.Duration) time.Duration {
 
 // serveHTTP serves ms over stateless Streamable HTTP; srv, if not nil, is
 // the catalog server of ms, whose front end then answers the plain
-// skills/list and skills/get requests.
-func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, srv *server.Server, health func() any, ready func() bool, log, sdkLog *slog.Logger) error {
+// skills/list and skills/get requests (and parks listen streams). ready,
+// if not nil, reports the catalog's state to /readyz.
+func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, srv *server.Server, ready func(context.Context) string, log, sdkLog *slog.Logger) error {
 	addr, err := httpserve.ParseAddr(cfg.http)
 	if err != nil {
 		return usagef("skills-mcp serve -h", "--http: %v", err)
@@ -556,12 +582,13 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 		AllowedHosts: cfg.allowedHosts,
 		Tokens:       tokens,
 		Logger:       log,
-		Health:       health,
 		Ready:        ready,
 
 		MaxConcurrent:    cfg.maxRequests,
+		MaxConns:         cfg.maxConns,
 		MaxResponseBytes: maxResponse,
 	}
+	cfg.limits.Apply(opts)
 	if c.wellKnown != nil {
 		opts.WellKnown = c.wellKnown
 	}
@@ -580,10 +607,12 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
+	g := httpserve.NewGuard(opts)
 	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(tokens) > 0, "browser", opts.UI != nil,
 		"well_known_index", opts.WellKnown != nil,
-		"metrics", "http://"+ln.Addr().String()+"/metrics", "rate_limit_address", cfg.rate.Address, "rate_limit_token", cfg.rate.Token)
-	return httpserve.Serve(ctx, httpserve.LimitListener(ln, cfg.maxConns, opts.Observer), httpserve.Handler(mh, opts), log)
+		"metrics", "http://"+ln.Addr().String()+"/metrics", "readyz", "http://"+ln.Addr().String()+"/readyz",
+		"rate_limit_address", cfg.rate.Address, "rate_limit_token", cfg.rate.Token)
+	return httpserve.Serve(ctx, g.Listener(ln), g.Handler(mh), log)
 }
 
 // loadTokens reads the bearer tokens from --token-file and SKILLS_TOKEN.

@@ -27,14 +27,14 @@ type lengthless struct{ io.Reader }
 
 // serveBody passes a request with body through g.limitBody to next and
 // returns the recorded answer. chunked sends no Content-Length.
-func serveBody(g *guard, next http.Handler, body io.Reader, n int64, chunked bool) *httptest.ResponseRecorder {
+func serveBody(g *Guard, next http.Handler, body io.Reader, n int64, chunked bool) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, "/mcp", lengthless{body})
 	r.ContentLength = n
 	if chunked {
 		r.ContentLength = -1
 	}
 	w := httptest.NewRecorder()
-	g.limitBody(next).ServeHTTP(w, r)
+	g.serveMCP(next).ServeHTTP(w, r)
 	return w
 }
 

@@ -2,6 +2,7 @@ package httpserve
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -16,24 +17,47 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// guard holds what the request checks need, copied from Options once.
-type guard struct {
-	hosts   []hostEntry
-	tokens  *Tokens
-	auth    bool
-	maxBody int64
-	health  func() any
-	ready   func() bool
-	log     *slog.Logger
-	obs     Observer
-	rate    rateLimits
+// Guard is the guard stack: what every request check needs, copied from
+// [Options] once, and the shares held by the requests, streams and
+// connections it admitted. Make one with [NewGuard]; it is safe for
+// concurrent use, and one Guard serves one listener's handler (the
+// shares and caps are its own).
+type Guard struct {
+	hosts        []hostEntry
+	hostsSetting string // what messages tell the client to add a host to
+	tokens       *Tokens
+	auth         bool
+	maxBody      int64
+	ready        func(context.Context) string
+	log          *slog.Logger
+	obs          Observer
+	rate         rateLimits
+	metrics      http.Handler
+	wellKnown    http.Handler
+	ui           http.Handler
+	isMCP        func(*http.Request) bool
+	project      func(*http.Request) string
 
 	slots       chan struct{} // one per request in flight (MaxConcurrent)
 	maxResponse int64
-	bodies      budget // bytes of request bodies held
+	bodies      budget // bytes of request bodies held, in all
+
+	shares   Shares
+	held     clientTallies // what each client holds
+	streams  atomic.Int64  // event streams open
+	maxConns int
+	// maxStreams bounds streams; conns and streams bound connections.
+	maxStreams int64
+
+	writeTimeout time.Duration
+	lifetime     time.Duration // <= 0: none
+	keepAlive    time.Duration // <= 0: none
+
+	refusals *refusalLog // share and connection refusals, logged once a minute per offender
 }
 
 // hostEntry is one parsed AllowedHosts entry; port is "" for any port.
@@ -41,24 +65,42 @@ type hostEntry struct {
 	name, port string
 }
 
-func newGuard(opts *Options, now func() time.Time) *guard {
+// NewGuard returns the guard stack of opts (nil: all defaults). It copies
+// what it needs, so later changes to opts have no effect.
+func NewGuard(opts *Options) *Guard {
+	return newGuard(opts, time.Now)
+}
+
+func newGuard(opts *Options, now func() time.Time) *Guard {
 	if opts == nil {
 		opts = &Options{}
 	}
-	g := &guard{
+	g := &Guard{
 		maxBody: opts.MaxBodyBytes,
-		health:  opts.Health,
 		ready:   opts.Ready,
 		log:     opts.Logger,
 		// Authentication is on as soon as any token is configured, even an
 		// empty one, so a mistake in the token list fails closed.
-		auth: len(opts.Tokens) > 0,
-		obs:  opts.Observer,
+		auth:      len(opts.Tokens) > 0,
+		obs:       opts.Observer,
+		metrics:   opts.Metrics,
+		wellKnown: opts.WellKnown,
+		ui:        opts.UI,
+		isMCP:     opts.MCP,
+
+		hostsSetting: opts.AllowedHostsSetting,
+	}
+	if g.hostsSetting == "" {
+		g.hostsSetting = "SKILLS_ALLOWED_HOSTS"
 	}
 	if g.obs == nil {
 		g.obs = nopObserver{}
 	}
-	g.rate = newRateLimits(opts, g.auth, now)
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	g.rate = newRateLimits(opts, now)
+	g.project = opts.Project
 	if g.maxBody <= 0 {
 		g.maxBody = DefaultMaxBodyBytes
 	}
@@ -71,13 +113,33 @@ func newGuard(opts *Options, now func() time.Time) *guard {
 		n = DefaultMaxConcurrent
 	}
 	g.slots = make(chan struct{}, n)
+	g.maxStreams = int64(opts.MaxStreams)
+	if g.maxStreams <= 0 {
+		g.maxStreams = DefaultMaxStreams
+	}
+	g.maxConns = opts.MaxConns
+	if g.maxConns <= 0 {
+		g.maxConns = DefaultMaxConns
+	}
 	// Four bodies at the limit at once, or 16 MiB: room for any burst of
 	// real requests (a few hundred bytes each), none for a flood of large
 	// ones.
 	g.bodies.limit = max(4*g.maxBody, 16<<20)
-	if g.log == nil {
-		g.log = slog.New(slog.DiscardHandler)
+	g.shares = g.sharesWithDefaults(opts.Shares)
+	g.held = newClientTallies()
+	g.writeTimeout = opts.WriteTimeout
+	if g.writeTimeout <= 0 {
+		g.writeTimeout = DefaultWriteTimeout
 	}
+	g.lifetime = opts.StreamLifetime
+	if g.lifetime == 0 {
+		g.lifetime = DefaultStreamLifetime
+	}
+	g.keepAlive = opts.KeepAlive
+	if g.keepAlive == 0 {
+		g.keepAlive = DefaultKeepAlive
+	}
+	g.refusals = newRefusalLog(now)
 	var bad []error
 	g.hosts, bad = parseAllowedHosts(opts.AllowedHosts)
 	for _, err := range bad {
@@ -88,12 +150,12 @@ func newGuard(opts *Options, now func() time.Time) *guard {
 }
 
 // reject logs why a request is refused and writes the error response.
-func (g *guard) reject(w http.ResponseWriter, r *http.Request, status int, msg string) {
+func (g *Guard) reject(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	g.rejectCode(w, r, status, errorCode, msg)
 }
 
 // rejectCode is reject with a chosen JSON-RPC error code.
-func (g *guard) rejectCode(w http.ResponseWriter, r *http.Request, status, code int, msg string) {
+func (g *Guard) rejectCode(w http.ResponseWriter, r *http.Request, status, code int, msg string) {
 	g.log.DebugContext(r.Context(), "request refused",
 		"status", status, "reason", msg,
 		"method", r.Method, "path", r.URL.Path, "addr", r.RemoteAddr)
@@ -103,13 +165,13 @@ func (g *guard) rejectCode(w http.ResponseWriter, r *http.Request, status, code 
 // checkHost refuses requests whose Host header names neither a loopback host
 // nor an allowed one. This is the DNS-rebinding defence: a rebound page's
 // requests still carry the attacker's host name.
-func (g *guard) checkHost(next http.Handler) http.Handler {
+func (g *Guard) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Host == "" {
 			// Only HTTP/1.0 can omit it; Go's server answers 400 itself for
 			// HTTP/1.1. Without a name there is nothing to check.
 			g.reject(w, r, http.StatusBadRequest,
-				"missing Host header; send the host name of this server (a loopback name, or one listed in SKILLS_ALLOWED_HOSTS)")
+				"missing Host header; send the host name of this server (a loopback name, or one listed in "+g.hostsSetting+")")
 			return
 		}
 		name, port, ok := splitHostPort(r.Host)
@@ -124,10 +186,10 @@ func (g *guard) checkHost(next http.Handler) http.Handler {
 			}
 		}
 		if ok, known := g.hostAllowed(name, port); !ok {
-			msg := fmt.Sprintf("host %s is not allowed; add it to SKILLS_ALLOWED_HOSTS", quoteTrunc(name))
+			msg := fmt.Sprintf("host %s is not allowed; add it to %s", quoteTrunc(name), g.hostsSetting)
 			if known {
-				msg = fmt.Sprintf("host %s is not allowed on port %s; add %s:%s or %s to SKILLS_ALLOWED_HOSTS",
-					quoteTrunc(name), port, name, port, name)
+				msg = fmt.Sprintf("host %s is not allowed on port %s; add %s:%s or %s to %s",
+					quoteTrunc(name), port, name, port, name, g.hostsSetting)
 			}
 			g.reject(w, r, http.StatusForbidden, msg)
 			return
@@ -139,12 +201,12 @@ func (g *guard) checkHost(next http.Handler) http.Handler {
 // checkOrigin refuses browser requests from pages whose origin is not an
 // allowed host. Requests without an Origin header (every non-browser client)
 // pass.
-func (g *guard) checkOrigin(next http.Handler) http.Handler {
+func (g *Guard) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		if origin != "" && !g.originAllowed(origin) {
 			g.reject(w, r, http.StatusForbidden,
-				fmt.Sprintf("origin %s is not allowed; add its host to SKILLS_ALLOWED_HOSTS", quoteTrunc(origin)))
+				fmt.Sprintf("origin %s is not allowed; add its host to %s", quoteTrunc(origin), g.hostsSetting))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -154,7 +216,7 @@ func (g *guard) checkOrigin(next http.Handler) http.Handler {
 // originAllowed reports whether origin (scheme://host[:port]) names an
 // allowed host. The opaque origin "null" (sandboxed frames, file: pages) and
 // anything unparsable are refused.
-func (g *guard) originAllowed(origin string) bool {
+func (g *Guard) originAllowed(origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return false
@@ -178,7 +240,7 @@ func (g *guard) originAllowed(origin string) bool {
 // hostAllowed reports whether name (at port) is a loopback host or matches
 // an AllowedHosts entry, and, when it is not allowed, whether some entry
 // names it with another port.
-func (g *guard) hostAllowed(name, port string) (allowed, known bool) {
+func (g *Guard) hostAllowed(name, port string) (allowed, known bool) {
 	name = normalizeHost(name)
 	if name == "" {
 		return false, false
@@ -199,7 +261,7 @@ func (g *guard) hostAllowed(name, port string) (allowed, known bool) {
 }
 
 // checkToken refuses requests without one of the configured bearer tokens.
-func (g *guard) checkToken(next http.Handler) http.Handler {
+func (g *Guard) checkToken(next http.Handler) http.Handler {
 	if !g.auth {
 		return next
 	}
@@ -215,7 +277,7 @@ func (g *guard) checkToken(next http.Handler) http.Handler {
 
 // tokenProblem returns why the Authorization header value is not accepted,
 // or "" if it carries a valid token. The message never repeats the token.
-func (g *guard) tokenProblem(header string) string {
+func (g *Guard) tokenProblem(header string) string {
 	if header == "" {
 		return `missing bearer token; send "Authorization: Bearer <token>" with a token the server was started with`
 	}
@@ -271,17 +333,18 @@ func (t *Tokens) Match(token string) bool {
 	return match == 1
 }
 
-// limitBody reads the request body whole, then admits the request (see
+// serveMCP reads the request body whole, then admits the request (see
 // admit). A body over g.maxBody gets 413: before any of it is read when it
 // announces its length, once the limit is passed when it streams chunks.
 // Reading it first costs no extra memory, because the MCP handler reads the
 // whole message before acting on it anyway, and it lets a client dripping
 // its body hold a connection (until the read timeout) but never a slot of
 // the requests in flight. The bytes held are bounded in total (g.bodies):
-// past that, 503. A JSON-RPC batch gets 400: batches were removed from MCP
-// in 2025-06-18, and the SDK still takes one sent without a protocol
-// header, answering every request in it into one buffer.
-func (g *guard) limitBody(next http.Handler) http.Handler {
+// past that, 503; and per client (Shares): past its share, 429. A
+// JSON-RPC batch gets 400: batches were removed from MCP in 2025-06-18,
+// and the SDK still takes one sent without a protocol header, answering
+// every request in it into one buffer.
+func (g *Guard) serveMCP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > g.maxBody {
 			g.obs.SizeLimited(LimitRequestBody)
@@ -290,13 +353,13 @@ func (g *guard) limitBody(next http.Handler) http.Handler {
 		}
 		var body []byte
 		if r.Body != nil && r.Body != http.NoBody {
+			c := clientOf(r)
 			var held int64
-			var status int
-			var msg string
-			body, held, status, msg = g.readBody(w, r)
-			defer g.bodies.give(held)
-			if status != 0 {
-				g.reject(w, r, status, msg)
+			var refusal func()
+			body, held, refusal = g.readBody(w, r, c)
+			defer g.giveBody(c, held)
+			if refusal != nil {
+				refusal()
 				return
 			}
 			if r.Method == http.MethodPost && r.Header.Get("Content-Type") == "application/json" && !json.Valid(body) {
@@ -318,6 +381,32 @@ func (g *guard) limitBody(next http.Handler) http.Handler {
 	})
 }
 
+// takeBody reserves n bytes of body for c: from the body budget of all
+// clients and from c's share. It returns a refusal to answer with if
+// either is spent.
+func (g *Guard) takeBody(w http.ResponseWriter, r *http.Request, c *client, n int64) (refusal func()) {
+	if over := g.held.take(c, shareBody, n, &g.shares); over != "" {
+		return func() { g.refuseShare(w, r, c, shareBody, over) }
+	}
+	if !g.bodies.take(n) {
+		g.held.give(c, shareBody, n)
+		return func() {
+			g.obs.SizeLimited(LimitBodyBudget)
+			w.Header().Set("Retry-After", retryAfter)
+			g.reject(w, r, http.StatusServiceUnavailable, "server busy: too many request bodies being read at once; retry in a second")
+		}
+	}
+	return nil
+}
+
+// giveBody gives back n bytes taken by takeBody.
+func (g *Guard) giveBody(c *client, n int64) {
+	if n != 0 {
+		g.bodies.give(n)
+		g.held.give(c, shareBody, n)
+	}
+}
+
 // JSON-RPC's codes for a body that is not JSON and for a message that is
 // not a valid request.
 const (
@@ -337,10 +426,10 @@ const (
 // then costs the limit while it is read and no garbage afterwards, however
 // often it is sent (each one was 4 MiB of garbage, and a single client
 // sending them took the heap, paced at twice what is live, to three times
-// the idle resident size). It returns the body and the bytes still
-// reserved for it (to give back once the request is done), or the status
-// and message of the refusal.
-func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, status int, msg string) {
+// the idle resident size). The bytes are reserved from the body budget and
+// from c's share. It returns the body and the bytes still reserved for it
+// (to give back once the request is done), or the refusal to answer with.
+func (g *Guard) readBody(w http.ResponseWriter, r *http.Request, c *client) (body []byte, held int64, refusal func()) {
 	src := http.MaxBytesReader(w, r.Body, g.maxBody)
 	most := g.maxBody + 1 // room to see the end, or the excess byte
 	if r.ContentLength >= 0 {
@@ -352,20 +441,11 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, h
 		for _, p := range pieces {
 			piecePool.Put(p)
 		}
-		g.bodies.give(reading)
+		g.giveBody(c, reading)
 	}()
-	reserve := func(n int64) bool {
-		if !g.bodies.take(n) {
-			g.obs.SizeLimited(LimitBodyBudget)
-			w.Header().Set("Retry-After", retryAfter)
-			return false
-		}
-		return true
-	}
-	const busy = "server busy: too many request bodies being read at once; retry in a second"
 	first := min(most, firstPiece)
-	if !reserve(first) {
-		return nil, 0, http.StatusServiceUnavailable, busy
+	if refusal := g.takeBody(w, r, c, first); refusal != nil {
+		return nil, 0, refusal
 	}
 	reading = first
 	bufs := [][]byte{make([]byte, 0, first)}
@@ -379,8 +459,8 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, h
 			if rest := most - total; rest < bodyPiece && r.ContentLength >= 0 {
 				size = rest
 			}
-			if !reserve(size) {
-				return nil, 0, http.StatusServiceUnavailable, busy
+			if refusal := g.takeBody(w, r, c, size); refusal != nil {
+				return nil, 0, refusal
 			}
 			reading += size
 			if size == bodyPiece {
@@ -401,7 +481,7 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, h
 		case errors.Is(err, io.EOF):
 			if len(bufs) == 1 {
 				reading = 0 // the first buffer is the body: held until the request is done
-				return cur, first, 0, ""
+				return cur, first, nil
 			}
 			// The joined body takes over part of the buffers' reservation
 			// (they hold at least as much), so that a body read whole is
@@ -411,15 +491,15 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (body []byte, h
 				body = append(body, b...)
 			}
 			reading -= total
-			return body, total, 0, ""
+			return body, total, nil
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			return nil, 0, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s; send it at once", readTimeout)
+			return nil, 0, g.refusal(w, r, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s; send it at once", readTimeout))
 		default:
 			if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
 				g.obs.SizeLimited(LimitRequestBody)
-				return nil, 0, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("exceeds %d bytes", mbe.Limit))
+				return nil, 0, g.refusal(w, r, http.StatusRequestEntityTooLarge, g.tooLarge(fmt.Sprintf("exceeds %d bytes", mbe.Limit)))
 			}
-			return nil, 0, http.StatusBadRequest, fmt.Sprintf("reading request body: %v; resend the request", err)
+			return nil, 0, g.refusal(w, r, http.StatusBadRequest, fmt.Sprintf("reading request body: %v; resend the request", err))
 		}
 	}
 }
@@ -438,7 +518,12 @@ const (
 // once the pieces go unused.
 var piecePool = sync.Pool{New: func() any { return new([bodyPiece]byte) }}
 
-func (g *guard) tooLarge(what string) string {
+// refusal returns a refusal that answers status with msg.
+func (g *Guard) refusal(w http.ResponseWriter, r *http.Request, status int, msg string) func() {
+	return func() { g.reject(w, r, status, msg) }
+}
+
+func (g *Guard) tooLarge(what string) string {
 	return fmt.Sprintf("request body %s; the limit is %d bytes, send a smaller request", what, g.maxBody)
 }
 

@@ -1,47 +1,64 @@
-// Package httpserve hardens and serves the Streamable HTTP endpoint.
+// Package httpserve is the HTTP layer of skills-mcp: one guard stack that
+// both `serve --http` and `hub serve` put before their handlers, so that
+// no client takes the server away from the others.
 //
-// It knows little of MCP itself: the caller builds the SDK's handler and
-// passes it to [Handler], which puts it at /mcp behind these guards, in
-// this order:
+// It knows little of MCP itself. [NewGuard] builds a [Guard] from
+// [Options]; [Guard.Handler] serves the SDK's handler at /mcp (serve's
+// routes) and [Guard.Wrap] puts a whole site behind the same guards (the
+// hub's); [Guard.Listener] bounds the connections; [Serve] runs the
+// result. The guards, in the order a request meets them:
 //
+//   - Probes: /livez, /readyz and /healthz (an alias of /readyz) are
+//     answered first, for any Host, with no token and no limit, revealing
+//     nothing but the state (see [Options.Ready]).
+//   - Connections: at most [Options.MaxConns] open at once, and
+//     [Shares.AddressConns] from one client address; past either a
+//     connection is answered 503 with Retry-After and closed.
+//   - Deadlines: a request must arrive within 30 s (its headers within
+//     10); each write of an answer must complete within
+//     [Options.WriteTimeout], and a whole answer within 60 s, so a client
+//     that stops reading is cut at its first stalled write.
 //   - Host: the Host header must name a loopback host (localhost,
 //     127.0.0.0/8, ::1) or one listed in [Options.AllowedHosts]. This is what
 //     defeats DNS rebinding, where a web page's own host name is re-pointed
 //     at 127.0.0.1 so that the browser talks to a local server.
 //   - Origin: a browser request from a page whose origin is not an allowed
 //     host is refused.
-//   - Bearer token: when [Options.Tokens] is set, each request must carry
-//     one of them.
-//   - Rate: a token bucket per client address (before the token check)
-//     and one per bearer token (after it); past either a request gets 429
-//     with Retry-After. See [Options.AddressRate].
+//   - Rate: a token bucket per client address (before any token check),
+//     one per bearer token and one per project (after it); past any a
+//     request gets 429 with Retry-After. See [Options.AddressRate].
+//   - Bearer token: when [Options.Tokens] is set, each request to /mcp and
+//     /metrics must carry one of them.
 //   - Body size: bodies over [Options.MaxBodyBytes] get 413 before the MCP
 //     handler sees them; a JSON body that does not parse, and a JSON-RPC
-//     batch, get 400.
-//   - Limits: at most [Options.MaxConcurrent] requests are handled at once
-//     (503 with Retry-After past it), and an answer is bounded by
-//     [Options.MaxResponseBytes].
-//
-// /healthz is never rate limited, so that probes keep seeing a server
-// that refuses a flood. [Options.Observer] hears of requests and refusals
-// (package metrics counts them), and [Options.Metrics] is served at
-// /metrics behind the same guards as /mcp.
-//
-// [Serve] runs the handler on a listener, with read and write timeouts,
-// and shuts down gracefully when its context ends; [LimitListener] bounds
-// the connections open at once; [ParseAddr] and [CheckBind] validate the
-// --http address before anything listens.
+//     batch, get 400. The bytes of bodies being read are bounded in all
+//     and per client ([Shares]).
+//   - Shares: what one client (an address, an IPv6 /64, or a bearer
+//     token) may hold at once (requests in flight, event streams, body
+//     bytes) is bounded well below the global caps ([Options.MaxConcurrent],
+//     [Options.MaxStreams]); past its share a request gets 429 with
+//     Retry-After, past a global cap 503.
+//   - Streams: an event stream (subscriptions/listen, or a GET of
+//     text/event-stream) lives at most [Options.StreamLifetime], hears a
+//     keep-alive comment when idle, and is cut at the first write its
+//     client does not take within [Options.WriteTimeout]. A handler may
+//     park its stream (see [StreamParker]): the guard then holds the
+//     connection without the handler's goroutine.
 //
 // Every refusal is an HTTP error status with a JSON-RPC error body whose
 // message says what to fix, so a client that only shows the message still
-// tells its user something useful.
+// tells its user something useful; each offender's refusals are logged
+// once a minute, and [Options.Observer] hears of every one (package
+// metrics counts them).
 package httpserve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -51,7 +68,7 @@ const DefaultAddr = "127.0.0.1:3939"
 // DefaultMaxBodyBytes bounds a request body (4 MiB); larger bodies get 413.
 const DefaultMaxBodyBytes = 4 << 20
 
-// Options configures [Handler]. A nil *Options means defaults.
+// Options configures a [Guard]. A nil *Options means defaults.
 type Options struct {
 	// AllowedHosts are extra host names accepted in the Host and Origin
 	// headers, besides the loopback names (localhost, 127.0.0.0/8, ::1),
@@ -62,187 +79,272 @@ type Options struct {
 	//
 	// The wildcard "*" is not supported: list each name clients use. A
 	// wildcard would switch off the DNS-rebinding defence entirely, so
-	// [Handler] ignores such entries and [CheckBind] reports them.
+	// [NewGuard] ignores such entries and [CheckBind] reports them.
 	// If empty, only loopback names are accepted.
 	AllowedHosts []string
 
-	// Tokens are the accepted bearer tokens. If empty, requests to /mcp need
-	// no authentication. An empty string in the list never matches.
+	// AllowedHostsSetting names, in the messages of refused hosts and
+	// origins, the setting that lists AllowedHosts. If empty,
+	// "SKILLS_ALLOWED_HOSTS".
+	AllowedHostsSetting string
+
+	// Tokens are the accepted bearer tokens of /mcp and /metrics
+	// ([Guard.Handler]). If empty, requests need no authentication there.
+	// An empty string in the list never matches. [Guard.Wrap] ignores
+	// them: a wrapped site checks its own tokens.
 	Tokens []string
 
-	// MaxBodyBytes bounds request bodies. If zero or negative, defaults to
-	// [DefaultMaxBodyBytes].
+	// MaxBodyBytes bounds request bodies of MCP endpoints. If zero or
+	// negative, defaults to [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
 
-	// MaxConcurrent bounds the /mcp requests handled at once; past it a
-	// request gets 503 with Retry-After. Event streams
-	// (subscriptions/listen) are not counted: each holds a connection,
-	// which LimitListener bounds. If zero or negative, defaults to
+	// MaxConcurrent bounds the requests handled at once; past it a request
+	// gets 503 with Retry-After. Event streams are not counted: they are
+	// bounded by MaxStreams. If zero or negative, defaults to
 	// [DefaultMaxConcurrent].
 	MaxConcurrent int
 
-	// MaxResponseBytes bounds the answer to one request; an answer over it
-	// is replaced by a JSON-RPC error for the request, naming the limit.
-	// Event streams are not bounded in total. If zero or negative,
-	// defaults to [DefaultMaxResponseBytes].
+	// MaxStreams bounds the event streams open at once, so that streams
+	// never hold every connection; past it a stream gets 503 with
+	// Retry-After. If zero or negative, defaults to [DefaultMaxStreams].
+	MaxStreams int
+
+	// MaxConns bounds the connections open at once ([Guard.Listener]);
+	// past it a connection is answered 503 and closed. If zero or
+	// negative, defaults to [DefaultMaxConns].
+	MaxConns int
+
+	// Shares bound what one client may hold at once. The zero value means
+	// the defaults of [DefaultShares].
+	Shares Shares
+
+	// MaxResponseBytes bounds the answer to one request to an MCP
+	// endpoint; an answer over it is replaced by a JSON-RPC error for the
+	// request, naming the limit. Event streams are not bounded in total.
+	// If zero or negative, defaults to [DefaultMaxResponseBytes].
 	MaxResponseBytes int64
 
-	// Health, if non-nil, returns the value served as JSON by GET /healthz,
-	// for example {"status":"ok","skills":N}. If nil, /healthz answers
-	// {"status":"ok"}. It is called once per request and must be safe for
-	// concurrent use.
-	Health func() any
+	// WriteTimeout bounds each write of an answer: a client that takes
+	// none of it for this long is cut off (a whole answer also has 60 s,
+	// an event stream its lifetime). If zero or negative, defaults to
+	// [DefaultWriteTimeout].
+	WriteTimeout time.Duration
 
-	// Ready, if non-nil, reports whether the server is ready to serve; while
-	// it is not, /healthz answers 503 Service Unavailable (with the Health
-	// value), so that a load balancer waits for the catalog.
-	Ready func() bool
+	// StreamLifetime bounds how long an event stream stays open; then it
+	// ends, and its client reconnects as the protocol expects. If zero,
+	// defaults to [DefaultStreamLifetime]; if negative, streams last as
+	// long as their clients listen.
+	StreamLifetime time.Duration
 
-	// AddressRate bounds the requests per second to /mcp and /metrics from
-	// one client address (an IPv4 address, or the /64 of an IPv6 one), as a
-	// token bucket that holds RateBurst's worth of requests. The address is
-	// the connection's peer: X-Forwarded-For is never trusted. If zero,
-	// defaults to [DefaultAddressRate]; if negative, there is no limit.
+	// KeepAlive is how long an event stream may be silent before the guard
+	// sends it a comment line, which keeps proxies from closing it and
+	// finds clients that left. If zero, defaults to [DefaultKeepAlive]; if
+	// negative, no keep-alive is sent.
+	KeepAlive time.Duration
+
+	// Ready reports whether the server can serve, for /readyz and its
+	// alias /healthz: 200 {"status":"ok"} while it returns "", else 503
+	// {"status":S} with the word S it returns ("loading", "unavailable").
+	// It is called once per probe, with the probe's context (which has a
+	// deadline of 2 s), and must be safe for concurrent use. If nil, the
+	// server is always ready. /livez answers 200 {"status":"ok"} whenever
+	// the process answers at all.
+	Ready func(ctx context.Context) string
+
+	// AddressRate bounds the requests per second from one client address
+	// (an IPv4 address, or the /64 of an IPv6 one), as a token bucket that
+	// holds RateBurst's worth of requests. The address is the connection's
+	// peer: X-Forwarded-For is never trusted. If zero, defaults to
+	// [DefaultAddressRate]; if negative, there is no limit.
 	AddressRate float64
 
 	// TokenRate bounds the requests per second made with one bearer token,
-	// from any address, as AddressRate does; it applies only when Tokens
-	// are set. If zero, defaults to [DefaultTokenRate]; if negative, there
-	// is no limit.
+	// from any address, as AddressRate does. With Tokens set
+	// ([Guard.Handler]) only valid tokens count; a wrapped site
+	// ([Guard.Wrap]) checks its own tokens, so every bearer token sent
+	// counts there (after the address limit, which bounds guessing). If
+	// zero, defaults to [DefaultTokenRate]; if negative, there is no
+	// limit.
 	TokenRate float64
+
+	// Project, if set, names the project a request is for ("" for none);
+	// ProjectRate then bounds the requests per second to one project, from
+	// any address and token. The hub sets it for its /p/{project}/ routes.
+	Project func(r *http.Request) string
+
+	// ProjectRate is the requests per second one project may take (see
+	// Project). If zero, defaults to [DefaultProjectRate]; if negative,
+	// there is no limit.
+	ProjectRate float64
 
 	// RateBurst is how many seconds' worth of requests a client may send
 	// at once above its rate. If zero or negative, defaults to
 	// [DefaultRateBurst].
 	RateBurst time.Duration
 
-	// Metrics, if non-nil, is served at GET /metrics behind the same
-	// guards as /mcp (Host, Origin, bearer token, rate limits).
+	// MCP, for [Guard.Wrap], reports whether a request is for an MCP
+	// endpoint of the wrapped site: such requests also get the body,
+	// batch, stream and answer-size guards of /mcp. If nil, none is.
+	MCP func(r *http.Request) bool
+
+	// Metrics, if non-nil, is served at GET /metrics by [Guard.Handler]
+	// behind the same guards as /mcp (Host, Origin, bearer token, rate
+	// limits).
 	Metrics http.Handler
 
-	// WellKnown, if non-nil, is served at /.well-known/ behind the same
-	// guards as /metrics (Host, Origin, bearer token, rate limits): the
-	// Agent Skills well-known index (package wellknown), for installers
-	// that do not speak MCP.
+	// WellKnown, if non-nil, is served by [Guard.Handler] at /.well-known/
+	// behind the same guards as /metrics (Host, Origin, bearer token,
+	// rate limits, shares): the Agent Skills well-known index (package
+	// wellknown), for installers that do not speak MCP.
 	WellKnown http.Handler
 
-	// UI, if non-nil, is served at every path the routes above do not take
-	// (/, /assets/..., the browser's pages), behind the Host check and the
-	// address rate limit only: it answers HTML, and authenticates and
-	// checks the origin of requests itself (package web). If nil, those
-	// paths get 404.
+	// UI, if non-nil, is served by [Guard.Handler] at every path the
+	// routes above do not take (/, /assets/..., the browser's pages),
+	// behind the Host check, the address rate limit and the shares only:
+	// it answers HTML, and authenticates and checks the origin of requests
+	// itself (package web). If nil, those paths get 404.
 	UI http.Handler
 
-	// Observer, if non-nil, hears of every request to /mcp and every
-	// refusal by a rate or size limit.
+	// Observer, if non-nil, hears of every request to an MCP endpoint and
+	// every refusal by a rate limit, a share or a bound.
 	Observer Observer
 
 	// Logger receives a Debug record for every refused request, with the
 	// reason (never a token), a Warn record for each AllowedHosts entry
-	// Handler ignores, and a Warn record when a client goes over a rate
-	// limit (once a minute per client; a token is named by a prefix of its
-	// SHA-256). If nil, do not log.
+	// the guard ignores, and a Warn record when a client goes over a rate
+	// limit or its share (once a minute per client and kind; a token is
+	// named by a prefix of its SHA-256). If nil, do not log.
 	Logger *slog.Logger
 }
 
-// Handler returns the complete HTTP handler for the server:
+// Handler returns NewGuard(opts).Handler(mcpHandler).
+func Handler(mcpHandler http.Handler, opts *Options) http.Handler {
+	return NewGuard(opts).Handler(mcpHandler)
+}
+
+// Handler returns the complete HTTP handler of `serve --http`:
 //
+//	/livez, /readyz, /healthz  the probes (see the package doc)
 //	/mcp          mcpHandler, all methods (the SDK answers 405 itself for the
-//	              ones it does not serve), behind the Host, Origin, bearer
-//	              token, rate and body-size guards described in the package
-//	              doc
-//	GET /metrics  opts.Metrics, if set, behind the same guards but the body
-//	              size
-//	/.well-known/ opts.WellKnown, if set, behind the same guards as
+//	              ones it does not serve), behind every guard
+//	GET /metrics  Options.Metrics, if set, behind the same guards but the
+//	              body size and the streams
+//	/.well-known/ Options.WellKnown, if set, behind the same guards as
 //	              /metrics
-//	GET /healthz  JSON health; Host check only, never rate limited
-//	anything else opts.UI behind the Host check and the address rate
-//	              limit, if set; else 404
-//
-// /healthz needs no token so that liveness probes, which cannot be given
-// secrets easily, keep working; it reveals nothing beyond what Health
-// returns. The Host check still applies, so a rebinding web page cannot
-// probe it; a probe that connects by IP (a Kubernetes httpGet probe sends
-// the pod IP) must send "Host: localhost" or a listed name.
+//	anything else Options.UI behind the Host check, the address rate
+//	              limit and the shares, if set; else 404
 //
 // Refusals: a missing Host header gets 400; a disallowed Host or Origin gets
 // 403; a missing or wrong token gets 401 with
 // `WWW-Authenticate: Bearer realm="skills-mcp"`; a body over the limit gets
 // 413, whether it announces its length or streams chunks; a client over a
-// rate limit gets 429 with Retry-After (whole seconds); a body not read
-// within the read timeout 408; an application/json body that is not JSON
-// 400 (code -32700); a batch 400 (code -32600); a request past
-// MaxConcurrent, or while too many large bodies are being read, 503 with
-// `Retry-After: 1`. Every error body is
+// rate limit or its share gets 429 with Retry-After (whole seconds); a
+// body not read within the read timeout 408; an application/json body that
+// is not JSON 400 (code -32700); a batch 400 (code -32600); a request past
+// MaxConcurrent or MaxStreams, or while too many large bodies are being
+// read, 503 with `Retry-After: 1`. Every error body is
 // {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"..."}}. An
 // answer over MaxResponseBytes is replaced by a JSON-RPC error (code
 // -32000) for the request's id, with status 200.
 //
-// The returned handler is safe for concurrent use. It copies what it needs
-// from opts, so later changes to opts have no effect.
-func Handler(mcpHandler http.Handler, opts *Options) http.Handler {
-	return handler(mcpHandler, opts, time.Now)
-}
-
-// handler is Handler with the clock of the rate limits.
-func handler(mcpHandler http.Handler, opts *Options, now func() time.Time) http.Handler {
-	g := newGuard(opts, now)
+// The returned handler is safe for concurrent use.
+func (g *Guard) Handler(mcpHandler http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	// The address limit comes first, so that floods and token guessing
 	// cost the least; the token limit after the token check, so that only
 	// valid tokens get a bucket.
 	protect := func(h http.Handler) http.Handler {
-		return g.limitAddress(g.checkOrigin(g.checkToken(g.limitToken(h))))
+		if g.auth {
+			h = g.limitToken(h)
+		}
+		return g.limitAddress(g.checkOrigin(g.checkToken(h)))
 	}
-	mux.Handle("/mcp", g.observe(protect(g.limitBody(mcpHandler))))
-	if opts != nil && opts.Metrics != nil {
-		mux.Handle("GET /metrics", protect(opts.Metrics))
+	mux.Handle("/mcp", g.observe(protect(g.serveMCP(mcpHandler))))
+	if g.metrics != nil {
+		mux.Handle("GET /metrics", protect(g.admitPlain(g.metrics)))
 		mux.HandleFunc("/metrics", g.serveMethodNotAllowed)
 	}
-	if opts != nil && opts.WellKnown != nil {
-		mux.Handle("/.well-known/", protect(opts.WellKnown))
+	if g.wellKnown != nil {
+		mux.Handle("/.well-known/", protect(g.admitPlain(g.wellKnown)))
 	}
-	mux.HandleFunc("GET /healthz", g.serveHealth)
-	mux.HandleFunc("/healthz", g.serveMethodNotAllowed)
-	if opts != nil && opts.UI != nil {
-		mux.Handle("/", g.limitAddress(opts.UI))
+	if g.ui != nil {
+		mux.Handle("/", g.limitAddress(g.admitPlain(g.ui)))
 	} else {
 		mux.HandleFunc("/", g.serveNotFound)
 	}
-	return g.checkHost(mux)
+	return g.probes(g.timed(g.checkHost(mux)))
 }
 
-// serveHealth answers GET (and HEAD) /healthz.
-func (g *guard) serveHealth(w http.ResponseWriter, r *http.Request) {
-	var v any = struct {
-		Status string `json:"status"`
-	}{"ok"}
-	if g.health != nil {
-		v = g.health()
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		g.reject(w, r, http.StatusInternalServerError, fmt.Sprintf("health report cannot be encoded as JSON: %v", err))
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	if g.ready != nil && !g.ready() {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}
-	w.Write(append(data, '\n'))
+// Wrap puts site, a whole HTTP site that authenticates its own requests,
+// behind the guards: the probes are answered first; every other request
+// meets the deadlines, the Host and Origin checks, the address, token and
+// project rate limits and the shares; a request for which Options.MCP
+// reports true also meets the guards of an MCP endpoint (body size and
+// budget, batches, event streams, the answer's size). The hub serves its
+// API, its project endpoints, /metrics and its web pages this way.
+func (g *Guard) Wrap(site http.Handler) http.Handler {
+	mcp := g.serveMCP(site)
+	plain := g.admitPlain(site)
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.isMCP != nil && g.isMCP(r) {
+			g.observe(mcp).ServeHTTP(w, r)
+			return
+		}
+		plain.ServeHTTP(w, r)
+	})
+	return g.probes(g.timed(g.checkHost(g.limitAddress(g.checkOrigin(g.limitToken(g.limitProject(inner)))))))
 }
 
-// serveMethodNotAllowed answers /healthz and /metrics for methods other
+// probeTimeout bounds the work of one readiness probe.
+const probeTimeout = 2 * time.Second
+
+// probes answers /livez, /readyz and /healthz before any other guard: a
+// kubelet probe from the pod's IP sends that IP as its Host, carries no
+// token, and must see the state even while the server refuses a flood.
+// The answers say nothing but the state, so a page that rebinds a name
+// to this server learns nothing from them.
+func (g *Guard) probes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/livez", "/readyz", "/healthz":
+		default:
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			g.serveMethodNotAllowed(w, r)
+			return
+		}
+		status := ""
+		if r.URL.Path != "/livez" && g.ready != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), probeTimeout)
+			status = g.ready(ctx)
+			cancel()
+		}
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "no-store")
+		if status != "" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		} else {
+			status = "ok"
+		}
+		data, _ := json.Marshal(struct {
+			Status string `json:"status"`
+		}{status})
+		w.Write(append(data, '\n'))
+	})
+}
+
+// serveMethodNotAllowed answers the probes and /metrics for methods other
 // than GET and HEAD.
-func (g *guard) serveMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+func (g *Guard) serveMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Allow", "GET, HEAD")
 	g.reject(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s; use GET", quoteTrunc(r.Method), r.URL.Path))
 }
 
 // serveNotFound answers every path that has no route.
-func (g *guard) serveNotFound(w http.ResponseWriter, r *http.Request) {
+func (g *Guard) serveNotFound(w http.ResponseWriter, r *http.Request) {
 	g.reject(w, r, http.StatusNotFound, fmt.Sprintf("no endpoint at %s; the MCP endpoint is /mcp", quoteTrunc(r.URL.Path)))
 }
 
@@ -286,4 +388,14 @@ func quoteTrunc(s string) string {
 		return fmt.Sprintf("%q...", s[:maxQuoted])
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// bearer returns the token of an Authorization header value ("" if there
+// is none).
+func bearer(header string) string {
+	scheme, token, _ := strings.Cut(header, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
 }

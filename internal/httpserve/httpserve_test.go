@@ -3,6 +3,7 @@ package httpserve_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 )
@@ -200,11 +202,11 @@ func TestHost(t *testing.T) {
 	}
 }
 
-// TestHostAppliesEverywhere checks that the Host guard covers /healthz and
-// unknown paths too, so a rebinding page learns nothing from them.
+// TestHostAppliesEverywhere checks that the Host guard covers every path
+// but the probes, so a rebinding page learns nothing from them.
 func TestHostAppliesEverywhere(t *testing.T) {
 	srv, b := newServer(t, nil)
-	for _, path := range []string{"/healthz", "/nope"} {
+	for _, path := range []string{"/", "/nope", "/metrics"} {
 		resp := send(t, srv, request{method: http.MethodGet, path: path, host: "evil.example"})
 		wantRefused(t, resp, b, http.StatusForbidden, `host "evil.example" is not allowed`)
 	}
@@ -214,7 +216,7 @@ func TestHostAppliesEverywhere(t *testing.T) {
 // Host, over a raw connection.
 func TestMissingHost(t *testing.T) {
 	srv, b := newServer(t, nil)
-	resp := rawRequest(t, srv, "GET /healthz HTTP/1.0\r\n\r\n")
+	resp := rawRequest(t, srv, "GET /mcp HTTP/1.0\r\n\r\n")
 	wantRefused(t, resp, b, http.StatusBadRequest, "missing Host header")
 }
 
@@ -420,72 +422,60 @@ func TestDefaultBodyLimit(t *testing.T) {
 	wantRefused(t, resp, b, http.StatusRequestEntityTooLarge, fmt.Sprintf("the limit is %d bytes", httpserve.DefaultMaxBodyBytes))
 }
 
-func TestHealth(t *testing.T) {
-	tests := []struct {
-		name string
-		opts *httpserve.Options
-		want string
-	}{
-		{"default", nil, `{"status":"ok"}`},
-		{"custom", &httpserve.Options{Health: func() any {
-			return struct {
-				Status string `json:"status"`
-				Skills int    `json:"skills"`
-			}{"ok", 3}
-		}}, `{"status":"ok","skills":3}`},
-		// Liveness probes carry no secrets, so /healthz needs no token.
-		{"no token needed", &httpserve.Options{Tokens: []string{"tok"}}, `{"status":"ok"}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv, b := newServer(t, tt.opts)
-			resp := send(t, srv, request{method: http.MethodGet, path: "/healthz"})
-			if resp.status != http.StatusOK || strings.TrimSpace(resp.body) != tt.want {
-				t.Errorf("GET /healthz = %d %q, want 200 %q", resp.status, resp.body, tt.want)
+// TestProbes: /livez, /readyz and /healthz answer for any Host, with no
+// token and whatever the limits, and say nothing but the state.
+func TestProbes(t *testing.T) {
+	var state atomic.Value
+	state.Store("loading")
+	srv, b := newServer(t, &httpserve.Options{
+		Tokens:      []string{"tok"},
+		AddressRate: 0.001, RateBurst: time.Millisecond, // one request, then 429
+		Ready: func(ctx context.Context) string {
+			if _, ok := ctx.Deadline(); !ok {
+				t.Error("the readiness check has no deadline")
 			}
-			if ct := resp.header.Get("Content-Type"); ct != "application/json" {
-				t.Errorf("Content-Type = %q, want application/json", ct)
-			}
-			if n := b.calls.Load(); n != 0 {
-				t.Errorf("backend called %d times for /healthz", n)
-			}
-		})
-	}
-}
-
-// A server not ready yet answers 503 with its report, so that a load
-// balancer waits for it; once ready, 200.
-func TestHealthNotReady(t *testing.T) {
-	var ready atomic.Bool
-	srv, _ := newServer(t, &httpserve.Options{
-		Health: func() any {
-			return map[string]string{"status": map[bool]string{false: "loading", true: "ok"}[ready.Load()]}
+			return state.Load().(string)
 		},
-		Ready: ready.Load,
 	})
-	resp := send(t, srv, request{method: http.MethodGet, path: "/healthz"})
-	if resp.status != http.StatusServiceUnavailable || strings.TrimSpace(resp.body) != `{"status":"loading"}` {
-		t.Errorf("before ready: %d %q", resp.status, resp.body)
+	probe := func(path, host string) response {
+		return send(t, srv, request{method: http.MethodGet, path: path, host: host})
 	}
-	ready.Store(true)
-	resp = send(t, srv, request{method: http.MethodGet, path: "/healthz"})
-	if resp.status != http.StatusOK || strings.TrimSpace(resp.body) != `{"status":"ok"}` {
-		t.Errorf("after ready: %d %q", resp.status, resp.body)
+	for range 3 { // past the address rate
+		for _, host := range []string{"", "10.1.2.3:3939", "evil.example"} {
+			if r := probe("/livez", host); r.status != 200 || strings.TrimSpace(r.body) != `{"status":"ok"}` {
+				t.Errorf("/livez with Host %q: %d %q", host, r.status, r.body)
+			}
+			for _, path := range []string{"/readyz", "/healthz"} {
+				r := probe(path, host)
+				if r.status != http.StatusServiceUnavailable || strings.TrimSpace(r.body) != `{"status":"loading"}` {
+					t.Errorf("%s while loading, Host %q: %d %q", path, host, r.status, r.body)
+				}
+				if ct := r.header.Get("Content-Type"); ct != "application/json" {
+					t.Errorf("%s: Content-Type %q", path, ct)
+				}
+			}
+		}
 	}
-}
-
-func TestHealthErrors(t *testing.T) {
-	t.Run("unencodable report", func(t *testing.T) {
-		srv, b := newServer(t, &httpserve.Options{Health: func() any { return make(chan int) }})
-		resp := send(t, srv, request{method: http.MethodGet, path: "/healthz"})
-		wantRefused(t, resp, b, http.StatusInternalServerError, "cannot be encoded")
-	})
+	state.Store("")
+	for _, path := range []string{"/readyz", "/healthz"} {
+		if r := probe(path, ""); r.status != 200 || strings.TrimSpace(r.body) != `{"status":"ok"}` {
+			t.Errorf("%s when ready: %d %q", path, r.status, r.body)
+		}
+	}
+	if n := b.calls.Load(); n != 0 {
+		t.Errorf("backend called %d times for probes", n)
+	}
 	t.Run("wrong method", func(t *testing.T) {
-		srv, b := newServer(t, nil)
 		resp := send(t, srv, request{method: http.MethodPost, path: "/healthz"})
 		wantRefused(t, resp, b, http.StatusMethodNotAllowed, "use GET")
 		if got := resp.header.Get("Allow"); got != "GET, HEAD" {
 			t.Errorf("Allow = %q, want %q", got, "GET, HEAD")
+		}
+	})
+	t.Run("default ready", func(t *testing.T) {
+		srv, _ := newServer(t, nil)
+		if r := send(t, srv, request{method: http.MethodGet, path: "/readyz"}); r.status != 200 {
+			t.Errorf("/readyz without Ready: %d %q", r.status, r.body)
 		}
 	})
 }

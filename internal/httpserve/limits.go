@@ -2,11 +2,14 @@ package httpserve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,14 +28,26 @@ const (
 	// default --max-file-bytes of 8 MiB, base64-encoded, fits with room.
 	DefaultMaxResponseBytes = 16 << 20
 
-	// DefaultMaxConns bounds the open connections (see LimitListener).
-	DefaultMaxConns = 256
+	// DefaultWriteTimeout bounds one write of an answer (see
+	// [Options.WriteTimeout]): a client on a slow link takes a 64 KiB
+	// piece within it many times over; one that stopped reading is cut
+	// after it, not after the whole answer's 60 s.
+	DefaultWriteTimeout = 10 * time.Second
 
-	// writeTimeout bounds the time to answer a request, from the end of its
-	// headers to the last byte written, so that a client that never reads
-	// its answer is cut off. Event streams are exempt; each of their
-	// writes gets this long instead (see serveStream).
-	writeTimeout = 60 * time.Second
+	// DefaultStreamLifetime bounds an event stream (see
+	// [Options.StreamLifetime]): a fleet of 2,000 agents reconnects about
+	// twice a second, and no stream holds its share for good.
+	DefaultStreamLifetime = 30 * time.Minute
+
+	// DefaultKeepAlive is the silence after which an event stream hears a
+	// comment (see [Options.KeepAlive]): under the idle timeouts of the
+	// usual proxies (60 s and more).
+	DefaultKeepAlive = 25 * time.Second
+
+	// answerTimeout bounds the time to answer a request, from the end of
+	// its headers to the last byte written. Event streams are exempt:
+	// they have their lifetime.
+	answerTimeout = 60 * time.Second
 
 	// readTimeout bounds the time to read a whole request, body included,
 	// so that a client dripping its body a byte at a time is cut off.
@@ -65,63 +80,79 @@ func isBatch(body []byte) bool {
 	return len(body) > 0 && body[0] == '['
 }
 
-// isStream reports whether r opens an event stream that stays open
-// (subscriptions/listen, which the per-request protocol requires to name
-// itself in Mcp-Method).
+// isStream reports whether r opens an event stream that stays open: a
+// subscriptions/listen (which the per-request protocol requires to name
+// itself in Mcp-Method) or a GET that accepts text/event-stream (a
+// session's stream, before 2026-07-28).
 func isStream(r *http.Request) bool {
+	if r.Method == http.MethodGet {
+		for _, v := range r.Header.Values("Accept") {
+			if strings.Contains(v, "text/event-stream") {
+				return true
+			}
+		}
+		return false
+	}
 	return r.Header.Get("Mcp-Method") == "subscriptions/listen"
 }
 
-// admit runs next for a request whose body is read: within MaxConcurrent
-// requests in flight (event streams are not counted: they are bounded by
-// the connections they hold), with its answer bounded by MaxResponseBytes.
-func (g *guard) admit(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
+// admit runs next for an MCP request whose body is read: an event stream
+// within MaxStreams and its client's stream share (see serveStream), any
+// other request within MaxConcurrent and its client's share of requests in
+// flight, with its answer bounded by MaxResponseBytes.
+func (g *Guard) admit(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
 	if isStream(r) {
 		g.serveStream(w, r, next)
 		return
 	}
-	select {
-	case g.slots <- struct{}{}:
-		defer func() { <-g.slots }()
-	default:
-		g.obs.SizeLimited(LimitConcurrency)
-		w.Header().Set("Retry-After", retryAfter)
-		g.reject(w, r, http.StatusServiceUnavailable,
-			fmt.Sprintf("server busy: %d requests in flight; retry in a second", cap(g.slots)))
+	release, ok := g.takeRequest(w, r)
+	if !ok {
 		return
 	}
+	defer release()
 	cw := &capWriter{ResponseWriter: w, g: g, r: r, body: body}
 	next.ServeHTTP(cw, r)
 	cw.finish()
 }
 
-// serveStream serves an event stream: no deadline for the whole response
-// (it lasts as long as the client listens), but one for each write, so a
-// client that stops reading is still cut off. (The read deadline needs no
-// clearing: net/http clears it itself once the body is read.)
-func (g *guard) serveStream(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Time{})
-	next.ServeHTTP(&streamWriter{ResponseWriter: w, rc: rc}, r)
+// admitPlain runs next for a request that is not to an MCP endpoint (an
+// API, a page, /metrics) within MaxConcurrent and its client's share of
+// requests in flight.
+func (g *Guard) admitPlain(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		release, ok := g.takeRequest(w, r)
+		if !ok {
+			return
+		}
+		defer release()
+		next.ServeHTTP(w, r)
+	})
 }
 
-// streamWriter sets a write deadline before each write of an event stream.
-type streamWriter struct {
-	http.ResponseWriter
-	rc *http.ResponseController
+// takeRequest takes a slot of the requests in flight and one of the
+// client's share, or answers the refusal (429 past the share, 503 past
+// MaxConcurrent) and reports false.
+func (g *Guard) takeRequest(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	c := clientOf(r)
+	if over := g.held.take(c, shareRequests, 1, &g.shares); over != "" {
+		g.refuseShare(w, r, c, shareRequests, over)
+		return nil, false
+	}
+	select {
+	case g.slots <- struct{}{}:
+	default:
+		g.held.give(c, shareRequests, 1)
+		g.obs.SizeLimited(LimitConcurrency)
+		w.Header().Set("Retry-After", retryAfter)
+		g.reject(w, r, http.StatusServiceUnavailable,
+			fmt.Sprintf("server busy: %d requests in flight; retry in a second", cap(g.slots)))
+		return nil, false
+	}
+	return func() {
+		<-g.slots
+		g.held.give(c, shareRequests, 1)
+	}, true
 }
-
-func (s *streamWriter) Write(p []byte) (int, error) {
-	s.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	return s.ResponseWriter.Write(p)
-}
-
-func (s *streamWriter) Flush() {
-	s.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	s.rc.Flush()
-}
-
-func (s *streamWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // capWriter bounds an answer to MaxResponseBytes. It holds the status
 // until the first write, so that an answer over the bound, written whole
@@ -130,7 +161,7 @@ func (s *streamWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 // crosses the bound later is cut off: its connection is closed.
 type capWriter struct {
 	http.ResponseWriter
-	g      *guard
+	g      *Guard
 	r      *http.Request
 	body   []byte
 	status int   // held status; 0 before WriteHeader
@@ -154,6 +185,17 @@ func (c *capWriter) Write(p []byte) (int, error) {
 	if c.over {
 		return 0, errResponseTooLarge
 	}
+	if !c.sent {
+		// An answer written in pieces announces its length first: one
+		// over the bound is refused before its first byte.
+		if n, err := strconv.ParseInt(c.Header().Get("Content-Length"), 10, 64); err == nil && n > c.g.maxResponse {
+			c.over = true
+			c.g.obs.SizeLimited(LimitResponse)
+			c.Header().Del("Content-Length")
+			c.tooLarge(n)
+			return 0, errResponseTooLarge
+		}
+	}
 	if c.n+int64(len(p)) > c.g.maxResponse {
 		c.over = true
 		c.g.obs.SizeLimited(LimitResponse)
@@ -162,7 +204,7 @@ func (c *capWriter) Write(p []byte) (int, error) {
 		} else {
 			// Too late for an error: end the connection, so the client
 			// sees a cut answer rather than a complete-looking one.
-			http.NewResponseController(c.ResponseWriter).SetWriteDeadline(time.Unix(1, 0))
+			cutOff(c.ResponseWriter)
 		}
 		return 0, errResponseTooLarge
 	}
@@ -198,7 +240,7 @@ func (c *capWriter) sendHeader() {
 	}
 }
 
-var errResponseTooLarge = fmt.Errorf("httpserve: response over the size limit")
+var errResponseTooLarge = errors.New("response over the size limit")
 
 // tooLarge answers, in place of an answer of size bytes, a JSON-RPC error
 // for the request's id (null if it has none that can be read).
@@ -233,64 +275,82 @@ func (c *capWriter) tooLarge(size int64) {
 	c.ResponseWriter.Write(append(data, '\n'))
 }
 
-// LimitListener returns a listener that keeps at most n connections of ln
-// open (DefaultMaxConns if n <= 0): a connection accepted past the limit
-// is answered 503, with Retry-After and a JSON-RPC error body, and closed.
-// Without a bound, a flood of idle connections costs a goroutine and
-// buffers each until its read timeout. obs, if not nil, hears of each
-// connection refused (SizeLimited with [LimitConnections]).
-func LimitListener(ln net.Listener, n int, obs Observer) net.Listener {
-	if n <= 0 {
-		n = DefaultMaxConns
-	}
-	if obs == nil {
-		obs = nopObserver{}
-	}
-	return &limitListener{Listener: ln, max: int64(n), obs: obs}
+// Listener returns ln with the guard's bounds on connections: at most
+// MaxConns open at once, and Shares.AddressConns from one client address.
+// A connection past either is answered 503, with Retry-After and a
+// JSON-RPC error body, and closed; the refusal is counted (SizeLimited
+// with [LimitConnections] or [LimitAddressConns]) and, past a share,
+// logged once a minute per address. Without a bound, a flood of idle
+// connections costs a goroutine and buffers each until its read timeout.
+func (g *Guard) Listener(ln net.Listener) net.Listener {
+	return &limitListener{Listener: ln, g: g, max: int64(g.maxConns)}
 }
 
 type limitListener struct {
 	net.Listener
+	g    *Guard
 	max  int64
 	open atomic.Int64
-	obs  Observer
 }
 
-// busyAnswer is what a connection past the limit reads before it closes.
-var busyAnswer = func() []byte {
-	body := `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"server busy: too many open connections; retry in a second, and reuse a connection"}}` + "\n"
+// busyAnswer is what a connection past the global bound reads before it
+// closes; shareAnswer what one past its address's share reads.
+var (
+	busyAnswer  = refusalAnswer("server busy: too many open connections; retry in a second, and reuse a connection")
+	shareAnswer = refusalAnswer("too many connections open from this client address; close some, or reuse a connection, and retry")
+)
+
+func refusalAnswer(msg string) []byte {
+	body := `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"` + msg + `"}}` + "\n"
 	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: " + retryAfter +
 		"\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
-}()
+}
 
 func (l *limitListener) Accept() (net.Conn, error) {
 	for {
-		c, err := l.Listener.Accept()
+		conn, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		if l.open.Add(1) <= l.max {
-			return &limitConn{Conn: c, l: l}, nil
+		c := &client{addr: addressKey(conn.RemoteAddr().String())}
+		if l.open.Add(1) > l.max {
+			l.open.Add(-1)
+			l.g.obs.SizeLimited(LimitConnections)
+			refuseConn(conn, busyAnswer)
+			continue
 		}
-		l.open.Add(-1)
-		l.obs.SizeLimited(LimitConnections)
-		// Answered and closed here, without a goroutine: the write fits in
-		// the socket buffer of a new connection, and the deadline bounds it
-		// if it does not.
-		c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-		c.Write(busyAnswer)
-		c.Close()
+		if over := l.g.held.take(c, shareConns, 1, &l.g.shares); over != "" {
+			l.open.Add(-1)
+			l.g.obs.SizeLimited(LimitAddressConns)
+			l.g.noteRefusal(context.Background(), over, addressName(c.addr), shareWords[shareConns], int64(l.g.shares.AddressConns))
+			refuseConn(conn, shareAnswer)
+			continue
+		}
+		return &limitConn{Conn: conn, l: l, c: c}, nil
 	}
+}
+
+// refuseConn answers a refused connection and closes it, without a
+// goroutine: the write fits in the socket buffer of a new connection, and
+// the deadline bounds it if it does not.
+func refuseConn(conn net.Conn, answer []byte) {
+	conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	conn.Write(answer)
+	conn.Close()
 }
 
 type limitConn struct {
 	net.Conn
 	l    *limitListener
+	c    *client
 	once sync.Once
 }
 
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.l.open.Add(-1) })
+	c.once.Do(func() {
+		c.l.open.Add(-1)
+		c.l.g.held.give(c.c, shareConns, 1)
+	})
 	return err
 }

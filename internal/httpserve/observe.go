@@ -15,12 +15,13 @@ type Observer interface {
 	// Request is called once for each request to /mcp, when its handler
 	// has returned, refused requests included.
 	Request(RequestInfo)
-	// RateLimited is called for each request refused with 429; key is
-	// "address" or "token", the bucket that was empty.
+	// RateLimited is called for each request refused with 429 by a rate
+	// limit; key is "address", "token" or "project", the bucket that was
+	// empty.
 	RateLimited(key string)
-	// SizeLimited is called for each request refused because it exceeds a
-	// bound on sizes or load; limit names the bound, one of the Limit
-	// constants.
+	// SizeLimited is called for each request or connection refused because
+	// it exceeds a bound on sizes or load, or its client's share; limit
+	// names the bound, one of [Limits].
 	SizeLimited(limit string)
 }
 
@@ -36,13 +37,30 @@ const (
 	LimitBodyBudget = "body_budget"
 	// LimitResponse: an answer over [Options.MaxResponseBytes].
 	LimitResponse = "response"
-	// LimitConnections: a connection past [LimitListener]'s bound (503).
+	// LimitConnections: a connection past [Options.MaxConns] (503).
 	LimitConnections = "connections"
+	// LimitStreams: an event stream past [Options.MaxStreams] (503).
+	LimitStreams = "streams"
+
+	// The shares of one client address (429; a connection, 503): its
+	// connections, event streams, requests in flight and body bytes.
+	LimitAddressConns    = "address_connections"
+	LimitAddressStreams  = "address_streams"
+	LimitAddressRequests = "address_requests"
+	LimitAddressBody     = "address_body"
+	// The shares of one bearer token (429).
+	LimitTokenStreams  = "token_streams"
+	LimitTokenRequests = "token_requests"
+	LimitTokenBody     = "token_body"
 )
 
 // Limits lists every Limit constant, for an observer that sets up its
 // series in advance.
-var Limits = []string{LimitRequestBody, LimitBatch, LimitConcurrency, LimitBodyBudget, LimitResponse, LimitConnections}
+var Limits = []string{LimitRequestBody, LimitBatch, LimitConcurrency, LimitBodyBudget, LimitResponse, LimitConnections, LimitStreams,
+	LimitAddressConns, LimitAddressStreams, LimitAddressRequests, LimitAddressBody, LimitTokenStreams, LimitTokenRequests, LimitTokenBody}
+
+// RateKeys lists the keys of [Observer.RateLimited].
+var RateKeys = []string{rateKeyAddress, rateKeyToken, rateKeyProject}
 
 // RequestInfo describes one answered request to /mcp.
 type RequestInfo struct {
@@ -68,7 +86,7 @@ const maxMethodScan = 4 << 10
 // observe reports each request to g.obs. It keeps the first bytes of the
 // body as the handlers after it read them, so that it costs no read of its
 // own, and finds the method in them once the answer is written.
-func (g *guard) observe(next http.Handler) http.Handler {
+func (g *Guard) observe(next http.Handler) http.Handler {
 	if _, ok := g.obs.(nopObserver); ok {
 		return next
 	}

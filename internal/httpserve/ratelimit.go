@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +27,11 @@ const (
 	// from any number of addresses (see [Options.TokenRate]). A team's
 	// agents often share one token, so it is above the address rate.
 	DefaultTokenRate = 2000
+	// DefaultProjectRate is the requests per second one project of the hub
+	// may take, from any number of addresses and tokens (see
+	// [Options.ProjectRate]): above the token rate, since a project's
+	// agents may hold several tokens.
+	DefaultProjectRate = 5000
 	// DefaultRateBurst is how many seconds' worth of requests a client may
 	// send at once, above its rate.
 	DefaultRateBurst = 2 * time.Second
@@ -190,22 +194,28 @@ func (l *limiter[K]) len() int {
 	return len(l.cur) + len(l.prev)
 }
 
-// rateLimits holds the two limiters of a handler; a nil limiter is off.
+// rateLimits holds the limiters of a guard; a nil limiter is off.
 type rateLimits struct {
-	byAddr  *limiter[netip.Prefix]
-	byToken *limiter[[sha256.Size]byte]
+	byAddr    *limiter[netip.Prefix]
+	byToken   *limiter[[sha256.Size]byte]
+	byProject *limiter[string]
 }
 
-func newRateLimits(opts *Options, auth bool, now func() time.Time) rateLimits {
+func newRateLimits(opts *Options, now func() time.Time) rateLimits {
 	burst := opts.RateBurst
 	if burst <= 0 {
 		burst = DefaultRateBurst
 	}
-	rl := rateLimits{byAddr: newLimiter[netip.Prefix](orDefault(opts.AddressRate, DefaultAddressRate), burst, maxBuckets, now)}
-	if auth {
-		// Only tokens that passed the check get a bucket, so their number
-		// is that of the configured tokens.
-		rl.byToken = newLimiter[[sha256.Size]byte](orDefault(opts.TokenRate, DefaultTokenRate), burst, maxBuckets, now)
+	rl := rateLimits{
+		byAddr: newLimiter[netip.Prefix](orDefault(opts.AddressRate, DefaultAddressRate), burst, maxBuckets, now),
+		// With Tokens, only tokens that passed the check get a bucket, so
+		// their number is that of the configured tokens; a wrapped site's
+		// tokens are bounded by maxBuckets, and guessing them by the
+		// address limit before.
+		byToken: newLimiter[[sha256.Size]byte](orDefault(opts.TokenRate, DefaultTokenRate), burst, maxBuckets, now),
+	}
+	if opts.Project != nil {
+		rl.byProject = newLimiter[string](orDefault(opts.ProjectRate, DefaultProjectRate), burst, maxBuckets, now)
 	}
 	return rl
 }
@@ -219,14 +229,14 @@ func orDefault(v, def float64) float64 {
 	return v
 }
 
-// clientKey names the client of a request by its address: the IPv4
+// addressKey names the client of a request by its address: the IPv4
 // address, or the /64 of an IPv6 one. X-Forwarded-For and similar headers
 // are never read: any client can send them, so trusting them would let
 // every request pick its own bucket. Behind a reverse proxy every client
 // therefore shares the proxy's bucket; raise or turn off the address limit
 // there and let the proxy limit clients. A RemoteAddr that is no IP
 // address (a test's, or a Unix socket's) is one client.
-func clientKey(remoteAddr string) netip.Prefix {
+func addressKey(remoteAddr string) netip.Prefix {
 	ap, err := netip.ParseAddrPort(remoteAddr)
 	if err != nil {
 		return netip.Prefix{}
@@ -241,16 +251,16 @@ func clientKey(remoteAddr string) netip.Prefix {
 }
 
 // limitAddress refuses, with 429, requests from a client address over its
-// rate. It runs before the token check, so that guessing tokens is rate
+// rate. It runs before any token check, so that guessing tokens is rate
 // limited too.
-func (g *guard) limitAddress(next http.Handler) http.Handler {
+func (g *Guard) limitAddress(next http.Handler) http.Handler {
 	if g.rate.byAddr == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := clientKey(r.RemoteAddr)
+		key := clientOf(r).addr
 		if v := g.rate.byAddr.allow(key); !v.ok {
-			client := key.String()
+			client := addressName(key)
 			if !key.IsValid() {
 				client = quoteTrunc(r.RemoteAddr)
 			}
@@ -261,18 +271,42 @@ func (g *guard) limitAddress(next http.Handler) http.Handler {
 	})
 }
 
-// limitToken refuses, with 429, requests whose bearer token is over its
-// rate. It runs after the token check: only valid tokens reach it.
-func (g *guard) limitToken(next http.Handler) http.Handler {
-	if g.rate.byToken == nil {
+// limitToken records the request's bearer token as its client's, for the
+// token's shares, and refuses with 429 requests whose token is over its
+// rate. On /mcp it runs after the token check, so only valid tokens reach
+// it; on a wrapped site (the hub) every bearer token sent does, after the
+// address limit.
+func (g *Guard) limitToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := bearer(r.Header.Get("Authorization"))
+		if token == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		c := clientOf(r)
+		c.token, c.hasToken = sha256.Sum256([]byte(token)), true
+		if g.rate.byToken != nil {
+			if v := g.rate.byToken.allow(c.token); !v.ok {
+				g.refuseRate(w, r, v, rateKeyToken, "token", tokenID(c.token), float64(g.rate.byToken.limit))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitProject refuses, with 429, requests to a project over its rate
+// (Options.Project names it), from whatever address and token.
+func (g *Guard) limitProject(next http.Handler) http.Handler {
+	if g.rate.byProject == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		key := sha256.Sum256([]byte(strings.TrimSpace(token)))
-		if v := g.rate.byToken.allow(key); !v.ok {
-			g.refuseRate(w, r, v, rateKeyToken, "token", tokenID(key), float64(g.rate.byToken.limit))
-			return
+		if p := g.project(r); p != "" {
+			if v := g.rate.byProject.allow(p); !v.ok {
+				g.refuseRate(w, r, v, rateKeyProject, "project", quoteTrunc(p), float64(g.rate.byProject.limit))
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -282,6 +316,7 @@ func (g *guard) limitToken(next http.Handler) http.Handler {
 const (
 	rateKeyAddress = "address"
 	rateKeyToken   = "token"
+	rateKeyProject = "project"
 )
 
 // tokenID names a token in logs without revealing it: the first 8 hex
@@ -293,7 +328,7 @@ func tokenID(digest [sha256.Size]byte) string {
 
 // refuseRate answers 429 with Retry-After, counts the refusal and, when the
 // limiter says so, logs it. kind and who name the offender in the log.
-func (g *guard) refuseRate(w http.ResponseWriter, r *http.Request, v verdict, key, kind, who string, perSecond float64) {
+func (g *Guard) refuseRate(w http.ResponseWriter, r *http.Request, v verdict, key, kind, who string, perSecond float64) {
 	g.obs.RateLimited(key)
 	// Retry-After is in whole seconds; rounding up never invites a retry
 	// that would be refused again.
@@ -306,8 +341,11 @@ func (g *guard) refuseRate(w http.ResponseWriter, r *http.Request, v verdict, ke
 		g.log.WarnContext(r.Context(), "rate limit exceeded; refusing with 429 (logged at most once a minute per "+kind+")", attrs...)
 	}
 	what := "this client address"
-	if key == rateKeyToken {
+	switch key {
+	case rateKeyToken:
 		what = "this bearer token"
+	case rateKeyProject:
+		what = "this project"
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	writeError(w, http.StatusTooManyRequests, errorCode, fmt.Sprintf(

@@ -158,7 +158,7 @@ func TestLimiterLogBudget(t *testing.T) {
 	}
 }
 
-func TestClientKey(t *testing.T) {
+func TestAddressKey(t *testing.T) {
 	for _, tc := range []struct{ remote, want string }{
 		{"192.0.2.7:5000", "192.0.2.7/32"},
 		{"[::ffff:192.0.2.7]:5000", "192.0.2.7/32"},
@@ -168,14 +168,14 @@ func TestClientKey(t *testing.T) {
 		{"pipe", "invalid Prefix"},
 		{"", "invalid Prefix"},
 	} {
-		if got := clientKey(tc.remote).String(); got != tc.want {
-			t.Errorf("clientKey(%q) = %s, want %s", tc.remote, got, tc.want)
+		if got := addressKey(tc.remote).String(); got != tc.want {
+			t.Errorf("addressKey(%q) = %s, want %s", tc.remote, got, tc.want)
 		}
 	}
-	if clientKey("[2001:db8:1:2::1]:1") != clientKey("[2001:db8:1:2::2]:2") {
+	if addressKey("[2001:db8:1:2::1]:1") != addressKey("[2001:db8:1:2::2]:2") {
 		t.Error("two addresses of one IPv6 /64 are two clients")
 	}
-	if clientKey("192.0.2.1:1") == clientKey("192.0.2.2:1") {
+	if addressKey("192.0.2.1:1") == addressKey("192.0.2.2:1") {
 		t.Error("two IPv4 addresses are one client")
 	}
 }

@@ -34,9 +34,12 @@ const (
 //
 // Request contexts carry ctx's values but not its cancellation, so that
 // in-flight requests can finish. A request must be read within 30 seconds
-// (its headers within 10) and answered within 60; an event stream opened
-// through [Handler] has no deadline as a whole, only for each write. If
-// logger is nil, Serve does not log.
+// (its headers within 10); h bounds the writes of its answers (a
+// [Guard]'s handler does: see the package doc), so the server itself sets
+// no write timeout. Event streams parked by a guard's handler end when
+// shutdown begins (as at their lifetime: their clients reconnect
+// elsewhere), and are closed at the end of the grace period. If logger is
+// nil, Serve does not log.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Logger) error {
 	return serve(ctx, ln, h, logger, shutdownGrace)
 }
@@ -47,13 +50,14 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Lo
 	}
 	// Cancelled only when the grace period runs out, so handlers blocked on
 	// their request context (event streams) notice and return.
-	baseCtx, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	parked := newParkedSet()
+	defer parked.closeAll()
+	baseCtx, cancelBase := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), parkedKey{}, parked))
 	defer cancelBase()
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
@@ -71,6 +75,7 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Lo
 	}
 
 	logger.Info("shutting down", "addr", ln.Addr().String())
+	parked.finishAll()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

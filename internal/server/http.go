@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -45,7 +46,7 @@ import (
 // (skills.Handler's own servers); without Options.Implementation it leaves
 // 2026-07-28 requests to next.
 func (srv *Server) HTTPHandler(next http.Handler) http.Handler {
-	f := &httpFront{s: srv.s, next: next}
+	f := &httpFront{s: srv.s, ms: srv.ms, next: next}
 	if impl := srv.s.impl; impl != nil {
 		f.serverInfo, f.serverInfoEscaped = serverInfoMeta(impl, false), serverInfoMeta(impl, true)
 	}
@@ -54,6 +55,7 @@ func (srv *Server) HTTPHandler(next http.Handler) http.Handler {
 
 type httpFront struct {
 	s    *server
+	ms   *mcp.Server
 	next http.Handler
 	// serverInfo is the _meta the SDK adds to results of 2026-07-28;
 	// serverInfoEscaped is the same with HTML escaping, as the SDK's
@@ -77,8 +79,11 @@ var frontRevisions = map[string]bool{"": true, "2025-06-18": true, "2025-11-25":
 
 func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.s.sawRequest()
+	if !f.s.opts.NoFastPath && f.serveListen(w, r) {
+		return
+	}
 	if f.s.opts.NoFastPath || !f.plainPost(r) {
-		f.next.ServeHTTP(w, r)
+		f.sdk(w, r)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, frontBodyBytes+1))
@@ -88,26 +93,35 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(body), rest), rest}
 	if err != nil || len(body) > frontBodyBytes {
-		f.next.ServeHTTP(w, r)
+		f.sdk(w, r)
 		return
 	}
 	buf := answerBufs.Get().(*[]byte)
-	out, ok := f.answer(r, body, (*buf)[:0])
+	out, release, ok := f.answer(r, body, (*buf)[:0])
 	if ok {
 		h := w.Header()
 		h.Set("Cache-Control", "no-cache, no-transform")
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		w.Write(out) // a Writer never keeps what it is given
+		release()
 	}
 	switch {
 	case !ok: // *buf is as it was
 		answerBufs.Put(buf)
-		f.next.ServeHTTP(w, r)
+		f.sdk(w, r)
 	case cap(out) <= maxPooledAnswer:
 		*buf = out[:0]
 		answerBufs.Put(buf)
 	}
+}
+
+// sdk hands r to the SDK; what its answer held of the answer budget is
+// given back once the answer is written.
+func (f *httpFront) sdk(w http.ResponseWriter, r *http.Request) {
+	r, t := withAnswerTicket(r)
+	defer t.done()
+	f.next.ServeHTTP(w, r)
 }
 
 // answerBufs holds the buffers answers are built in: at a thousand
@@ -165,11 +179,14 @@ func plainAccept(values []string) bool {
 	return json == 1 && stream == 1
 }
 
-// answer returns the response body to a request the front end serves.
-func (f *httpFront) answer(r *http.Request, body, b []byte) ([]byte, bool) {
+// answer returns the response body to a request the front end serves,
+// and the release of what it holds of the answer budget (to call once
+// the body is written).
+func (f *httpFront) answer(r *http.Request, body, b []byte) ([]byte, func(), bool) {
+	nothing := func() {}
 	req, ok := parseFastRequest(body)
 	if !ok {
-		return nil, false
+		return nil, nothing, false
 	}
 	header := r.Header.Get("Mcp-Protocol-Version")
 	version, meta := header, []byte(nil)
@@ -178,55 +195,63 @@ func (f *httpFront) answer(r *http.Request, body, b []byte) ([]byte, bool) {
 	}
 	if header == revision20260728 {
 		if f.serverInfo == nil {
-			return nil, false // an attached server's identity is unknown
+			return nil, nothing, false // an attached server's identity is unknown
 		}
 		// The per-request protocol: the SDK requires Mcp-Method (and for a
 		// read, Mcp-Name), a matching protocolVersion and client
 		// capabilities in _meta, and adds its server info to the result's
 		// _meta.
 		if r.Header.Get("Mcp-Method") != req.method || len(r.Header.Values("Mcp-Method")) != 1 || !newProtocolMeta(req.meta) {
-			return nil, false
+			return nil, nothing, false
 		}
 		if req.method == methodReadResource && (r.Header.Get("Mcp-Name") != req.arg || len(r.Header.Values("Mcp-Name")) != 1) {
-			return nil, false
+			return nil, nothing, false
 		}
 		meta = f.serverInfo
 	} else if req.protocolMeta {
-		return nil, false
+		return nil, nothing, false
 	}
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, req.id...)
 	b = append(b, `,"result":`...)
+	release := nothing
 	if req.method == methodReadResource {
 		if meta != nil {
 			meta = f.serverInfoEscaped
 		}
-		b, ok = f.s.appendFastRead(b, req.arg, meta)
+		b, release, ok = f.s.appendFastRead(r.Context(), b, req.arg, meta)
 	} else {
 		b, ok = f.s.appendFastResult(b, req, version, meta)
 	}
 	if !ok {
-		return nil, false
+		return nil, nothing, false
 	}
-	return append(b, '}'), true
+	return append(b, '}'), release, true
 }
 
 // appendFastRead appends the result of resources/read of uri as the SDK
 // encodes a ReadResourceResult: with encoding/json's defaults (HTML
 // characters escaped), the cache fields first, and resultType last on the
 // per-request protocol (meta set). It reports false if uri is not a file
-// the catalog serves or cannot be read, which the SDK then answers.
-func (s *server) appendFastRead(b []byte, uri string, meta []byte) ([]byte, bool) {
+// the catalog serves or cannot be read, or the answer budget has no room
+// for it, which the SDK then answers; else the release of what the answer
+// holds of the budget, to call once it is written.
+func (s *server) appendFastRead(ctx context.Context, b []byte, uri string, meta []byte) ([]byte, func(), bool) {
 	if !plainURI(uri) {
-		return b, false
+		return b, nil, false
 	}
 	f, ok := s.store.Snapshot().File(uri)
 	if !ok {
-		return b, false
+		return b, nil, false
+	}
+	release, err := s.answers.hold(ctx, f.Size)
+	if err != nil {
+		return b, nil, false
 	}
 	data, err := f.ReadFile()
 	if err != nil {
-		return b, false
+		release()
+		return b, nil, false
 	}
 	b = append(b, '{')
 	if meta != nil {
@@ -258,7 +283,7 @@ func (s *server) appendFastRead(b []byte, uri string, meta []byte) ([]byte, bool
 	if meta != nil {
 		b = append(b, `,"resultType":"complete"`...)
 	}
-	return append(b, '}'), true
+	return append(b, '}'), release, true
 }
 
 // plainURI reports whether uri holds only characters that the SDK's

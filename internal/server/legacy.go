@@ -236,6 +236,15 @@ func (l *legacy) readArchive(ctx context.Context, req *mcp.ReadResourceRequest) 
 		if !ok {
 			break
 		}
+		var size int64
+		for _, file := range sk.Files {
+			size += file.Size
+		}
+		release, err := l.s.answers.hold(ctx, size)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		data, _, err := c.archive(sk, f)
 		if err != nil {
 			return nil, l.failure(uri, err)

@@ -21,7 +21,7 @@ func (s *server) addPrompts(ms *mcp.Server) {
 	}, s.useSkill)
 }
 
-func (s *server) useSkill(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+func (s *server) useSkill(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	args := req.Params.Arguments
 	snap := s.store.Snapshot()
 	sk, err := snap.Resolve(args["skill"])
@@ -29,6 +29,11 @@ func (s *server) useSkill(_ context.Context, req *mcp.GetPromptRequest) (*mcp.Ge
 		// Prompts have no isError result: a bad argument is invalid params.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: resolveErr(err).Error()}
 	}
+	release, err := s.answers.hold(ctx, mdSize(snap, sk))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	body, err := sk.Body()
 	if err != nil {
 		s.log.Warn("reading a SKILL.md body", "skill", sk.Path, "err", err)

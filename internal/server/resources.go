@@ -36,7 +36,7 @@ func (s *server) addTemplate(ms *mcp.Server) {
 	}, s.readResource)
 }
 
-func (s *server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	snap := s.store.Snapshot()
 	key := skillsext.Canonical(uri)
@@ -47,6 +47,11 @@ func (s *server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 		}
 		return nil, skillsext.InvalidParams(uri, "Resource not found: no file is served at %s; skills/list gives every skill's files", uri)
 	}
+	release, err := s.answers.hold(ctx, f.Size)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	data, err := f.ReadFile()
 	if err != nil {
 		if errors.Is(err, catalog.ErrChanged) {

@@ -78,6 +78,21 @@ type Options struct {
 	// that front end leaves 2026-07-28 requests to the SDK. NewServer
 	// ignores it (its server is Name, Title and Version).
 	Implementation *mcp.Implementation
+	// AnswerBytes bounds the bytes the large answers (a file of 256 KiB or
+	// more, read or in a tool's result) being built and written hold at
+	// once, counted at four times the file's size; an answer over what is
+	// left waits up to 10 s for room, then fails with a "server busy"
+	// error (-32000). If zero, DefaultAnswerBytes; if negative, none.
+	AnswerBytes int64
+	// ClientAnswerBytes bounds what one client's large answers hold at
+	// once (Client names the client); a client holding nothing may still
+	// take one answer over it. If zero, half of AnswerBytes; if negative,
+	// none.
+	ClientAnswerBytes int64
+	// Client, if set, names the client of a request from its context (over
+	// HTTP, httpserve.ClientOf); requests it names no client for share only
+	// AnswerBytes. If nil, no request has a client.
+	Client func(ctx context.Context) (string, bool)
 	// NoFastPath sends every request through the go-sdk: RunStdio and
 	// HTTPHandler then answer nothing themselves (see RunStdio). It is the
 	// one switch of the front ends, for tests and benchmarks that compare
@@ -157,6 +172,14 @@ type server struct {
 	// attached says that the caller made the SDK server (Attach): its own
 	// instructions, if any, stand.
 	attached bool
+
+	// answers bounds the memory of large answers (answers.go).
+	answers *answerBudget
+
+	// listen is the parked listen streams of the HTTP front end, made at
+	// the first.
+	listen     *listenHub
+	listenOnce sync.Once
 }
 
 // markReady lets requests held for the first scan through.
@@ -287,6 +310,7 @@ func newState(store *catalog.Store, opts *Options) *server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.answers = newAnswerBudget(&s.opts)
 	s.impl = &mcp.Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version}
 	return s
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -32,17 +33,24 @@ import (
 // doubt, goes to the SDK unchanged.
 //
 // When r ends, the requests already read are answered before RunStdio
-// returns, within DrainTimeout; when ctx ends, the session is closed at
-// once, and RunStdio returns within DrainTimeout even if a request is stuck.
+// returns, within DrainTimeout: once it passes, RunStdio returns (and logs
+// how many requests had no answer yet, and how many answers were still
+// waiting for w to take them) even if w takes nothing, a host that no
+// longer reads its server's output; when ctx ends, the session is closed
+// at once, and RunStdio returns within DrainTimeout even if a request is
+// stuck. While w takes nothing, large answers waiting to be written count
+// against the answer budget (Options.AnswerBytes), so that the requests
+// behind them wait rather than pile their answers up in memory.
 func (srv *Server) RunStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	return srv.runStdio(ctx, r, w, DrainTimeout)
 }
 
 func (srv *Server) runStdio(ctx context.Context, r io.Reader, w io.Writer, drain time.Duration) error {
 	pr, pw := io.Pipe()
-	out := &lockedWriter{w: w}
+	out := &lockedWriter{w: w, budget: srv.s.answers}
 	calls := newPendingCalls()
-	ss, err := srv.ms.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: &answerWriter{out: out, calls: calls}}, nil)
+	aw := &answerWriter{out: out, calls: calls}
+	ss, err := srv.ms.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: aw}, nil)
 	if err != nil {
 		return err
 	}
@@ -53,10 +61,15 @@ func (srv *Server) runStdio(ctx context.Context, r io.Reader, w io.Writer, drain
 		close(done)
 		ended <- err
 	}()
-	f := &stdioFront{s: srv.s, ss: ss, out: out, sdk: pw, calls: calls, done: done, drain: drain}
+	abandoned := make(chan struct{}) // closed when the drain gives up on w
+	f := &stdioFront{s: srv.s, ss: ss, out: out, answers: aw, sdk: pw, calls: calls, done: done, drain: drain, abandoned: abandoned}
 	go f.pump(r)
 
 	select {
+	case <-abandoned:
+		// The answers still owed are logged: the process may exit now,
+		// with a write to w stuck (a host that stopped reading).
+		return nil
 	case <-ctx.Done():
 		// Close waits for the handlers in flight, which have seen ctx end;
 		// one stuck in a read that ignores it must not hold the process,
@@ -75,12 +88,21 @@ func (srv *Server) runStdio(ctx context.Context, r io.Reader, w io.Writer, drain
 
 // lockedWriter serialises whole frames from the SDK and the front end. The
 // SDK writes each message with one Write call, as the front end does.
+// The frames waiting for the writer count against budget, if not nil.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	budget  *answerBudget
+	waiting atomic.Int64 // frames in Write: being written, or waiting to be
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.waiting.Add(1)
+	defer l.waiting.Add(-1)
+	if l.budget != nil {
+		l.budget.outgoing(int64(len(p)))
+		defer l.budget.outgoing(-int64(len(p)))
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
@@ -91,10 +113,11 @@ func (l *lockedWriter) Close() error { return nil }
 
 // stdioFront splits the host's input between itself and the SDK.
 type stdioFront struct {
-	s   *server
-	ss  *mcp.ServerSession
-	out *lockedWriter
-	sdk *io.PipeWriter // the SDK's input
+	s       *server
+	ss      *mcp.ServerSession
+	out     *lockedWriter
+	answers *answerWriter  // the SDK's output
+	sdk     *io.PipeWriter // the SDK's input
 
 	// calls are those handed to the SDK and not answered yet; when the
 	// input ends, the SDK's input is ended once they are, or after drain,
@@ -102,6 +125,9 @@ type stdioFront struct {
 	calls *pendingCalls
 	done  <-chan struct{}
 	drain time.Duration
+	// abandoned is closed when the drain deadline passed with answers
+	// still owed: RunStdio returns without them.
+	abandoned chan struct{}
 
 	frame []byte // the answer being built, reused
 }
@@ -232,12 +258,24 @@ func (f *stdioFront) refuse(id []byte, code int64, msg string) {
 
 // endInput ends the SDK's input, with err (nil for the end of the input),
 // once the calls it was handed are answered: the SDK would cancel them.
+// At the drain deadline it gives up on what is still owed, saying what
+// that is: requests still without an answer, and answers made but not
+// taken by the host (which has stopped reading them).
 func (f *stdioFront) endInput(err error) {
 	if ok, open := f.calls.wait(f.drain, f.done); !ok && open > 0 {
 		select {
 		case <-f.done:
 		default:
-			f.s.log.Warn("stdin closed; requests still unanswered at the shutdown deadline are dropped", "requests", open, "deadline", f.drain)
+			// Calls whose answers are made but not taken count as
+			// unwritten, not unanswered.
+			unwritten := int(f.out.waiting.Load())
+			unanswered := max(0, open-int(f.answers.writing.Load()))
+			msg := "stdin closed and the shutdown deadline passed: exiting without the answers still owed"
+			if unwritten > 0 {
+				msg += " (the host is not reading stdout)"
+			}
+			f.s.log.Warn(msg, "unanswered", unanswered, "unwritten", unwritten, "deadline", f.drain)
+			close(f.abandoned)
 		}
 	}
 	f.sdk.CloseWithError(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -106,11 +107,14 @@ func (p *pendingCalls) wait(timeout time.Duration, done <-chan struct{}) (bool, 
 // answerWriter is the SDK's output: it writes each message to out, then
 // settles the calls it answers.
 type answerWriter struct {
-	out   *lockedWriter
-	calls *pendingCalls
+	out     *lockedWriter
+	calls   *pendingCalls
+	writing atomic.Int64 // the SDK's frames not yet taken by out
 }
 
 func (w *answerWriter) Write(p []byte) (int, error) {
+	w.writing.Add(1)
+	defer w.writing.Add(-1)
 	n, err := w.out.Write(p)
 	w.calls.wrote(p)
 	return n, err

@@ -271,12 +271,17 @@ type Risk struct {
 	Suppressed bool   `json:"suppressed,omitempty"`
 }
 
-func (s *server) getSkillTool(_ context.Context, _ *mcp.CallToolRequest, in GetIn) (*mcp.CallToolResult, SkillDetail, error) {
+func (s *server) getSkillTool(ctx context.Context, _ *mcp.CallToolRequest, in GetIn) (*mcp.CallToolResult, SkillDetail, error) {
 	snap := s.store.Snapshot()
 	sk, err := snap.Resolve(in.Name)
 	if err != nil {
 		return nil, SkillDetail{}, resolveErr(err)
 	}
+	release, err := s.answers.hold(ctx, mdSize(snap, sk))
+	if err != nil {
+		return nil, SkillDetail{}, err
+	}
+	defer release()
 	body, err := sk.Body()
 	if err != nil {
 		s.log.Warn("reading a SKILL.md body", "skill", sk.Path, "err", err)
@@ -393,7 +398,7 @@ type ReadOut struct {
 	Note   string  `json:"note,omitempty"`
 }
 
-func (s *server) readSkillFile(_ context.Context, _ *mcp.CallToolRequest, in ReadIn) (*mcp.CallToolResult, ReadOut, error) {
+func (s *server) readSkillFile(ctx context.Context, _ *mcp.CallToolRequest, in ReadIn) (*mcp.CallToolResult, ReadOut, error) {
 	snap := s.store.Snapshot()
 	sk, err := snap.Resolve(in.Name)
 	if err != nil {
@@ -419,6 +424,11 @@ func (s *server) readSkillFile(_ context.Context, _ *mcp.CallToolRequest, in Rea
 		return nil, ReadOut{}, toolErrorf("%s has no file %q; its files are: %s", sk.Path, rel, strings.Join(avail, ", "))
 	}
 	info, file := infos[i], sk.Files[i]
+	release, err := s.answers.hold(ctx, file.Size)
+	if err != nil {
+		return nil, ReadOut{}, err
+	}
+	defer release()
 	data, err := file.ReadFile()
 	if err != nil {
 		s.log.Warn("reading skill file", "uri", uri, "err", err)

@@ -579,7 +579,7 @@ func listOrNone(l []string) string {
 // runPlaybook is the run-playbook prompt: the runner's instructions and the
 // playbook, each in a block its content cannot close, with the served skill
 // of every step.
-func (s *server) runPlaybook(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+func (s *server) runPlaybook(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	args := req.Params.Arguments
 	snap := s.store.Snapshot()
 	v, pb, err := s.resolvePlaybook(snap, args["playbook"])
@@ -592,6 +592,11 @@ func (s *server) runPlaybook(_ context.Context, req *mcp.GetPromptRequest) (*mcp
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the playbook-runner skill is no longer served; try again shortly"}
 	}
+	release, err := s.answers.hold(ctx, mdSize(snap, runner))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	body, err := runner.Body()
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the playbook-runner skill cannot be read right now (it changed on the server); try again shortly"}

@@ -3,6 +3,7 @@ package hubcmd
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -39,16 +40,22 @@ Serves the hub over HTTP until interrupted:
   /api/v1/            a ClawHub-compatible registry, for the clawhub client
                       (discovery: /.well-known/clawhub.json)
   /p/{project}/mcp    each project's MCP endpoint
-  /healthz            200 while the database answers, else 503
+  /livez              200 while the process answers
+  /readyz, /healthz   200 while the database answers, else 503
   /metrics            Prometheus metrics (an admin token of scope read)
 
-Every route but /healthz, the API's document and the registry's discovery
+Every route but the probes, the API's document and the registry's discovery
 needs a token: an admin token for /api/, /api/v1/ (read to install, write to
 publish) and /metrics, a project's token for its endpoint. Create the first
 admin token from the shell: skills-hub token create --scope admin
 
 ADDR is host:port, :port or port (loopback), or 0.0.0.0:port to listen on
 every interface; port 0 picks a free one. The log says where it listens.
+Requests must name the hub by a loopback name, the host of --base-url or one
+of --allowed-hosts (the probes excepted). Each client address, bearer token
+and project has a rate limit, and each client address and token a share of
+the connections, event streams, requests in flight and body bytes; past them
+requests get 429 with Retry-After (see --rate-limit-* and --max-*).
 
 Script jobs run only in a sandbox: --sandbox auto (the default) takes
 bubblewrap, else the Docker engine, else gVisor (runsc), whichever works
@@ -71,7 +78,22 @@ spooled in tmp/ of the data directory (or of --jobs with --database and no
 func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error {
 	fs := c.flagSet("serve", g, hubServeUsage)
 	httpAddr := fs.String("http", "", "listen on `ADDR` (or set SKILLS_HUB_HTTP; default "+DefaultAddr+")")
-	maxConns := fs.Int("max-conns", httpserve.DefaultMaxConns, "at most `N` connections open at once")
+	maxConns := fs.Int("max-conns", httpserve.DefaultMaxConns, "at most `N` connections open at once; more are answered 503 and closed")
+	maxRequests := fs.Int("max-requests", httpserve.DefaultMaxConcurrent, "at most `N` requests handled at once; more get 503 with Retry-After")
+	var allowedHosts []string
+	fs.Func("allowed-hosts", "extra Host/Origin `NAMES` accepted besides loopback names and the host of --base-url, comma-separated", func(v string) error {
+		for h := range strings.SplitSeq(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				allowedHosts = append(allowedHosts, h)
+			}
+		}
+		return nil
+	})
+	rate := httpserve.DefaultRateSettings()
+	rate.Register(fs.FlagSet)
+	rate.RegisterProject(fs.FlagSet)
+	var limits httpserve.LimitSettings
+	limits.Register(fs.FlagSet)
 	baseURL := fs.String("base-url", "", "the hub's external `URL` (scheme://host[:port]), which endpoint URLs and OAuth audiences start with (or set SKILLS_HUB_BASE_URL; default http:// and the address it listens on)")
 	oauthIssuer := fs.String("oauth-issuer", "", "also accept JWT access tokens of the OAuth 2.1 authorization server at `URL` on project endpoints (or set SKILLS_HUB_OAUTH_ISSUER; needs --base-url)")
 	cacheDir := fs.String("cache", "", "keep the versions the endpoints serve unpacked in `DIR` (or set SKILLS_HUB_CACHE; default: cache/ in the data directory, or the user cache folder with --database)")
@@ -100,6 +122,12 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		return usagef("skills-hub serve -h", "--log-format %q: want text or json", *logFormat)
 	}
 	c.envDefault(&jf.dockerHost, "DOCKER_HOST")
+	if err := c.httpEnv(fs); err != nil {
+		return err
+	}
+	if *maxConns < 1 || *maxRequests < 1 {
+		return usagef("skills-hub serve -h", "--max-conns and --max-requests must be positive")
+	}
 	c.envDefault(&jf.sandbox, "SKILLS_HUB_SANDBOX")
 	c.envDefault(&jf.sandbox, "SKILLS_SANDBOX") // the earlier name
 	c.envDefault(&jf.dir, "SKILLS_HUB_JOBS")
@@ -242,11 +270,18 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		return fmt.Errorf("project endpoints: %w", err)
 	}
 	defer ep.Close()
+	ho := httpserve.Options{AllowedHosts: allowedHosts, MaxConns: *maxConns, MaxConcurrent: *maxRequests}
+	if u, err := url.Parse(*baseURL); err == nil && u.Host != "" {
+		// The hub's external name is one its clients use.
+		ho.AllowedHosts = append(ho.AllowedHosts, u.Host)
+	}
+	rate.Apply(&ho)
+	limits.Apply(&ho)
 	var admin *hubadmin.Admin
 	srv, err := hubserve.New(hubserve.Options{
 		Hub:          h,
 		Logger:       logger,
-		MaxConns:     *maxConns,
+		HTTP:         ho,
 		Projects:     ep,
 		ProjectStats: func() []hubserve.ProjectStat { return projectStats(ep.Stats()) },
 		EndpointStats: func() hubserve.EndpointStat {
@@ -274,9 +309,11 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	if err == nil && len(toks) == 0 {
 		logger.Warn("no admin token yet: the admin API refuses every request until you create one with `skills-hub token create --scope admin`" + dataFlags(opts))
 	}
-	logger.Info("hub serving", "url", "http://"+bound, "api", "http://"+bound+"/api/", "projects", "http://"+bound+"/p/{project}/mcp", "store", storeText(opts))
+	logger.Info("hub serving", "url", "http://"+bound, "api", "http://"+bound+"/api/", "projects", "http://"+bound+"/p/{project}/mcp",
+		"readyz", "http://"+bound+"/readyz", "store", storeText(opts),
+		"rateLimitAddress", rate.Address, "rateLimitToken", rate.Token, "rateLimitProject", rate.Project)
 	if host, _, _ := net.SplitHostPort(bound); !httpserve.IsLoopback(host) {
-		logger.Warn("reachable from the network; every route but /healthz needs a token, and tokens travel in clear over http: put TLS in front")
+		logger.Warn("reachable from the network: every route but the probes needs a token, and tokens travel in clear over http: put TLS in front; clients must name the hub by the host of --base-url or one of --allowed-hosts")
 	}
 	err = srv.Serve(ctx, ln)
 	// Shut down in order: no request is served any more; the
@@ -301,6 +338,30 @@ func jobsDir(flag string, o hub.Options) (string, error) {
 		return "", fmt.Errorf("no folder for the jobs (%v): give a data directory with --data", err)
 	}
 	return filepath.Join(dir, "skills-mcp", "hub-jobs"), nil
+}
+
+// hubHTTPFlags are hub serve's flags of the HTTP layer, each with its
+// environment twin SKILLS_HUB_<NAME> (the name in capitals, - as _).
+var hubHTTPFlags = []string{"allowed-hosts", "max-conns", "max-requests",
+	"rate-limit-address", "rate-limit-token", "rate-limit-project", "rate-limit-burst",
+	"max-streams", "max-conns-per-address", "max-streams-per-address", "max-requests-per-address", "stream-lifetime"}
+
+// httpEnv sets each HTTP flag the command line left unset from its
+// environment twin; a flag beats its variable.
+func (c *command) httpEnv(fs *hubFlags) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, name := range hubHTTPFlags {
+		key := "SKILLS_HUB_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		v, ok := c.env(key)
+		if set[name] || !ok || v == "" {
+			continue
+		}
+		if err := fs.Set(name, v); err != nil {
+			return usagef("skills-hub serve -h", "%s=%q: %v", key, v, err)
+		}
+	}
+	return nil
 }
 
 // envDefault fills an unset string flag from its environment twin.

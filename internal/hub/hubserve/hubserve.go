@@ -1,7 +1,9 @@
 // Package hubserve is the skill hub's HTTP server, what `skills-hub
 // serve` runs:
 //
-//	GET /healthz  200 {"status":"ok"} while the database answers, else 503
+//	GET /livez    200 {"status":"ok"} while the process answers
+//	GET /readyz   200 {"status":"ok"} while the database answers, else 503
+//	              {"status":"unavailable"}; /healthz is the same
 //	/api/…        the admin API (package api)
 //	GET /metrics  Prometheus metrics, for an admin token of scope read
 //	/p/…          the project endpoints, Options.Projects
@@ -9,20 +11,25 @@
 //	GET /.well-known/clawhub.json   its discovery document
 //	anything else the web interface, Options.UI; without one a JSON 404
 //
-// Every answer of its own is JSON; a panic in a handler is logged and
-// answered 500, never taking the process down. Serve listens with a bound
-// on open connections and shuts down gracefully when its context ends
-// (package httpserve).
+// Every route stands behind the guard stack `serve --http` uses (package
+// httpserve's Guard.Wrap, configured by Options.HTTP): the probes first,
+// with no Host check, token or limit; then the Host and Origin checks,
+// the per-write deadlines, the rate limits per address, per token and per
+// project, and every client's shares; the project endpoints' MCP requests
+// also meet the body and stream guards of an MCP endpoint. Every answer of
+// its own is JSON; a panic in a handler is logged and answered 500, never
+// taking the process down. Serve shuts down gracefully when its context
+// ends.
 package hubserve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -68,9 +75,10 @@ type Options struct {
 	UI func(api http.Handler) (http.Handler, error)
 	// Logger receives the server's logs. If nil, nothing is logged.
 	Logger *slog.Logger
-	// MaxConns bounds the connections open at once; if zero,
-	// httpserve.DefaultMaxConns.
-	MaxConns int
+	// HTTP configures the guard stack: allowed hosts, rate limits, caps
+	// and shares (its zero value: every default). Its Ready, MCP, Project,
+	// Observer and Logger are the server's own.
+	HTTP httpserve.Options
 }
 
 // ProjectStat is one project's figures for /metrics.
@@ -105,7 +113,7 @@ type Server struct {
 	projects http.Handler
 	ui       http.Handler
 	mux      *http.ServeMux
-	maxConns int
+	guard    *httpserve.Guard
 	reg      *prometheus.Registry
 
 	requests    *prometheus.CounterVec
@@ -123,7 +131,7 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{hub: opts.Hub, log: log, projects: opts.Projects, mux: http.NewServeMux(), maxConns: opts.MaxConns, reg: prometheus.NewRegistry()}
+	s := &Server{hub: opts.Hub, log: log, projects: opts.Projects, mux: http.NewServeMux(), reg: prometheus.NewRegistry()}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "skills_hub_http_requests_total", Help: "HTTP requests answered, by route, method and status.",
 	}, []string{"route", "method", "status"})
@@ -152,7 +160,8 @@ func New(opts Options) (*Server, error) {
 		Help:        "The running build: its version, VCS revision and Go version (always 1).",
 		ConstLabels: prometheus.Labels{"version": bi.Version, "revision": bi.Revision, "goversion": bi.GoVersion},
 	}, func() float64 { return 1 })
-	cs := []prometheus.Collector{s.requests, s.latency, storeErrors, s.refreshes, buildInfo,
+	refused := newRefusals()
+	cs := []prometheus.Collector{s.requests, s.latency, storeErrors, s.refreshes, buildInfo, refused.rate, refused.size,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	if opts.ProjectStats != nil {
 		cs = append(cs, projectCollector(opts.ProjectStats))
@@ -196,7 +205,6 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.mux.HandleFunc("GET /healthz", s.health)
 	s.mux.Handle("GET /metrics", s.guardMetrics(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: nil})))
 	s.mux.Handle("/api/", a)
 	projects := func(w http.ResponseWriter, r *http.Request) {
@@ -225,9 +233,44 @@ func New(opts Options) (*Server, error) {
 			s.ui.ServeHTTP(w, r)
 			return
 		}
-		api.WriteError(w, api.NewError(http.StatusNotFound, api.CodeNotFound, "nothing here: the hub serves /api/ (see /api/openapi.json), /p/{project}/mcp, /healthz and /metrics"))
+		api.WriteError(w, api.NewError(http.StatusNotFound, api.CodeNotFound, "nothing here: the hub serves /api/ (see /api/openapi.json), /p/{project}/mcp, /readyz and /metrics"))
 	})
+	ho := opts.HTTP
+	ho.Ready, ho.MCP, ho.Project, ho.Observer, ho.Logger = s.ready, isProjectMCP, projectOf, refused, log
+	if ho.AllowedHostsSetting == "" {
+		ho.AllowedHostsSetting = "--allowed-hosts"
+	}
+	s.guard = httpserve.NewGuard(&ho)
 	return s, nil
+}
+
+// Handler returns the server behind its guard stack: what Serve serves.
+func (s *Server) Handler() http.Handler { return s.guard.Wrap(s) }
+
+// isProjectMCP reports whether r is for a project's MCP endpoint,
+// /p/{project}/mcp.
+func isProjectMCP(r *http.Request) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/p/")
+	if !ok {
+		return false
+	}
+	_, tail, _ := strings.Cut(rest, "/")
+	return tail == "mcp"
+}
+
+// projectOf names the project of a request to /p/{project}/…, for the
+// per-project rate limit ("" for any other route, and for a name no
+// project may have).
+func projectOf(r *http.Request) string {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/p/")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, "/")
+	if id == "" || len(id) > 63 {
+		return ""
+	}
+	return id
 }
 
 // API returns the admin API the server serves.
@@ -297,26 +340,51 @@ func methodOf(m string) string {
 	return "other"
 }
 
-// Serve serves s on ln until ctx ends, then shuts down gracefully.
+// Serve serves s, behind its guard stack, on ln (with the guard's bounds
+// on connections) until ctx ends, then shuts down gracefully.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	return httpserve.Serve(ctx, httpserve.LimitListener(ln, s.maxConns, nil), s, s.log)
+	return httpserve.Serve(ctx, s.guard.Listener(ln), s.Handler(), s.log)
 }
 
-// health answers /healthz: 200 while the database answers within 2 s.
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+// ready reports to /readyz whether the hub can serve: its database
+// answers (within the probe's deadline).
+func (s *Server) ready(ctx context.Context) string {
 	if err := s.hub.Ping(ctx); err != nil {
 		s.storeErrors.Add(1)
-		s.log.Warn("health check: the database does not answer", "err", err)
-		w.WriteHeader(http.StatusServiceUnavailable)
-		json.NewEncoder(w).Encode(map[string]string{"status": "unavailable", "reason": "the hub's database does not answer"})
-		return
+		s.log.Warn("readiness probe: the database does not answer", "err", err)
+		return "unavailable"
 	}
-	json.NewEncoder(w).Encode(map[string]string{"status": "ok"})
+	return ""
 }
+
+// refusals counts the guard stack's refusals, as serve's metrics do
+// (package metrics, under skills_mcp_): the hub counts its requests
+// itself.
+type refusals struct {
+	rate, size *prometheus.CounterVec
+}
+
+func newRefusals() refusals {
+	r := refusals{
+		rate: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skills_hub_http_rate_limited_total", Help: "Requests refused with 429 by a rate limit, by the bucket that was empty: address, token or project.",
+		}, []string{"key"}),
+		size: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skills_hub_http_size_limited_total", Help: "Requests and connections refused by a bound on sizes or load, or by a client's share, by the bound (as skills_mcp_http_size_limited_total).",
+		}, []string{"limit"}),
+	}
+	for _, k := range httpserve.RateKeys {
+		r.rate.WithLabelValues(k)
+	}
+	for _, l := range httpserve.Limits {
+		r.size.WithLabelValues(l)
+	}
+	return r
+}
+
+func (refusals) Request(httpserve.RequestInfo) {}
+func (r refusals) RateLimited(key string)      { r.rate.WithLabelValues(key).Inc() }
+func (r refusals) SizeLimited(limit string)    { r.size.WithLabelValues(limit).Inc() }
 
 // guardMetrics lets through requests with an admin token of scope read.
 func (s *Server) guardMetrics(next http.Handler) http.Handler {

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/hubserve"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
@@ -76,11 +77,13 @@ func TestServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s)
+	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 
-	if code, body := get(t, srv, "/healthz", ""); code != 200 || !strings.Contains(body, `"ok"`) {
-		t.Fatalf("healthz: %d %s", code, body)
+	for _, probe := range []string{"/livez", "/readyz", "/healthz"} {
+		if code, body := get(t, srv, probe, ""); code != 200 || strings.TrimSpace(body) != `{"status":"ok"}` {
+			t.Fatalf("%s: %d %s", probe, code, body)
+		}
 	}
 	if code, body := get(t, srv, "/api/projects", ""); code != 401 || !strings.Contains(body, `"unauthorized"`) {
 		t.Fatalf("api without a token: %d %s", code, body)
@@ -110,7 +113,8 @@ func TestServer(t *testing.T) {
 	}
 	for _, want := range []string{
 		`skills_hub_http_requests_total{method="GET",route="/api/projects",status="200"} 1`,
-		`skills_hub_http_requests_total{method="GET",route="/healthz",status="200"} 1`,
+		`skills_hub_http_rate_limited_total{key="project"} 0`,
+		`skills_hub_http_size_limited_total{limit="address_streams"} 0`,
 		`skills_hub_http_requests_total{method="GET",route="/p/",status="500"} 1`,
 		`skills_hub_http_request_duration_seconds_bucket{method="GET",route="/api/projects"`,
 		`skills_hub_project_sessions{project="p1"} 2`,
@@ -135,16 +139,22 @@ func TestServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv2 := httptest.NewServer(s2)
+	srv2 := httptest.NewServer(s2.Handler())
 	defer srv2.Close()
 	if code, body := get(t, srv2, "/p/p1/mcp", ""); code != 404 || !strings.Contains(body, `"not_found"`) {
 		t.Fatalf("no projects: %d %s", code, body)
 	}
 
-	// The database gone: /healthz says so, and the API answers 503.
+	// The database gone: /readyz says so (and nothing more), /livez does
+	// not, and the API answers 503.
 	h.Close()
-	if code, body := get(t, srv, "/healthz", ""); code != 503 || !strings.Contains(body, "unavailable") {
-		t.Fatalf("healthz without a database: %d %s", code, body)
+	for _, probe := range []string{"/readyz", "/healthz"} {
+		if code, body := get(t, srv, probe, ""); code != 503 || strings.TrimSpace(body) != `{"status":"unavailable"}` {
+			t.Fatalf("%s without a database: %d %s", probe, code, body)
+		}
+	}
+	if code, _ := get(t, srv, "/livez", ""); code != 200 {
+		t.Fatalf("livez without a database: %d", code)
 	}
 	if code, body := get(t, srv, "/api/projects", read); code != 503 || !strings.Contains(body, `"unavailable"`) {
 		t.Fatalf("api without a database: %d %s", code, body)
@@ -203,7 +213,7 @@ func TestUI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s)
+	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	if code, body := get(t, srv, "/projects", read); code != 200 || body != "ui /projects api 200" {
 		t.Fatalf("ui: %d %s", code, body)
@@ -213,5 +223,68 @@ func TestUI(t *testing.T) {
 	}
 	if code, _ := get(t, srv, "/healthz", ""); code != 200 {
 		t.Fatalf("healthz under the ui: %d", code)
+	}
+}
+
+// TestGuards: the hub stands behind serve's guard stack: the Host and
+// Origin checks on every route but the probes, and the rate limits per
+// address, token and project, with 429 and Retry-After.
+func TestGuards(t *testing.T) {
+	h := open(t)
+	_, read, err := h.CreateToken(context.Background(), hub.TokenRequest{Scope: store.ScopeRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	projects := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	s, err := hubserve.New(hubserve.Options{Hub: h, Projects: projects, HTTP: httpserve.Options{
+		// One request a second to a project, a burst of two.
+		ProjectRate: 1, RateBurst: 2 * time.Second,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	do := func(path, host, origin, token string) (int, http.Header, string) {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	for _, path := range []string{"/api/projects", "/", "/p/p1/mcp", "/metrics"} {
+		if code, _, body := do(path, "evil.example", "", read); code != 403 || !strings.Contains(body, "--allowed-hosts") {
+			t.Errorf("%s with a foreign Host: %d %s", path, code, body)
+		}
+		if code, _, body := do(path, "", "http://evil.example", read); code != 403 || !strings.Contains(body, "origin") {
+			t.Errorf("%s from a foreign origin: %d %s", path, code, body)
+		}
+	}
+	if code, _, _ := do("/readyz", "evil.example", "", ""); code != 200 {
+		t.Errorf("/readyz with a foreign Host: %d", code)
+	}
+	for i := range 2 {
+		if code, _, body := do("/p/p1/mcp", "", "", ""); code != 200 {
+			t.Fatalf("project request %d: %d %s", i, code, body)
+		}
+	}
+	code, header, body := do("/p/p1/mcp", "", "", "")
+	if code != 429 || header.Get("Retry-After") == "" || !strings.Contains(body, "this project") {
+		t.Errorf("past the project's rate: %d %q %s", code, header.Get("Retry-After"), body)
+	}
+	if code, _, body := do("/p/p2/mcp", "", "", ""); code != 200 {
+		t.Errorf("another project: %d %s", code, body)
 	}
 }

@@ -1,0 +1,201 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
+)
+
+// Large answers cost what is sent, not what is asked: a resources/read of
+// an 8 MiB file holds the file, its encoding and the SDK's copies of it
+// (about four times its size) until the answer is written, and a client
+// that never reads its answers would otherwise hold that many times over
+// by asking again and again. The answer budget bounds the bytes the large
+// answers being built and written hold at once, in all and per client;
+// an answer over what is left waits for others to finish (a client's own
+// answers queue behind each other) for at most answerWait, then fails
+// with "server busy". Answers under largeAnswer are not counted: the
+// limits on requests in flight bound them.
+
+const (
+	// DefaultAnswerBytes is the default of Options.AnswerBytes.
+	DefaultAnswerBytes = 64 << 20
+
+	// largeAnswer is the smallest file an answer counts against the
+	// budget: below it, what a read costs is noise.
+	largeAnswer = 256 << 10
+
+	// answerCost is how many times its size an answer of a file holds at
+	// its peak: the bytes read, the text or base64 form, and the
+	// encodings the SDK makes of the result and of the message.
+	answerCost = 4
+
+	// answerWait bounds the wait for room in the budget.
+	answerWait = 10 * time.Second
+)
+
+// answerBudget is the bound on large answers (see above); safe for
+// concurrent use.
+type answerBudget struct {
+	total, perClient int64 // <= 0: none
+	client           func(context.Context) (string, bool)
+
+	mu       sync.Mutex
+	used     int64 // held by answers being built
+	out      int64 // in answers waiting for a writer (stdio's)
+	byClient map[string]int64
+	changed  chan struct{} // closed and replaced when bytes are given back
+}
+
+func newAnswerBudget(o *Options) *answerBudget {
+	b := &answerBudget{total: o.AnswerBytes, perClient: o.ClientAnswerBytes, client: o.Client,
+		byClient: map[string]int64{}, changed: make(chan struct{})}
+	if b.total == 0 {
+		b.total = DefaultAnswerBytes
+	}
+	if b.perClient == 0 {
+		b.perClient = b.total / 2
+	}
+	return b
+}
+
+// answerTicket collects the reservations of one HTTP request, which the
+// front end gives back once the answer is written (the SDK encodes and
+// writes it after the handler that read the file has returned).
+type answerTicket struct {
+	mu       sync.Mutex
+	releases []func()
+}
+
+type answerTicketKey struct{}
+
+// withAnswerTicket returns r with a ticket in its context, and the ticket.
+func withAnswerTicket(r *http.Request) (*http.Request, *answerTicket) {
+	t := &answerTicket{}
+	return r.WithContext(context.WithValue(r.Context(), answerTicketKey{}, t)), t
+}
+
+// done gives back what the request's answers held.
+func (t *answerTicket) done() {
+	t.mu.Lock()
+	rs := t.releases
+	t.releases = nil
+	t.mu.Unlock()
+	for _, r := range rs {
+		r()
+	}
+}
+
+// errBusy is the error of an answer that found no room in the budget.
+var errBusy = &jsonrpc.Error{Code: -32000, Message: "server busy: too many large answers being sent (to this client, or to all); retry in a few seconds, and read each answer before asking for the next"}
+
+// hold reserves the memory of an answer of a file of size bytes, for the
+// request of ctx: until its HTTP answer is written when the request came
+// through the HTTP front end (its ticket), else until release is called.
+// It waits for room at most answerWait, and fails with errBusy then, or
+// with ctx's error if it ends first. A client with nothing held may take
+// more than its share, so that one answer larger than the share is
+// possible; the total is never passed.
+func (b *answerBudget) hold(ctx context.Context, size int64) (release func(), err error) {
+	n := answerCost * size
+	if size < largeAnswer || b.total < 0 {
+		return func() {}, nil
+	}
+	who, hasClient := "", false
+	if b.client != nil {
+		who, hasClient = b.client(ctx)
+	}
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		b.mu.Lock()
+		mine := b.byClient[who]
+		fits := b.used+b.out == 0 || b.used+b.out+n <= b.total
+		if hasClient && b.perClient > 0 && mine > 0 && mine+n > b.perClient {
+			fits = false
+		}
+		if fits {
+			b.used += n
+			if hasClient {
+				b.byClient[who] = mine + n
+			}
+			b.mu.Unlock()
+			release = sync.OnceFunc(func() { b.give(who, hasClient, n) })
+			if t, ok := ctx.Value(answerTicketKey{}).(*answerTicket); ok {
+				t.mu.Lock()
+				t.releases = append(t.releases, release)
+				t.mu.Unlock()
+				return func() {}, nil
+			}
+			return release, nil
+		}
+		changed := b.changed
+		b.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(answerWait)
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return nil, errBusy
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (b *answerBudget) give(who string, hasClient bool, n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+	if hasClient {
+		if b.byClient[who] -= n; b.byClient[who] <= 0 {
+			delete(b.byClient, who)
+		}
+	}
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// outgoing counts n more bytes (n < 0: fewer) of answers waiting for
+// their writer: over stdio, a host that stops reading its server's output
+// leaves every answer after it waiting, and the budget makes the requests
+// behind them wait instead of adding theirs.
+func (b *answerBudget) outgoing(n int64) {
+	if n < largeAnswer && n > -largeAnswer {
+		return // small frames: noise, and the budget's lock is not worth it
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.out += n
+	if n < 0 {
+		close(b.changed)
+		b.changed = make(chan struct{})
+	}
+}
+
+// heldBytes returns what the budget holds, for tests.
+func (b *answerBudget) heldBytes() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// mdSize is the size of sk's SKILL.md, whose body get_skill and the
+// prompts answer.
+func mdSize(snap *catalog.Snapshot, sk *catalog.Skill) int64 {
+	if f, ok := snap.File(skillsext.FileURI(sk.Path, "SKILL.md")); ok {
+		return f.Size
+	}
+	return 0
+}
