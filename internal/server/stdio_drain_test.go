@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,6 +134,60 @@ func TestStdioDrainDeadline(t *testing.T) {
 	}
 	if took < 100*time.Millisecond {
 		t.Errorf("returned after %s, before the deadline", took)
+	}
+}
+
+// lockedBuffer is a buffer safe for concurrent use, for logs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestStdioDrainUnreadStdout: a host that stops reading stdout does not
+// hold the process past the drain deadline once stdin has closed:
+// RunStdio returns, and the log says truthfully what it leaves unwritten.
+// While the host reads nothing, large reads wait for the answers before
+// them rather than pile theirs up (the answer budget).
+func TestStdioDrainUnreadStdout(t *testing.T) {
+	snap, err := catalog.Scan(context.Background(), []*catalog.Library{{FS: bigLibrary(), Kind: "test"}}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	srv := NewServer(catalog.NewStore(snap), &Options{AnswerBytes: 8 << 20,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	input := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+	for i := range 20 {
+		input += fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"skill://a/references/big.md"}}`, i+1) + "\n"
+	}
+	outR, outW := io.Pipe() // the host reads nothing
+	defer outR.Close()     // and leaves, unblocking what is stuck
+	const drain = 200 * time.Millisecond
+	returned := make(chan error, 1)
+	go func() { returned <- srv.runStdio(context.Background(), strings.NewReader(input), outW, drain) }()
+	select {
+	case <-returned:
+	case <-time.After(20 * time.Second):
+		t.Fatal("RunStdio did not return at the drain deadline while the host read nothing")
+	}
+	log := logs.String()
+	if !strings.Contains(log, "not reading stdout") || !strings.Contains(log, "unwritten=") || strings.Contains(log, "unwritten=0") {
+		t.Errorf("the log does not say that answers were left unwritten:\n%s", log)
+	}
+	if held := srv.s.answers.heldBytes(); held > 8<<20 {
+		t.Errorf("the answers held %d bytes, over the budget", held)
 	}
 }
 
