@@ -173,7 +173,7 @@ func TestStdioDrainUnreadStdout(t *testing.T) {
 		input += fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"skill://a/references/big.md"}}`, i+1) + "\n"
 	}
 	outR, outW := io.Pipe() // the host reads nothing
-	defer outR.Close()     // and leaves, unblocking what is stuck
+	defer outR.Close()      // and leaves, unblocking what is stuck
 	const drain = 200 * time.Millisecond
 	returned := make(chan error, 1)
 	go func() { returned <- srv.runStdio(context.Background(), strings.NewReader(input), outW, drain) }()
