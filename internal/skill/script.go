@@ -40,6 +40,8 @@ var interpreters = map[string]string{
 	".ps1": "pwsh -File", ".psm1": "pwsh -File", ".bat": "cmd /c", ".cmd": "cmd /c",
 	".vbs": "cscript //nologo", ".rb": "ruby", ".pl": "perl", ".php": "php", ".lua": "lua",
 	".tcl": "tclsh", ".applescript": "osascript", ".scpt": "osascript", ".r": "Rscript",
+	".pyw": "python", ".pyz": "python", ".swift": "swift", ".kts": "kotlin", ".exs": "elixir",
+	".jl": "julia", ".nu": "nu", ".xsh": "xonsh", ".groovy": "groovy", ".awk": "awk -f",
 }
 
 // shebangInterpreters maps the program named by a shebang line to the
@@ -49,6 +51,8 @@ var shebangInterpreters = map[string]string{
 	"ksh": "ksh", "node": "node", "ruby": "ruby", "perl": "perl", "php": "php",
 	"pwsh": "pwsh -File", "fish": "fish", "deno": "deno run", "bun": "bun", "uv": "uv run",
 	"lua": "lua", "tclsh": "tclsh", "osascript": "osascript", "Rscript": "Rscript",
+	"swift": "swift", "kotlin": "kotlin", "elixir": "elixir", "julia": "julia", "nu": "nu",
+	"xonsh": "xonsh", "groovy": "groovy", "awk": "awk -f", "gawk": "awk -f",
 }
 
 // SniffBytes is how much of a file SniffScript looks at: shebang lines,
@@ -64,14 +68,17 @@ const SniffBytes = 8 << 10
 // files. A file is executable when
 //
 //   - it starts with "#!", a shebang line, whatever program it names
-//     (#!/usr/bin/env -S uv run --script included); "#![" is not one, as
-//     Rust reads it, since a Rust file may start with an inner attribute;
+//     (#!/usr/bin/env -S uv run --script included), also after a UTF-8
+//     byte-order mark or spaces and tabs (which an interpreter run on the
+//     file may skip); "#![" is not one, as Rust reads it, since a Rust
+//     file may start with an inner attribute;
 //   - it starts with the magic bytes of a compiled program: ELF, Mach-O
 //     (32 or 64 bits, either byte order, or a fat binary), PE (an "MZ"
 //     header) or WebAssembly ("\0asm");
 //   - its extension is a script's: .sh .bash .zsh .ksh .fish .command .ps1
-//     .psm1 .bat .cmd .vbs .js .mjs .cjs .ts .py .rb .pl .php .lua .tcl
-//     .applescript .scpt .r (case-insensitive).
+//     .psm1 .bat .cmd .vbs .js .mjs .cjs .ts .py .pyw .pyz .rb .pl .php .lua
+//     .tcl .applescript .scpt .r .swift .kts .exs .jl .nu .xsh .groovy .awk
+//     (case-insensitive).
 //
 // Markdown and data files are never scripts.
 func SniffScript(name string, head []byte) (Script, bool) {
@@ -93,8 +100,10 @@ func SniffScript(name string, head []byte) (Script, bool) {
 	return s, true
 }
 
-// isShebang reports whether head starts with a shebang line.
+// isShebang reports whether head starts with a shebang line, after a
+// byte-order mark and blanks if any.
 func isShebang(head []byte) bool {
+	head = shebangStart(head)
 	if !bytes.HasPrefix(head, []byte("#!")) {
 		return false
 	}
@@ -102,9 +111,17 @@ func isShebang(head []byte) bool {
 	return !bytes.HasPrefix(rest, []byte("["))
 }
 
+// shebangStart returns head without a leading UTF-8 byte-order mark and
+// spaces or tabs: where a shebang line would start.
+func shebangStart(head []byte) []byte {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	return bytes.TrimLeft(head, " \t")
+}
+
 // shebangInterpreter returns the command a shebang line names, when it is
 // a known one; else "" (the file is still a script).
 func shebangInterpreter(head []byte) string {
+	head = shebangStart(head)
 	line, _, _ := bytes.Cut(head[2:], []byte("\n"))
 	fields := strings.Fields(string(line))
 	if len(fields) == 0 {
