@@ -290,7 +290,7 @@ func badCases() []badCase {
 			mutate: func(_ *testing.T, _ *pulltest.Fake, e map[string]any) {
 				addRes(e, "skill://demo/C:/Windows/evil.dll", []byte("x"))
 			},
-			want:  `path "C:/Windows/evil.dll" contains a colon`,
+			want:  `contains a colon`,
 			reads: []string{},
 		},
 		{

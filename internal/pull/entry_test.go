@@ -57,6 +57,26 @@ func TestCheckRelNameRule(t *testing.T) {
 	}
 }
 
+// FuzzOneNameRule: pull accepts exactly the file names a server built on
+// skillsext serves (CheckName), dot-names aside (a server withholds
+// those, and pull never writes them): a name served is never one that
+// then makes pull --all write nothing, as "a:b@c.md" did.
+func FuzzOneNameRule(f *testing.F) {
+	for _, s := range []string{"a:b@c.md", "notes.md", "C:", "x\u202e.md", "a\\b", "100%.md", "café", "\ufeff.md", "a\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if strings.Contains(name, "/") || strings.HasPrefix(name, ".") || len(name) > skillsext.MaxURILength/4 {
+			return // several names, a dot-name, or one too long for a URI
+		}
+		served := skillsext.CheckName(name) == nil
+		pulled := checkFileRel(name) == nil
+		if served != pulled {
+			t.Errorf("name %+q: served %v, pulled %v (%v; %v)", name, served, pulled, skillsext.CheckName(name), checkFileRel(name))
+		}
+	})
+}
+
 func TestCheckFileRel(t *testing.T) {
 	for _, rel := range []string{"SKILL.md", "references/a.md", "x..y", "a/b.c/d"} {
 		if err := checkFileRel(rel); err != nil {

@@ -18,6 +18,7 @@ const (
 	RuleControl   = "contains a control character"
 	RuleUTF8      = "is not valid UTF-8"
 	RuleInvisible = "contains an invisible or bidirectional formatting character"
+	RuleColon     = "contains a colon (a drive letter or a data stream on Windows)"
 )
 
 // NameError says why a name cannot be part of a skill:// URI.
@@ -52,7 +53,9 @@ func (e *NameError) Error() string {
 // and everything refused is never listed.
 //
 // A name is refused when it is empty, "." or "..", holds a slash, a
-// backslash (a separator on Windows), a control character (C0, DEL or C1),
+// backslash (a separator on Windows), a colon (which names a drive or an
+// alternate data stream on Windows: a client writing "notes.md:x" there
+// writes a hidden stream of notes.md), a control character (C0, DEL or C1),
 // a line or paragraph separator, or an invisible formatting character of
 // Unicode category Cf (bidirectional overrides and isolates such as
 // U+202E, zero-width spaces, the byte-order mark, tag characters), or is
@@ -90,6 +93,8 @@ func badRune(name string) (rune, string) {
 				return 0, RuleBackslash
 			case c == '/':
 				return 0, RuleSlash
+			case c == ':':
+				return 0, RuleColon
 			}
 			i++
 			continue

@@ -25,7 +25,7 @@ func TestParseURI(t *testing.T) {
 		"skill://tool/refs/my notes.md":         "tool/refs/my%20notes.md",
 		"skill://tool/refs/my%20notes.md":       "tool/refs/my%20notes.md",
 		"skill://tool/refs/%41+b[1].md":         "tool/refs/A+b%5B1%5D.md",
-		"skill://tool/refs/a%40b%3Ac.md":        "tool/refs/a%40b%3Ac.md",
+		"skill://tool/refs/a%40b.md":            "tool/refs/a%40b.md",
 		"skill://tool/refs/100%25.md":           "tool/refs/100%25.md",
 		// Joiners spell words and emoji; they are not refused.
 		"skill://tool/refs/\u0645\u06cc\u200c\u062e.md": "tool/refs/%D9%85%DB%8C%E2%80%8C%D8%AE.md",
@@ -54,6 +54,9 @@ func TestParseURI(t *testing.T) {
 		"skill://a/b\u0085.md", "skill://a/%C2%85.md", "skill://a/evil\u202etxt.sh", "skill://a/evil%E2%80%AEtxt.sh",
 		"skill://a/%E2%81%A6x", "skill://a\u200b/SKILL.md", "skill://a/%EF%BB%BFx.md", "skill://a/%F3%A0%80%81.md",
 		"skill://a/x\u2028y", "skill://a/%C2%AD.md",
+		// A colon, which names a drive or a data stream on Windows: the
+		// one name rule of serving and pull.
+		"skill://a/b%3Ac.md", "skill://tool/refs/a%40b%3Ac.md", "skill://a/C:/x.md",
 		// Short enough as sent, too long once escaped.
 		"skill://a/" + strings.Repeat(" ", 2000),
 	}
