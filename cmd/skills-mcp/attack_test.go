@@ -196,8 +196,11 @@ var (
 	flooder    = &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 3)}, Timeout: time.Second}
 )
 
-// goodClient makes the requests a host makes, one at a time, and records
-// each one's latency and any failure.
+// goodClient makes the requests a host makes, one at a time, each on a
+// connection of its own (as hosts come and go, and as a fleet behind one
+// load balancer does), and records each one's latency and any failure. A
+// client that kept one connection open from before an attack would never
+// meet the bounds on connections, which is what some attacks take.
 type goodClient struct {
 	c        *http.Client
 	requests func(i int) *http.Request // the i-th request
@@ -208,7 +211,7 @@ type goodClient struct {
 
 func newGoodClient(requests func(int) *http.Request) *goodClient {
 	return &goodClient{requests: requests, c: &http.Client{Timeout: 10 * time.Second,
-		Transport: &http.Transport{MaxConnsPerHost: 1, DialContext: goodDialer.DialContext}}}
+		Transport: &http.Transport{DisableKeepAlives: true, DialContext: goodDialer.DialContext}}}
 }
 
 // mcpRequests are a host's requests to a serve endpoint: a skill, the
