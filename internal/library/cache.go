@@ -75,9 +75,12 @@ const (
 )
 
 // staleAfter is how old work in progress must be before a sweep considers
-// it: the window between creating a temporary directory and locking it must
-// never look abandoned.
-const staleAfter = time.Minute
+// it: the window between creating a temporary directory and locking it (a
+// few system calls) must never look abandoned. Anything older that nobody
+// holds locked was left by a process that died: a server killed during an
+// extraction and started again at once must find it gone (an hour's
+// margin let five quick restarts leave 204 MiB behind).
+const staleAfter = 2 * time.Second
 
 func (c *Cache) init() error {
 	c.initOnce.Do(func() {

@@ -243,6 +243,8 @@ func TestSweep(t *testing.T) {
 	}
 	abandoned := mk(tmpPrefix+"abandoned", old)
 	trash := mk(trashPrefix+"abandoned", old)
+	// Left by a process killed ten seconds ago, restarted at once.
+	killed := mk(tmpPrefix+"killed", time.Now().Add(-10*time.Second))
 	fresh := mk(tmpPrefix+"fresh", time.Now())
 	held := mk(tmpPrefix+"held", old)
 	f, err := os.Open(held)
@@ -261,7 +263,7 @@ func TestSweep(t *testing.T) {
 	c := &Cache{Dir: cacheDir}
 	defer c.Close()
 	mustExtract(t, c, libZip(t, "v1"))
-	for p, want := range map[string]bool{abandoned: false, trash: false, dl: false, fresh: true, held: true} {
+	for p, want := range map[string]bool{abandoned: false, trash: false, killed: false, dl: false, fresh: true, held: true} {
 		if exists(p) != want {
 			t.Errorf("%s exists = %v, want %v", filepath.Base(p), !want, want)
 		}
