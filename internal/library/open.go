@@ -128,6 +128,12 @@ func Open(ctx context.Context, cache *Cache, spec Spec, log *slog.Logger) (*Open
 		}
 		dir, kind, o.Digest = d, "archive", digest
 	}
+	if kind != "directory" {
+		if inner, ok := wrapper(dir); ok {
+			log.Info("serving the archive from inside its one folder, so that skill URIs do not change with every release", "library", spec.Namespace, "folder", filepath.Base(inner))
+			dir = inner
+		}
+	}
 	if err := openLayout(o, dir, log); err != nil {
 		if o.Digest != "" {
 			cache.Prune(o.Digest)
@@ -145,6 +151,37 @@ func Open(ctx context.Context, cache *Cache, spec Spec, log *slog.Logger) (*Open
 		}
 	}
 	return o, nil
+}
+
+// wrapper returns the one folder of an archive's tree dir, when the tree
+// holds nothing else visible and neither it nor that folder holds a
+// SKILL.md: the name-1.4.2/ folder a release archive wraps its content in.
+// Served from inside it, the library's skill URIs stay the same from one
+// release to the next. (A folder that holds a SKILL.md is a skill, whose
+// folder name is its URI's.) Hidden entries (.github/) do not count.
+func wrapper(dir string) (string, bool) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", false
+	}
+	var only string
+	for _, e := range ents {
+		switch {
+		case strings.HasPrefix(e.Name(), "."):
+		case only != "" || !e.IsDir() || e.Type()&fs.ModeSymlink != 0:
+			return "", false
+		default:
+			only = e.Name()
+		}
+	}
+	if only == "" {
+		return "", false
+	}
+	inner := filepath.Join(dir, only)
+	if _, err := os.Lstat(filepath.Join(inner, "SKILL.md")); err == nil {
+		return "", false
+	}
+	return inner, true
 }
 
 // openFS opens an fs.FS library: its layout is detected inside it, and its
