@@ -26,8 +26,8 @@ var allowed = map[string][]string{
 	"internal/skillsext":  nil,
 	"internal/search":     {"internal/binrec"},
 	"internal/config":     nil,
-	"internal/httpserve":  {"internal/config"}, // the config file's rate limits
-	"internal/regfile":    nil,                 // opening files that must be regular, never blocking
+	"internal/httpserve":  {"internal/config", "internal/skillsext"}, // the config file's rate limits; the wire's rule for ids
+	"internal/regfile":    nil,                                       // opening files that must be regular, never blocking
 	"internal/bench":      {"internal/atomicfile", "internal/httpserve"},
 	"internal/atomicfile": nil,
 	"internal/binrec":     nil, // the cache's binary records

@@ -315,3 +315,48 @@ func TestHTTPListensTakeNoSlots(t *testing.T) {
 		t.Errorf("skills/get beside three listens: %d %.200s", status, body)
 	}
 }
+
+// TestGarbledIDs: a request whose id the SDK could not give back as sent
+// (a lone surrogate, invalid UTF-8) is refused with that id, byte for
+// byte, over stdio and over HTTP, never answered under another id.
+func TestGarbledIDs(t *testing.T) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"a\udc00b","method":"skills/list","params":{}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}",
+	}
+	rawID := func(line string) string {
+		_, rest, _ := strings.Cut(line, `"id":`)
+		id, _, _ := strings.Cut(rest, `,"method"`)
+		return id
+	}
+	t.Run("stdio", func(t *testing.T) {
+		init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`
+		cmd := exec.Command(binary, "--root", testLibrary)
+		cmd.Env = testEnv(t)
+		cmd.Stdin = strings.NewReader(init + "\n" + strings.Join(lines, "\n") + "\n")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range lines {
+			want := `{"jsonrpc":"2.0","id":` + rawID(line) + `,"error":{"code":-32600,`
+			if !bytes.Contains(out, []byte(want)) {
+				t.Errorf("no refusal with the id as sent, %q, in:\n%s", want, out)
+			}
+		}
+		if bytes.Contains(out, []byte(`\ufffd`)) || bytes.Contains(out, []byte("\ufffd")) {
+			t.Errorf("an id came back replaced:\n%s", out)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		endpoint := startHTTP(t, nil, "--root", testLibrary)
+		for _, line := range lines {
+			status, _, body := postJSON(t, http.DefaultClient, endpoint, line, map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+			want := `{"jsonrpc":"2.0","id":` + rawID(line) + `,"error":{"code":-32600,`
+			if status != 400 || !bytes.HasPrefix(body, []byte(want)) {
+				t.Errorf("%q: %d %s, want 400 and %s", line, status, body, want)
+			}
+		}
+	})
+}

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
 // Guard is the guard stack: what every request check needs, copied from
@@ -375,6 +377,14 @@ func (g *Guard) serveMCP(next http.Handler) http.Handler {
 					"JSON-RPC batches are not supported (MCP removed them in 2025-06-18); send one message per POST")
 				return
 			}
+			if id := requestID(body); r.Method == http.MethodPost && skillsext.GarbledID(id) {
+				// Refused, with the id as sent: the SDK would answer
+				// another id, with U+FFFD in place of what it could not
+				// decode.
+				g.log.DebugContext(r.Context(), "request refused", "status", http.StatusBadRequest, "reason", "garbled id", "remote", r.RemoteAddr)
+				writeErrorID(w, http.StatusBadRequest, id, jsonrpcInvalidRequest, garbledIDMessage)
+				return
+			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		g.admit(w, r, body, next)
@@ -406,6 +416,9 @@ func (g *Guard) giveBody(c *client, n int64) {
 		g.held.give(c, shareBody, n)
 	}
 }
+
+// garbledIDMessage is the error of a request whose id cannot be echoed.
+const garbledIDMessage = "Invalid Request: the id holds a lone UTF-16 surrogate or invalid UTF-8, which cannot be answered under the same id; use a plain string or a number"
 
 // JSON-RPC's codes for a body that is not JSON and for a message that is
 // not a valid request.

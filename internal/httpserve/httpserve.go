@@ -58,6 +58,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -354,27 +355,34 @@ const errorCode = -32000
 
 // writeError writes a JSON-RPC error body with the given HTTP status.
 func writeError(w http.ResponseWriter, status, code int, msg string) {
-	type rpcError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+	writeErrorID(w, status, nil, code, msg)
+}
+
+// writeErrorID writes a JSON-RPC error body for the request whose id is
+// raw (echoed byte for byte; null if nil) with the given HTTP status.
+func writeErrorID(w http.ResponseWriter, status int, raw []byte, code int, msg string) {
+	if raw == nil {
+		raw = []byte("null")
 	}
-	// A struct rather than a map keeps the fields in the conventional order.
-	body := struct {
-		JSONRPC string   `json:"jsonrpc"`
-		ID      any      `json:"id"`
-		Error   rpcError `json:"error"`
-	}{"2.0", nil, rpcError{code, msg}}
-	data, err := json.Marshal(body)
+	text, err := json.Marshal(msg)
 	if err != nil {
-		// Unreachable: every field is a string or an int.
+		// Unreachable: a string always encodes.
 		http.Error(w, msg, status)
 		return
 	}
+	body := make([]byte, 0, 64+len(raw)+len(text))
+	body = append(body, `{"jsonrpc":"2.0","id":`...)
+	body = append(body, raw...)
+	body = append(body, `,"error":{"code":`...)
+	body = strconv.AppendInt(body, int64(code), 10)
+	body = append(body, `,"message":`...)
+	body = append(body, text...)
+	body = append(body, "}}\n"...)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	w.Write(append(data, '\n'))
+	w.Write(body)
 }
 
 // maxQuoted bounds how much of a client-supplied value an error message

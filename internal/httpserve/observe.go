@@ -301,3 +301,45 @@ func unquote(tok []byte) string {
 	}
 	return s
 }
+
+// requestID returns the raw value of the top-level "id" member of the
+// JSON-RPC message b (nil if it has none, or b is no object), read as
+// jsonrpcMethod reads "method".
+func requestID(b []byte) []byte {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	var id []byte
+	for i++; ; i++ {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != '"' {
+			return id
+		}
+		end := skipString(b, i)
+		if end < 0 {
+			return id
+		}
+		key := b[i:end]
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return id
+		}
+		i = skipSpace(b, i+1)
+		if i >= len(b) {
+			return id
+		}
+		vend := skipValue(b, i)
+		if vend < 0 {
+			return id
+		}
+		if string(key) == `"id"` {
+			id = b[i:vend]
+		}
+		i = skipSpace(b, vend)
+		if i >= len(b) || b[i] != ',' {
+			return id
+		}
+	}
+}
+

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/skills-mcp/skills-mcp/internal/skillsext"
 )
 
 func TestJSONRPCMethod(t *testing.T) {
@@ -72,3 +74,28 @@ func FuzzJSONRPCMethod(f *testing.F) {
 		}
 	})
 }
+
+func TestGarbledID(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		id   string
+		bad  bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "1", false},
+		{`{"jsonrpc":"2.0","id":"a\"b","method":"ping"}`, `"a\"b"`, false},
+		{`{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"ping"}`, `"\ud83d\ude00"`, false},
+		{`{"jsonrpc":"2.0","id":"\ufffd","method":"ping"}`, `"\ufffd"`, false},
+		{`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, `"\ud800"`, true},
+		{`{"jsonrpc":"2.0","id":"x\udc00y","method":"ping"}`, `"x\udc00y"`, true},
+		{`{"jsonrpc":"2.0","id":"\ud83d\u0041","method":"ping"}`, `"\ud83d\u0041"`, true},
+		{`{"jsonrpc":"2.0","id":"\ud83dx","method":"ping"}`, `"\ud83dx"`, true},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", "\"\xff\"", true},
+		{`{"params":{"id":"\ud800"},"id":2}`, "2", false},
+	} {
+		id := requestID([]byte(tc.body))
+		if string(id) != tc.id || skillsext.GarbledID(id) != tc.bad {
+			t.Errorf("%s: id %s garbled %v, want %s %v", tc.body, id, skillsext.GarbledID(id), tc.id, tc.bad)
+		}
+	}
+}
+

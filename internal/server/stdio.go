@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -206,8 +207,9 @@ func (f *stdioFront) pump(r io.Reader) {
 // decoded as the SDK will decode it, or the error to answer
 // in its place: -32700 for a line that is not JSON, -32600 for a batch
 // (removed from MCP in 2025-06-18; refused on every revision, as over
-// HTTP) and for JSON the SDK cannot read as a message, with the request's
-// id when it has one. A line of white space returns nothing to pass. The
+// HTTP), for a request whose id the SDK would not give back as sent (see
+// skillsext.GarbledID; the id is echoed byte for byte) and for JSON the
+// SDK cannot read as a message, with the request's id when it has one. A line of white space returns nothing to pass. The
 // line passed on is the message without surrounding white space: the SDK
 // ends the session on anything but a newline after a message.
 func checkLine(line []byte) (fwd []byte, m jsonrpc.Message, id []byte, code int64, msg string) {
@@ -224,6 +226,15 @@ func checkLine(line []byte) (fwd []byte, m jsonrpc.Message, id []byte, code int6
 	case '{':
 	default:
 		return nil, nil, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a JSON-RPC message is a JSON object"
+	}
+	var head struct {
+		ID json.RawMessage `json:"id"`
+	}
+	// Only a line with an escape or invalid UTF-8 can hold such an id.
+	if (bytes.Contains(msg0, []byte(`\u`)) || !utf8.Valid(msg0)) && json.Unmarshal(msg0, &head) == nil && skillsext.GarbledID(head.ID) {
+		// Refused, with the id as sent: the SDK would answer another id,
+		// with U+FFFD in place of what it could not decode.
+		return nil, nil, head.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: the id holds a lone UTF-16 surrogate or invalid UTF-8, which cannot be answered under the same id; use a plain string or a number"
 	}
 	m, err := jsonrpc.DecodeMessage(msg0)
 	if err != nil {
