@@ -17,7 +17,7 @@ func TestExecutableGuidance(t *testing.T) {
 	fsys := fstest.MapFS{
 		"tools/SKILL.md":     {Data: []byte("---\nname: tools\ndescription: Ships a program.\n---\nRun bin/tool.\n")},
 		"tools/bin/tool":     {Data: []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00")},
-		"tools/scripts/fmt":  {Data: []byte("#!/usr/bin/awk -f\n{ print }\n")},
+		"tools/scripts/fmt":  {Data: []byte("#!/usr/bin/gnuplot\nplot sin(x)\n")},
 		"tools/scripts/a.sh": {Data: []byte("echo a\n")},
 	}
 	snap, err := catalog.Scan(context.Background(), []*catalog.Library{{FS: fsys, Kind: "test"}}, 1, nil)
