@@ -10,7 +10,8 @@
 #   5. each fuzz target in the repo, briefly (FUZZTIME per target, default 10s)
 #   6. build cmd/skills-mcp and cmd/skills-hub into a temporary directory, and a snapshot of the
 #      release build (scripts/release.sh)
-#   7. the attack run: hostile HTTP clients against the binary (ATTACK long, default 20s)
+#   7. the attack run: each attack of issue 26 against the binary's serve and hub serve, beside a
+#      well-behaved client (8 rows, each ATTACK long, default 10s: about two minutes)
 #   8. scripts/conformance.sh against the built binary (the official MCP conformance suite)
 #   9. scripts/realclients.sh against the built binary (MCP Inspector and the TypeScript SDK's
 #      skills client, over stdio and HTTP)
@@ -19,7 +20,7 @@
 #
 # Environment:
 #   FUZZTIME=30s        how long each fuzz target runs (go test -fuzztime syntax)
-#   ATTACK=1m           how long the attack run lasts
+#   ATTACK=1m           how long each row of the attack run lasts
 #   SKILLS_TEST_OUT=DIR where the browser tests save screenshots (default .test-out/ here)
 #   SKIP_CONFORMANCE=1  skip steps 3, 8, 9 and 10 (npm, the conformance suite and the real clients), for
 #                       quick local loops; the browser tests then use node_modules as it is. CI
@@ -29,7 +30,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 FUZZTIME=${FUZZTIME:-10s}
-ATTACK=${ATTACK:-20s}
+ATTACK=${ATTACK:-10s}
 # The browser tests' screenshots (375 and 1280 px per step) and, for a failing flow, the page's
 # HTML and console log, kept after the run for whoever looks.
 export SKILLS_TEST_OUT=${SKILLS_TEST_OUT:-$PWD/.test-out}
@@ -142,7 +143,7 @@ DIST="$tmp/dist" TARGETS="linux/amd64 darwin/arm64" scripts/release.sh --snapsho
 # Hostile HTTP clients against the real binary on loopback, for a bounded time, while a
 # well-behaved client keeps asking (cmd/skills-mcp/attack_test.go). Without -race, so that the
 # attackers run at full speed.
-step "attack run (${ATTACK})"
+step "attack run (${ATTACK} a row)"
 SKILLS_ATTACK=$ATTACK go test -count=1 -run '^TestAttack$' ./cmd/skills-mcp || fail "the attack run failed"
 
 if [[ ${SKIP_CONFORMANCE:-} == 1 ]]; then

@@ -72,8 +72,8 @@ type serveConfig struct {
 	vaults          []libSpec // --vault NS=DIR
 	noPlaybooks     bool
 	noValueChains   bool
-	noUI            bool                   // no skill browser at / over HTTP
-	noWellKnown     bool                   // no Agent Skills well-known index over HTTP
+	noUI            bool                    // no skill browser at / over HTTP
+	noWellKnown     bool                    // no Agent Skills well-known index over HTTP
 	rate            httpserve.RateSettings  // HTTP rate limits
 	limits          httpserve.LimitSettings // HTTP streams and per-address shares
 

@@ -282,9 +282,20 @@ func (c *capWriter) tooLarge(size int64) {
 // with [LimitConnections] or [LimitAddressConns]) and, past a share,
 // logged once a minute per address. Without a bound, a flood of idle
 // connections costs a goroutine and buffers each until its read timeout.
+//
+// It warns when the process may not open that many files: past its limit
+// on open files, accepting fails for everyone alike.
 func (g *Guard) Listener(ln net.Listener) net.Listener {
+	if limit, ok := openFileLimit(); ok && limit < uint64(g.maxConns)+fdMargin {
+		g.log.Warn("the limit on open files is below the connections the server may hold: raise it (ulimit -n, LimitNOFILE=) or lower --max-conns",
+			"openFiles", limit, "maxConns", g.maxConns)
+	}
 	return &limitListener{Listener: ln, g: g, max: int64(g.maxConns)}
 }
+
+// fdMargin is the files a server holds besides its connections: its
+// libraries, cache, logs and database.
+const fdMargin = 256
 
 type limitListener struct {
 	net.Listener

@@ -342,4 +342,3 @@ func requestID(b []byte) []byte {
 		}
 	}
 }
-

@@ -98,4 +98,3 @@ func TestGarbledID(t *testing.T) {
 		}
 	}
 }
-

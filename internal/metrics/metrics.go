@@ -137,7 +137,7 @@ func New(opts *Options) *Metrics {
 	}
 	// Series that exist from the start, so that a rate over them works
 	// before the first refusal.
-	for _, key := range []string{"address", "token"} {
+	for _, key := range httpserve.RateKeys {
 		m.counter('a', key, "")
 	}
 	for _, limit := range httpserve.Limits {
