@@ -284,11 +284,11 @@ func (g *Guard) Handler(mcpHandler http.Handler) http.Handler {
 // budget, batches, event streams, the answer's size). The hub serves its
 // API, its project endpoints, /metrics and its web pages this way.
 func (g *Guard) Wrap(site http.Handler) http.Handler {
-	mcp := g.serveMCP(site)
+	mcp := g.observe(g.serveMCP(site))
 	plain := g.admitPlain(site)
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if g.isMCP != nil && g.isMCP(r) {
-			g.observe(mcp).ServeHTTP(w, r)
+			mcp.ServeHTTP(w, r)
 			return
 		}
 		plain.ServeHTTP(w, r)

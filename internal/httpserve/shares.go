@@ -145,6 +145,14 @@ type tally struct {
 
 func (t *tally) zero() bool { return *t == tally{} }
 
+// tallies keeps the tallies of clients that hold nothing for the next: a
+// client that makes one request at a time would otherwise cost one for
+// each.
+var tallies = sync.Pool{New: func() any { return new(tally) }}
+
+// newTally returns a zero tally.
+func newTally() *tally { return tallies.Get().(*tally) }
+
 // share names what a client holds; the values are its Limit constants.
 type share int
 
@@ -187,13 +195,13 @@ func (ct *clientTallies) take(c *client, kind share, n int64, s *Shares) (over s
 		}
 	}
 	if a == nil {
-		a = &tally{}
+		a = newTally()
 		ct.byAddr[c.addr] = a
 	}
 	a.add(kind, n)
 	if c.hasToken {
 		if tk == nil {
-			tk = &tally{}
+			tk = newTally()
 			ct.byToken[c.token] = tk
 		}
 		tk.add(kind, n)
@@ -209,6 +217,7 @@ func (ct *clientTallies) give(c *client, kind share, n int64) {
 		a.add(kind, -n)
 		if a.zero() {
 			delete(ct.byAddr, c.addr)
+			tallies.Put(a)
 		}
 	}
 	if c.hasToken {
@@ -216,6 +225,7 @@ func (ct *clientTallies) give(c *client, kind share, n int64) {
 			tk.add(kind, -n)
 			if tk.zero() {
 				delete(ct.byToken, c.token)
+				tallies.Put(tk)
 			}
 		}
 	}
