@@ -253,9 +253,9 @@ func runHTTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprint(stderr, "Usage: skills-bench http --url URL [flags]\n\n"+
 			"Lists the server's skills once, then measures requests/s and p50/p99 latency of\n"+
 			"skills/get and of resources/read under concurrent load, one after the other.\n"+
-			"Start the server with --http first, and with --rate-limit-address 0: the load\n"+
-			"comes from one address, far above the default limit. Only loopback hosts unless\n"+
-			"--allow-remote.\n"+
+			"Start the server with --http first, and with --rate-limit-address 0 and\n"+
+			"--max-requests-per-address 0: the load comes from one address, far above the\n"+
+			"default limit and share. Only loopback hosts unless --allow-remote.\n"+
 			"Client and server share the machine's cores: compare figures taken with the same\n"+
 			"--client, and read them as a lower bound on the server's throughput.\n\nFlags:\n")
 		fs.PrintDefaults()

@@ -302,7 +302,12 @@ type server struct {
 // the address it logs.
 func startServer(ctx context.Context, o Options) (*server, error) {
 	cmd := exec.Command(o.Server, "--data", o.Dir, "serve", "--http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "SKILLS_CACHE_DIR="+filepath.Join(o.Dir, "skills-cache"))
+	cmd.Env = append(os.Environ(), "SKILLS_CACHE_DIR="+filepath.Join(o.Dir, "skills-cache"),
+		// The load comes from one address and a few tokens, far above
+		// the hub's limits for one client; variables, not flags, so that
+		// a build that has none of them starts too.
+		"SKILLS_HUB_RATE_LIMIT_ADDRESS=0", "SKILLS_HUB_RATE_LIMIT_TOKEN=0", "SKILLS_HUB_RATE_LIMIT_PROJECT=0",
+		"SKILLS_HUB_MAX_REQUESTS_PER_ADDRESS=0", "SKILLS_HUB_MAX_CONNS_PER_ADDRESS=0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
