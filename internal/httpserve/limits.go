@@ -105,11 +105,11 @@ func (g *Guard) admit(w http.ResponseWriter, r *http.Request, body []byte, next 
 		g.serveStream(w, r, next)
 		return
 	}
-	release, ok := g.takeRequest(w, r)
+	c, ok := g.takeRequest(w, r)
 	if !ok {
 		return
 	}
-	defer release()
+	defer g.giveRequest(c)
 	cw := &capWriter{ResponseWriter: w, g: g, r: r, body: body}
 	next.ServeHTTP(cw, r)
 	cw.finish()
@@ -120,19 +120,20 @@ func (g *Guard) admit(w http.ResponseWriter, r *http.Request, body []byte, next 
 // requests in flight.
 func (g *Guard) admitPlain(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		release, ok := g.takeRequest(w, r)
+		c, ok := g.takeRequest(w, r)
 		if !ok {
 			return
 		}
-		defer release()
+		defer g.giveRequest(c)
 		next.ServeHTTP(w, r)
 	})
 }
 
 // takeRequest takes a slot of the requests in flight and one of the
 // client's share, or answers the refusal (429 past the share, 503 past
-// MaxConcurrent) and reports false.
-func (g *Guard) takeRequest(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+// MaxConcurrent) and reports false. The request's client gives them back
+// with giveRequest.
+func (g *Guard) takeRequest(w http.ResponseWriter, r *http.Request) (*client, bool) {
 	c := clientOf(r)
 	if over := g.held.take(c, shareRequests, 1, &g.shares); over != "" {
 		g.refuseShare(w, r, c, shareRequests, over)
@@ -148,10 +149,13 @@ func (g *Guard) takeRequest(w http.ResponseWriter, r *http.Request) (release fun
 			fmt.Sprintf("server busy: %d requests in flight; retry in a second", cap(g.slots)))
 		return nil, false
 	}
-	return func() {
-		<-g.slots
-		g.held.give(c, shareRequests, 1)
-	}, true
+	return c, true
+}
+
+// giveRequest gives back what takeRequest took for c.
+func (g *Guard) giveRequest(c *client) {
+	<-g.slots
+	g.held.give(c, shareRequests, 1)
 }
 
 // capWriter bounds an answer to MaxResponseBytes. It holds the status

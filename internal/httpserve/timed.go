@@ -24,15 +24,14 @@ func (g *Guard) timed(next http.Handler) http.Handler {
 		// One allocation for the client and the writer.
 		t := &timedRequest{
 			c: client{addr: addressKey(r.RemoteAddr)},
-			w: timedWriter{ResponseWriter: w, per: g.writeTimeout, end: time.Now().Add(answerTimeout)},
+			w: timedWriter{ResponseWriter: w, dl: deadlinerOf(w), per: g.writeTimeout, end: time.Now().Add(answerTimeout)},
 		}
-		t.w.rc = http.NewResponseController(w)
 		// Set again for every request: a connection kept alive still
 		// carries the last deadline of the one before.
-		t.w.rc.SetWriteDeadline(t.w.end)
+		t.w.setDeadline(t.w.end)
 		next.ServeHTTP(&t.w, r.WithContext(context.WithValue(r.Context(), clientKey{}, &t.c)))
 		// net/http writes what is buffered once the handler returns.
-		t.w.rc.SetWriteDeadline(t.w.deadline())
+		t.w.setDeadline(t.w.deadline())
 	})
 }
 
@@ -44,7 +43,7 @@ type timedRequest struct {
 // timedWriter sets a write deadline before each piece of an answer.
 type timedWriter struct {
 	http.ResponseWriter
-	rc     *http.ResponseController
+	dl     writeDeadliner // the connection's, found once; nil if none
 	per    time.Duration
 	end    time.Time // the whole answer's deadline; zero for a stream
 	stream bool
@@ -68,7 +67,7 @@ func (t *timedWriter) Write(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 {
 		piece := p[:min(len(p), writePiece)]
-		t.rc.SetWriteDeadline(t.deadline())
+		t.setDeadline(t.deadline())
 		k, err := t.ResponseWriter.Write(piece)
 		n += k
 		if err != nil {
@@ -81,8 +80,38 @@ func (t *timedWriter) Write(p []byte) (int, error) {
 
 // Flush implements http.Flusher.
 func (t *timedWriter) Flush() {
-	t.rc.SetWriteDeadline(t.deadline())
-	t.rc.Flush()
+	t.setDeadline(t.deadline())
+	http.NewResponseController(t.ResponseWriter).Flush()
+}
+
+// setDeadline sets the connection's write deadline, if it has one.
+func (t *timedWriter) setDeadline(d time.Time) {
+	if t.dl != nil {
+		t.dl.SetWriteDeadline(d)
+	}
+}
+
+// writeDeadliner is what http.ResponseController calls to set a write
+// deadline; asked for directly, once per request, it costs no allocation
+// per call.
+type writeDeadliner interface {
+	SetWriteDeadline(time.Time) error
+}
+
+// deadlinerOf finds the write deadline of w, through the Unwrap chain of
+// the writers before it (as http.ResponseController does); nil if none.
+func deadlinerOf(w http.ResponseWriter) writeDeadliner {
+	for w != nil {
+		if d, ok := w.(writeDeadliner); ok {
+			return d
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return nil
+		}
+		w = u.Unwrap()
+	}
+	return nil
 }
 
 // Unwrap returns the wrapped writer, for http.ResponseController.
@@ -96,7 +125,7 @@ func (t *timedWriter) setStream() { t.stream = true }
 // with the answer visibly cut rather than complete-looking.
 func (t *timedWriter) cutOff() {
 	t.cut = true
-	t.rc.SetWriteDeadline(t.deadline())
+	t.setDeadline(t.deadline())
 }
 
 // markStream tells the timed writer under w that its answer is a stream.
