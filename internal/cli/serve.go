@@ -459,7 +459,7 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 	if cfg.http != "" {
 		c.metrics = newMetrics(store, libs)
 		if !cfg.noWellKnown {
-			c.wellKnown = wellknown.New(store, &wellknown.Options{MaxConns: cfg.maxConns, Logger: log})
+			c.wellKnown = wellknown.New(store, &wellknown.Options{MaxConns: connsPerClient(cfg), Logger: log})
 		}
 		if !cfg.noUI {
 			c.browser = func(tokens []string) (*browse.Browser, error) {
@@ -535,6 +535,19 @@ func (c *serveCommand) serve(ctx context.Context, cfg *serveConfig, hup <-chan o
 		}
 		return ""
 	}, log, sdkLog)
+}
+
+// connsPerClient is how many connections one client address may hold: the
+// least of --max-conns and its share (--max-conns-per-address).
+func connsPerClient(cfg *serveConfig) int {
+	switch share := cfg.limits.AddressConns; {
+	case share < 0:
+		return cfg.maxConns
+	case share == 0:
+		return min(cfg.maxConns, httpserve.DefaultShares(cfg.maxConns, 1, 1, 1).AddressConns)
+	default:
+		return min(cfg.maxConns, share)
+	}
 }
 
 // httpClient names the client of a request, over HTTP.

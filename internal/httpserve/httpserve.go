@@ -194,9 +194,10 @@ type Options struct {
 	Metrics http.Handler
 
 	// WellKnown, if non-nil, is served by [Guard.Handler] at /.well-known/
-	// behind the same guards as /metrics (Host, Origin, bearer token,
-	// rate limits, shares): the Agent Skills well-known index (package
-	// wellknown), for installers that do not speak MCP.
+	// behind the same guards as /metrics (Host, Origin, bearer token, rate
+	// limits) but the share of requests in flight: the Agent Skills
+	// well-known index (package wellknown), for installers that do not
+	// speak MCP and fetch every archive at once.
 	WellKnown http.Handler
 
 	// UI, if non-nil, is served by [Guard.Handler] at every path the
@@ -266,7 +267,10 @@ func (g *Guard) Handler(mcpHandler http.Handler) http.Handler {
 		mux.HandleFunc("/metrics", g.serveMethodNotAllowed)
 	}
 	if g.wellKnown != nil {
-		mux.Handle("/.well-known/", protect(g.admitPlain(g.wellKnown)))
+		// No share of the requests in flight: the skills client fetches
+		// every archive at once and drops, without a word, those refused;
+		// its connections are bounded by the address's share of them.
+		mux.Handle("/.well-known/", protect(g.wellKnown))
 	}
 	if g.ui != nil {
 		mux.Handle("/", g.limitAddress(g.admitPlain(g.ui)))

@@ -62,8 +62,9 @@ type Options struct {
 	// defaults to [DefaultCacheBytes]; if negative, none is kept.
 	CacheBytes int64
 
-	// MaxConns is how many connections the server accepts at once, if
-	// bounded. The skills client fetches every artifact at once, one
+	// MaxConns is how many connections the server accepts at once from one
+	// client, if bounded (the least of the server's bound and one
+	// address's share). The skills client fetches every artifact at once, one
 	// connection each, and drops the ones refused without a word; an index
 	// listing more skills than MaxConns (less a margin for other clients)
 	// logs a Warn saying so. If zero, no such warning.
@@ -140,7 +141,7 @@ func (h *Handler) Index() *Index {
 	}
 	ix := build(snap, prev, h.maxArchive, h.cacheBytes, h.log)
 	if n := len(ix.skills); h.maxConns > 0 && n > h.maxConns-connMargin {
-		h.log.Warn("npx skills add fetches every listed skill at once, one connection each, and silently skips those the connection limit refuses; raise --max-conns above the count",
+		h.log.Warn("npx skills add fetches every listed skill at once, one connection each, and silently skips those the connection limit refuses; raise --max-conns and --max-conns-per-address (one client address has a share of the connections) above the count",
 			"listed", n, "max_conns", h.maxConns, "suggested", n+connMargin)
 	}
 	h.cur.Store(ix)
