@@ -144,3 +144,29 @@ func TestHubApproveBy(t *testing.T) {
 		t.Errorf("approve without USER or --by: %v", err)
 	}
 }
+
+// TestHubServeHTTPFlags: hub serve's HTTP flags have SKILLS_HUB_* twins;
+// a bad value is a usage error naming the variable or the flag, before
+// anything is opened, and a flag beats its variable.
+func TestHubServeHTTPFlags(t *testing.T) {
+	data := t.TempDir()
+	for _, tc := range []struct {
+		environ map[string]string
+		args    []string
+		want    string
+	}{
+		{map[string]string{"SKILLS_HUB_RATE_LIMIT_PROJECT": "fast"}, nil, "SKILLS_HUB_RATE_LIMIT_PROJECT"},
+		{map[string]string{"SKILLS_HUB_MAX_STREAMS_PER_ADDRESS": "-1"}, nil, "SKILLS_HUB_MAX_STREAMS_PER_ADDRESS"},
+		{map[string]string{"SKILLS_HUB_STREAM_LIFETIME": "soon"}, nil, "SKILLS_HUB_STREAM_LIFETIME"},
+		{nil, []string{"--rate-limit-token", "-3"}, "rate-limit-token"},
+		{nil, []string{"--max-requests", "0"}, "--max-requests must be positive"},
+		// The flag beats a bad variable: the next check (the address) fails.
+		{map[string]string{"SKILLS_HUB_RATE_LIMIT_ADDRESS": "x"}, []string{"--rate-limit-address", "5", "--http", "not an address"}, "--http"},
+	} {
+		args := append([]string{"--data", data, "serve"}, tc.args...)
+		_, _, err := runHub(t, tc.environ, args...)
+		if !isUsage(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v %v: %v, want a usage error naming %q", tc.environ, tc.args, err, tc.want)
+		}
+	}
+}
