@@ -349,3 +349,78 @@ func TestSIGTERMWithStuckRead(t *testing.T) {
 	code := waitExit(t, p.cmd, time.Minute)
 	t.Logf("exit code %d, %s after SIGTERM", code, time.Since(start).Round(time.Millisecond))
 }
+
+// TestStdinClosedHostNotReading: a host that sends twenty reads of an
+// 8 MB file, closes stdin and never reads stdout does not keep the process
+// past the drain deadline (10 s), nor fill its memory meanwhile; the log
+// says what was left unwritten. (On 3147e6f it ran past 40 s at 643 MiB,
+// logging "dropped" while it went on writing.)
+func TestStdinClosedHostNotReading(t *testing.T) {
+	lib := t.TempDir()
+	big := filepath.Join(lib, "big-file")
+	if err := os.MkdirAll(filepath.Join(big, "references"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(big, "SKILL.md"), []byte("---\nname: big-file\ndescription: One large file.\n---\nRead it.\n"), 0o644)
+	line := "A large reference, read by a host that never takes its answers.\n"
+	os.WriteFile(filepath.Join(big, "references", "big.md"), []byte(strings.Repeat(line, 8_000_000/len(line))), 0o644)
+
+	cmd := exec.Command(binary, "--root", lib)
+	cmd.Env = testEnv(t)
+	stdin, _ := cmd.StdinPipe()
+	stdoutR, stdoutW, err := os.Pipe() // never read until the process exits
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdoutR.Close()
+	cmd.Stdout = stdoutW
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdoutW.Close()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`+"\n")
+	for i := range 20 {
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"skill://big-file/references/big.md"}}`+"\n", i+1)
+	}
+	closed := time.Now()
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var peak int64
+	for waiting := true; waiting; {
+		select {
+		case err := <-done:
+			waiting = false
+			if err != nil {
+				t.Errorf("exit: %v\n%s", err, stderr.String())
+			}
+		case <-time.After(100 * time.Millisecond): // sampling the RSS while it drains
+			if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
+				for l := range strings.SplitSeq(string(data), "\n") {
+					if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+						var kb int64
+						fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb)
+						peak = max(peak, kb<<10)
+					}
+				}
+			}
+			if time.Since(closed) > 60*time.Second {
+				cmd.Process.Kill()
+				t.Fatalf("still running 60 s after stdin closed\n%s", stderr.String())
+			}
+		}
+	}
+	took := time.Since(closed)
+	t.Logf("exited %s after stdin closed, peak RSS %.1f MiB", took.Round(100*time.Millisecond), float64(peak)/(1<<20))
+	if took > 25*time.Second {
+		t.Errorf("exited %s after stdin closed; the drain deadline is 10 s", took)
+	}
+	if peak > 250<<20 {
+		t.Errorf("peak RSS %.1f MiB while the host read nothing", float64(peak)/(1<<20))
+	}
+	if !strings.Contains(stderr.String(), "not reading stdout") || !strings.Contains(stderr.String(), "unwritten=") {
+		t.Errorf("the log does not say what was left unwritten:\n%s", stderr.String())
+	}
+}

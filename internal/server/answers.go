@@ -47,8 +47,7 @@ type answerBudget struct {
 	client           func(context.Context) (string, bool)
 
 	mu       sync.Mutex
-	used     int64 // held by answers being built
-	out      int64 // in answers waiting for a writer (stdio's)
+	used     int64 // held by answers being built and written
 	byClient map[string]int64
 	changed  chan struct{} // closed and replaced when bytes are given back
 }
@@ -96,16 +95,21 @@ func (t *answerTicket) done() {
 var errBusy = &jsonrpc.Error{Code: -32000, Message: "server busy: too many large answers being sent (to this client, or to all); retry in a few seconds, and read each answer before asking for the next"}
 
 // hold reserves the memory of an answer of a file of size bytes, for the
-// request of ctx: until its HTTP answer is written when the request came
-// through the HTTP front end (its ticket), else until release is called.
-// It waits for room at most answerWait, and fails with errBusy then, or
-// with ctx's error if it ends first. A client with nothing held may take
+// request of ctx, until the answer is written: over HTTP through the front
+// end, once its HTTP answer is (its ticket); over stdio, once the answer's
+// frame is taken by the host (the session's output queue), or at once if
+// the handler returns without an answer; else when the handler releases
+// it. It waits for room at most answerWait, and fails with errBusy then,
+// or with ctx's error if it ends first. A client with nothing held may take
 // more than its share, so that one answer larger than the share is
 // possible; the total is never passed.
-func (b *answerBudget) hold(ctx context.Context, size int64) (release func(), err error) {
+//
+// The handler defers h.release(), and calls h.answer() just before it
+// returns its answer.
+func (b *answerBudget) hold(ctx context.Context, size int64) (*answerHold, error) {
 	n := answerCost * size
 	if size < largeAnswer || b.total < 0 {
-		return func() {}, nil
+		return &answerHold{}, nil
 	}
 	who, hasClient := "", false
 	if b.client != nil {
@@ -120,7 +124,7 @@ func (b *answerBudget) hold(ctx context.Context, size int64) (release func(), er
 	for {
 		b.mu.Lock()
 		mine := b.byClient[who]
-		fits := b.used+b.out == 0 || b.used+b.out+n <= b.total
+		fits := b.used == 0 || b.used+n <= b.total
 		if hasClient && b.perClient > 0 && mine > 0 && mine+n > b.perClient {
 			fits = false
 		}
@@ -130,14 +134,15 @@ func (b *answerBudget) hold(ctx context.Context, size int64) (release func(), er
 				b.byClient[who] = mine + n
 			}
 			b.mu.Unlock()
-			release = sync.OnceFunc(func() { b.give(who, hasClient, n) })
+			h := &answerHold{give: sync.OnceFunc(func() { b.give(who, hasClient, n) }), size: size}
 			if t, ok := ctx.Value(answerTicketKey{}).(*answerTicket); ok {
 				t.mu.Lock()
-				t.releases = append(t.releases, release)
+				t.releases = append(t.releases, h.give)
 				t.mu.Unlock()
-				return func() {}, nil
+				h.ticket = true
 			}
-			return release, nil
+			h.queue, _ = ctx.Value(answerQueueKey{}).(*answerQueue)
+			return h, nil
 		}
 		changed := b.changed
 		b.mu.Unlock()
@@ -154,6 +159,81 @@ func (b *answerBudget) hold(ctx context.Context, size int64) (release func(), er
 	}
 }
 
+// answerHold is one answer's reservation (see hold).
+type answerHold struct {
+	give     func() // gives the bytes back, once; nil for an answer too small to count
+	size     int64  // the file's size
+	ticket   bool   // the HTTP front end gives it back
+	queue    *answerQueue
+	answered bool
+}
+
+// answered says the handler returns its answer: over stdio the bytes stay
+// held until its frame is written.
+func (h *answerHold) answer() { h.answered = true }
+
+// release ends the handler's part of the hold.
+func (h *answerHold) release() {
+	switch {
+	case h.give == nil || h.ticket:
+	case h.queue != nil && h.answered:
+		h.queue.push(h)
+	default:
+		h.give()
+	}
+}
+
+// answerQueue holds the reservations of answers made over stdio whose
+// frames the host has not taken yet: a host that stops reading then makes
+// the requests behind them wait for room, instead of piling up answers
+// (each a few copies of a file) behind its unread output. A frame written
+// gives back the oldest reservation its size can be the answer of; the
+// frames of one session are written one at a time.
+type answerQueue struct {
+	mu      sync.Mutex
+	pending []*answerHold
+}
+
+type answerQueueKey struct{}
+
+func (q *answerQueue) push(h *answerHold) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending = append(q.pending, h)
+}
+
+// wrote gives back the oldest reservation a frame of n bytes answers: an
+// answer's frame is at least as long as its file.
+func (q *answerQueue) wrote(n int) {
+	if n < largeAnswer {
+		return
+	}
+	q.mu.Lock()
+	var h *answerHold
+	for i, p := range q.pending {
+		if int64(n) >= p.size {
+			h = p
+			q.pending = append(q.pending[:i], q.pending[i+1:]...)
+			break
+		}
+	}
+	q.mu.Unlock()
+	if h != nil {
+		h.give()
+	}
+}
+
+// close gives back every reservation left: the session is over.
+func (q *answerQueue) close() {
+	q.mu.Lock()
+	pending := q.pending
+	q.pending = nil
+	q.mu.Unlock()
+	for _, h := range pending {
+		h.give()
+	}
+}
+
 func (b *answerBudget) give(who string, hasClient bool, n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -165,23 +245,6 @@ func (b *answerBudget) give(who string, hasClient bool, n int64) {
 	}
 	close(b.changed)
 	b.changed = make(chan struct{})
-}
-
-// outgoing counts n more bytes (n < 0: fewer) of answers waiting for
-// their writer: over stdio, a host that stops reading its server's output
-// leaves every answer after it waiting, and the budget makes the requests
-// behind them wait instead of adding theirs.
-func (b *answerBudget) outgoing(n int64) {
-	if n < largeAnswer && n > -largeAnswer {
-		return // small frames: noise, and the budget's lock is not worth it
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.out += n
-	if n < 0 {
-		close(b.changed)
-		b.changed = make(chan struct{})
-	}
 }
 
 // heldBytes returns what the budget holds, for tests.

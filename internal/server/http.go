@@ -244,13 +244,13 @@ func (s *server) appendFastRead(ctx context.Context, b []byte, uri string, meta 
 	if !ok {
 		return b, nil, false
 	}
-	release, err := s.answers.hold(ctx, f.Size)
+	hold, err := s.answers.hold(ctx, f.Size)
 	if err != nil {
 		return b, nil, false
 	}
 	data, err := f.ReadFile()
 	if err != nil {
-		release()
+		hold.release()
 		return b, nil, false
 	}
 	b = append(b, '{')
@@ -283,7 +283,8 @@ func (s *server) appendFastRead(ctx context.Context, b []byte, uri string, meta 
 	if meta != nil {
 		b = append(b, `,"resultType":"complete"`...)
 	}
-	return append(b, '}'), release, true
+	// Given back once the front end has written the answer.
+	return append(b, '}'), hold.release, true
 }
 
 // plainURI reports whether uri holds only characters that the SDK's

@@ -240,15 +240,16 @@ func (l *legacy) readArchive(ctx context.Context, req *mcp.ReadResourceRequest) 
 		for _, file := range sk.Files {
 			size += file.Size
 		}
-		release, err := l.s.answers.hold(ctx, size)
+		hold, err := l.s.answers.hold(ctx, size)
 		if err != nil {
 			return nil, err
 		}
-		defer release()
+		defer hold.release()
 		data, _, err := c.archive(sk, f)
 		if err != nil {
 			return nil, l.failure(uri, err)
 		}
+		hold.answer()
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: form.mime, Blob: data}}}, nil
 	}
 	return l.s.readResource(ctx, req)

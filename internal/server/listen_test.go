@@ -191,7 +191,7 @@ func TestAnswerBudget(t *testing.T) {
 		if err != nil || b.heldBytes() != 0 {
 			t.Fatalf("a small answer: %v, %d held", err, b.heldBytes())
 		}
-		small()
+		small.release()
 		// 3 MiB of file: 12 MiB of answer, within a's share of 16.
 		relA, err := b.hold(as("a"), 3*mib)
 		if err != nil {
@@ -199,7 +199,7 @@ func TestAnswerBudget(t *testing.T) {
 		}
 		// A second one waits until the first is written.
 		got := make(chan error, 1)
-		var relA2 func()
+		var relA2 *answerHold
 		go func() {
 			var err error
 			relA2, err = b.hold(as("a"), 3*mib)
@@ -216,7 +216,7 @@ func TestAnswerBudget(t *testing.T) {
 		if err != nil {
 			t.Fatalf("b: %v", err)
 		}
-		relA()
+		relA.release()
 		if err := <-got; err != nil {
 			t.Fatalf("a's second answer after the first: %v", err)
 		}
@@ -230,9 +230,9 @@ func TestAnswerBudget(t *testing.T) {
 		if _, err := b.hold(as("d"), 8*mib); err != errBusy || time.Since(start) != answerWait {
 			t.Errorf("over the total: %v after %s, want errBusy after %s", err, time.Since(start), answerWait)
 		}
-		relA2()
-		relB()
-		relC()
+		relA2.release()
+		relB.release()
+		relC.release()
 		if b.heldBytes() != 0 {
 			t.Errorf("%d bytes held after every release", b.heldBytes())
 		}
@@ -246,4 +246,42 @@ func bigLibrary() fstest.MapFS {
 	fs := frontLibrary()
 	fs["a/references/big.md"] = &fstest.MapFile{Data: []byte(strings.Repeat("0123456789abcdef", 1<<16))}
 	return fs
+}
+
+// TestAnswerQueue: over stdio an answer's reservation is held until its
+// frame is written (a host that stops reading makes the requests behind
+// wait), and given back at once when the handler has no answer.
+func TestAnswerQueue(t *testing.T) {
+	b := newAnswerBudget(&Options{})
+	q := &answerQueue{}
+	ctx := context.WithValue(context.Background(), answerQueueKey{}, q)
+	h, err := b.hold(ctx, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.answer()
+	h.release()
+	if got := b.heldBytes(); got != answerCost<<20 {
+		t.Fatalf("after the handler returned: %d held, want the answer's %d", got, answerCost<<20)
+	}
+	q.wrote(100) // a small frame: another answer
+	if b.heldBytes() == 0 {
+		t.Fatal("a small frame gave back a large answer's reservation")
+	}
+	q.wrote(1<<20 + 200) // its frame
+	if got := b.heldBytes(); got != 0 {
+		t.Fatalf("after its frame: %d held", got)
+	}
+	h, _ = b.hold(ctx, 1<<20)
+	h.release() // no answer: the handler failed
+	if got := b.heldBytes(); got != 0 {
+		t.Fatalf("after a failed handler: %d held", got)
+	}
+	h, _ = b.hold(ctx, 1<<20)
+	h.answer()
+	h.release()
+	q.close() // the session ended
+	if got := b.heldBytes(); got != 0 {
+		t.Fatalf("after the session: %d held", got)
+	}
 }

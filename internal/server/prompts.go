@@ -29,11 +29,11 @@ func (s *server) useSkill(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.
 		// Prompts have no isError result: a bad argument is invalid params.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: resolveErr(err).Error()}
 	}
-	release, err := s.answers.hold(ctx, mdSize(snap, sk))
+	hold, err := s.answers.hold(ctx, mdSize(snap, sk))
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer hold.release()
 	body, err := sk.Body()
 	if err != nil {
 		s.log.Warn("reading a SKILL.md body", "skill", sk.Path, "err", err)
@@ -59,6 +59,7 @@ func (s *server) useSkill(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.
 	if g := s.scriptGuidance(snap, sk); g != "" {
 		b.WriteString("\n" + g)
 	}
+	hold.answer()
 	return &mcp.GetPromptResult{
 		Description: "Use the skill " + sk.Path,
 		Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: b.String()}}},

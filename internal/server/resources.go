@@ -47,11 +47,11 @@ func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 		return nil, skillsext.InvalidParams(uri, "Resource not found: no file is served at %s; skills/list gives every skill's files", uri)
 	}
-	release, err := s.answers.hold(ctx, f.Size)
+	hold, err := s.answers.hold(ctx, f.Size)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer hold.release()
 	data, err := f.ReadFile()
 	if err != nil {
 		if errors.Is(err, catalog.ErrChanged) {
@@ -69,6 +69,7 @@ func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	}
 	// The cache fields are set here, not only by NewServer's SetCacheable,
 	// so that an attached server's reads carry the TTL too.
+	hold.answer()
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}, Cacheable: s.cacheable()}, nil
 }
 

@@ -48,10 +48,13 @@ func (srv *Server) RunStdio(ctx context.Context, r io.Reader, w io.Writer) error
 
 func (srv *Server) runStdio(ctx context.Context, r io.Reader, w io.Writer, drain time.Duration) error {
 	pr, pw := io.Pipe()
-	out := &lockedWriter{w: w, budget: srv.s.answers}
+	queue := &answerQueue{}
+	defer queue.close()
+	out := &lockedWriter{w: w, queue: queue}
 	calls := newPendingCalls()
 	aw := &answerWriter{out: out, calls: calls}
-	ss, err := srv.ms.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: aw}, nil)
+	// The handlers' contexts carry the queue their answers wait in.
+	ss, err := srv.ms.Connect(context.WithValue(ctx, answerQueueKey{}, queue), &mcp.IOTransport{Reader: pr, Writer: aw}, nil)
 	if err != nil {
 		return err
 	}
@@ -89,24 +92,25 @@ func (srv *Server) runStdio(ctx context.Context, r io.Reader, w io.Writer, drain
 
 // lockedWriter serialises whole frames from the SDK and the front end. The
 // SDK writes each message with one Write call, as the front end does.
-// The frames waiting for the writer count against budget, if not nil.
+// Each frame taken gives back what its answer held of the answer budget
+// (queue, if not nil).
 type lockedWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
-	budget  *answerBudget
+	queue   *answerQueue
 	waiting atomic.Int64 // frames in Write: being written, or waiting to be
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.waiting.Add(1)
 	defer l.waiting.Add(-1)
-	if l.budget != nil {
-		l.budget.outgoing(int64(len(p)))
-		defer l.budget.outgoing(-int64(len(p)))
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if l.queue != nil {
+		l.queue.wrote(len(p))
+	}
+	return n, err
 }
 
 // Close does not close the host's stdout: the process may still log.

@@ -277,11 +277,11 @@ func (s *server) getSkillTool(ctx context.Context, _ *mcp.CallToolRequest, in Ge
 	if err != nil {
 		return nil, SkillDetail{}, resolveErr(err)
 	}
-	release, err := s.answers.hold(ctx, mdSize(snap, sk))
+	hold, err := s.answers.hold(ctx, mdSize(snap, sk))
 	if err != nil {
 		return nil, SkillDetail{}, err
 	}
-	defer release()
+	defer hold.release()
 	body, err := sk.Body()
 	if err != nil {
 		s.log.Warn("reading a SKILL.md body", "skill", sk.Path, "err", err)
@@ -347,6 +347,7 @@ func (s *server) getSkillTool(ctx context.Context, _ *mcp.CallToolRequest, in Ge
 	if d.ScriptGuidance != "" {
 		b.WriteString("\n" + d.ScriptGuidance)
 	}
+	hold.answer()
 	return textResult(b.String()), d, nil
 }
 
@@ -424,11 +425,11 @@ func (s *server) readSkillFile(ctx context.Context, _ *mcp.CallToolRequest, in R
 		return nil, ReadOut{}, toolErrorf("%s has no file %q; its files are: %s", sk.Path, rel, strings.Join(avail, ", "))
 	}
 	info, file := infos[i], sk.Files[i]
-	release, err := s.answers.hold(ctx, file.Size)
+	hold, err := s.answers.hold(ctx, file.Size)
 	if err != nil {
 		return nil, ReadOut{}, err
 	}
-	defer release()
+	defer hold.release()
 	data, err := file.ReadFile()
 	if err != nil {
 		s.log.Warn("reading skill file", "uri", uri, "err", err)
@@ -455,6 +456,7 @@ func (s *server) readSkillFile(ctx context.Context, _ *mcp.CallToolRequest, in R
 			"run it only from a verified local copy of the skill (digest %s).", file.Script.Kind(), file.Digest)
 		text = out.Note + "\n\n" + text
 	}
+	hold.answer()
 	return textResult(text), out, nil
 }
 

@@ -592,11 +592,11 @@ func (s *server) runPlaybook(ctx context.Context, req *mcp.GetPromptRequest) (*m
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the playbook-runner skill is no longer served; try again shortly"}
 	}
-	release, err := s.answers.hold(ctx, mdSize(snap, runner))
+	hold, err := s.answers.hold(ctx, mdSize(snap, runner))
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer hold.release()
 	body, err := runner.Body()
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the playbook-runner skill cannot be read right now (it changed on the server); try again shortly"}
@@ -621,6 +621,7 @@ func (s *server) runPlaybook(ctx context.Context, req *mcp.GetPromptRequest) (*m
 	}
 	fmt.Fprintf(&b, "%s\n\nIts steps, each with the served skill to load with %s when the step is reached:\n", pf, s.tool("get_skill"))
 	writeSteps(&b, d.StepDetails)
+	hold.answer()
 	return &mcp.GetPromptResult{
 		Description: "Run the playbook " + d.Path,
 		Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: b.String()}}},
