@@ -10,8 +10,8 @@
 #
 # The library is mounted at /library; the cache (extracted zips, digests,
 # search indexes) lives in /tmp, a tmpfs, or in a volume at /cache with
-# SKILLS_CACHE_DIR=/cache. Probe: GET /healthz (200 once the catalog is
-# loaded). Over HTTP the server refuses a public bind without allowed hosts
+# SKILLS_CACHE_DIR=/cache. Probes: GET /livez (200 while the process
+# answers), GET /readyz (200 once the catalog is loaded), for any Host. Over HTTP the server refuses a public bind without allowed hosts
 # or tokens: set SKILLS_ALLOWED_HOSTS or SKILLS_TOKEN_FILE for your setup.
 FROM scratch
 COPY skills-mcp /skills-mcp

@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/atomicfile": nil,
 	"internal/binrec":     nil, // the cache's binary records
 	"internal/golden":     nil, // test support: golden files
+	"internal/attacktest": nil, // test support: the attack run's harness
 	"internal/buildinfo":  nil, // the binary's version, revision and Go version
 	"internal/suggest":    nil, // "did you mean": names close to a mistyped one
 	"internal/mcpclient":  nil,

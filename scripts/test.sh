@@ -140,11 +140,11 @@ step "release build snapshot (scripts/release.sh --snapshot)"
 DIST="$tmp/dist" TARGETS="linux/amd64 darwin/arm64" scripts/release.sh --snapshot ||
   fail "the release build failed"
 
-# Hostile HTTP clients against the real binary on loopback, for a bounded time, while a
-# well-behaved client keeps asking (cmd/skills-mcp/attack_test.go). Without -race, so that the
-# attackers run at full speed.
+# Hostile HTTP clients against the real binaries on loopback, each row for a bounded time, while
+# a well-behaved client keeps asking (cmd/skills-mcp/attack_test.go, cmd/skills-hub/attack_test.go,
+# internal/attacktest). Without -race, so that the attackers run at full speed.
 step "attack run (${ATTACK} a row)"
-SKILLS_ATTACK=$ATTACK go test -count=1 -run '^TestAttack$' ./cmd/skills-mcp || fail "the attack run failed"
+SKILLS_ATTACK=$ATTACK go test -count=1 -run '^TestAttack$' ./cmd/skills-mcp ./cmd/skills-hub || fail "the attack run failed"
 
 if [[ ${SKIP_CONFORMANCE:-} == 1 ]]; then
   step "conformance suite and real clients SKIPPED (SKIP_CONFORMANCE=1)"

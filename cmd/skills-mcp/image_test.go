@@ -108,4 +108,4 @@ func TestImage(t *testing.T) {
 }
 
 // readyPath is the readiness probe the image test waits for.
-const readyPath = "/healthz"
+const readyPath = "/readyz"

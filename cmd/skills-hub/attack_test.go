@@ -1,10 +1,12 @@
 package main_test
 
-// The attack run's rows against `hub serve` (see attack_test.go): a hub
-// with two projects, each bound to one version, an attacker on one
-// project's token (and on the API with an admin token of its own), and the
-// well-behaved client on 127.0.0.2 reading /readyz, its own project's
-// endpoint and the API.
+// The attack run's rows against `skills-hub serve` (issue 26; the harness
+// is internal/attacktest, serve's rows are cmd/skills-mcp's): a hub with
+// two projects, each bound to one version, an attacker on one project's
+// token (and on the API with an admin token of its own), and the
+// well-behaved client on 127.0.0.2 reading /healthz, its own project's
+// endpoint and the API. SKILLS_ATTACK_HUB, the words of a command, runs
+// them against another build (an older single binary: "skills-mcp hub").
 
 import (
 	"bufio"
@@ -13,19 +15,32 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/skills-mcp/skills-mcp/internal/attacktest"
 )
 
-// hubCLI runs the binary under attack with `hub --data data args…` and
+// hubCommand is the command under attack: the skills-hub TestMain built, or
+// the words of SKILLS_ATTACK_HUB.
+func hubCommand() []string {
+	if c := strings.Fields(os.Getenv("SKILLS_ATTACK_HUB")); len(c) > 0 {
+		return c
+	}
+	return []string{binary}
+}
+
+// hubCLI runs the command under attack with `--data data args…` and
 // returns its stdout; any failure fails the test.
 func hubCLI(t *testing.T, data string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(attackBinary(), append([]string{"hub", "--data", data}, args...)...)
+	argv := append(hubCommand(), append([]string{"--data", data}, args...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = testEnv(t)
 	out, err := cmd.Output()
 	if err != nil {
@@ -56,8 +71,8 @@ func startAttackHub(t *testing.T) *attackHubSetup {
 		good: strings.TrimSpace(hubCLI(t, data, "token", "create", "--scope", "admin", "--name", "good")),
 		bad:  strings.TrimSpace(hubCLI(t, data, "token", "create", "--scope", "admin", "--name", "attacker")),
 	}
-	base, proc := startServerProc(t, "hub", "--data", data, "serve", "--http", "127.0.0.1:0")
-	h.base, h.pid = base, proc.Pid
+	base, pid := attacktest.StartServer(t, append(hubCommand(), "--data", data, "serve", "--http", "127.0.0.1:0"), testEnv(t))
+	h.base, h.pid = base, pid
 	u, _ := url.Parse(base)
 	h.host = u.Host
 	for _, p := range []struct {
@@ -106,37 +121,38 @@ func (h *attackHubSetup) requests() func(int) *http.Request {
 	}
 }
 
-// attackHub runs the rows against hub serve.
-func attackHub(t *testing.T, length time.Duration) {
-	row(t, "hub/slow-headers", func(t *testing.T) {
+// TestAttack runs the rows against hub serve.
+func TestAttack(t *testing.T) {
+	length := attacktest.Length(t)
+	attacktest.Row(t, "hub/slow-headers", func(t *testing.T) {
 		// 300 sockets sending one header line a second.
 		h := startAttackHub(t)
-		runAttack(t, "hub/slow-headers", length, h.pid, newGoodClient(h.requests()), h.host, h.base+"/p/bravo/mcp", func(a *attack) {
+		attacktest.Run(t, "hub/slow-headers", length, h.pid, attacktest.NewClient(h.requests()), h.host, h.base+"/p/bravo/mcp", func(a *attacktest.Attack) {
 			for range 300 {
-				a.loop(func(int) {
-					conn, err := attacker.DialContext(a.ctx, "tcp", a.host)
+				a.Loop(func(int) {
+					conn, err := attacktest.Attacker.DialContext(a.Ctx, "tcp", a.Host)
 					if err != nil {
-						a.pause(time.Second)
+						a.Pause(time.Second)
 						return
 					}
 					defer conn.Close()
 					closed := make(chan struct{})
 					go func() {
 						defer close(closed)
-						if code := status(bufio.NewReader(conn)); code != "" {
-							a.count("slow header " + code)
+						if code := attacktest.Status(bufio.NewReader(conn)); code != "" {
+							a.Count("slow header " + code)
 						}
 					}()
-					fmt.Fprintf(conn, "GET /api/projects HTTP/1.1\r\nHost: %s\r\n", a.host)
-					for i := 0; a.ctx.Err() == nil; i++ {
+					fmt.Fprintf(conn, "GET /api/projects HTTP/1.1\r\nHost: %s\r\n", a.Host)
+					for i := 0; a.Ctx.Err() == nil; i++ {
 						if _, err := fmt.Fprintf(conn, "X-Line-%d: a\r\n", i); err != nil {
 							return
 						}
 						select {
 						case <-closed:
-							a.count("slow header cut")
+							a.Count("slow header cut")
 							return
-						case <-a.ctx.Done():
+						case <-a.Ctx.Done():
 						case <-time.After(time.Second): // one line a second
 						}
 					}
@@ -144,26 +160,26 @@ func attackHub(t *testing.T, length time.Duration) {
 			}
 		})
 	})
-	row(t, "hub/token-flood", func(t *testing.T) {
+	attacktest.Row(t, "hub/token-flood", func(t *testing.T) {
 		// 20,000 MCP requests on one project token, as fast as 16
 		// connections send them, and the API flooded with an admin token.
 		h := startAttackHub(t)
 		var sent atomic.Int64
-		runAttack(t, "hub/token-flood", length, h.pid, newGoodClient(h.requests()), h.host, h.base+"/p/bravo/mcp", func(a *attack) {
-			c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: attacker.DialContext, MaxIdleConnsPerHost: 32}}
+		attacktest.Run(t, "hub/token-flood", length, h.pid, attacktest.NewClient(h.requests()), h.host, h.base+"/p/bravo/mcp", func(a *attacktest.Attack) {
+			c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: attacktest.Attacker.DialContext, MaxIdleConnsPerHost: 32}}
 			do := func(req *http.Request) {
-				resp, err := c.Do(req.WithContext(a.ctx))
+				resp, err := c.Do(req.WithContext(a.Ctx))
 				if err != nil {
 					return
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				a.count(fmt.Sprintf("%s %d", req.URL.Path, resp.StatusCode))
+				a.Count(fmt.Sprintf("%s %d", req.URL.Path, resp.StatusCode))
 			}
 			for range 16 {
-				a.loop(func(int) {
+				a.Loop(func(int) {
 					if sent.Add(1) > 20000 {
-						a.pause(time.Second)
+						a.Pause(time.Second)
 						return
 					}
 					req, _ := http.NewRequest("POST", h.base+"/p/bravo/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{}}`))
@@ -175,7 +191,7 @@ func attackHub(t *testing.T, length time.Duration) {
 				})
 			}
 			for range 4 {
-				a.loop(func(int) {
+				a.Loop(func(int) {
 					req, _ := http.NewRequest("GET", h.base+"/api/projects", nil)
 					req.Header.Set("Authorization", "Bearer "+h.bad)
 					do(req)
@@ -183,11 +199,11 @@ func attackHub(t *testing.T, length time.Duration) {
 			}
 		})
 	})
-	row(t, "hub/listen-streams", func(t *testing.T) {
+	attacktest.Row(t, "hub/listen-streams", func(t *testing.T) {
 		// 256 listen streams on one project's endpoint from one address.
 		h := startAttackHub(t)
-		runAttack(t, "hub/listen-streams", length, h.pid, newGoodClient(h.requests()), h.host, h.base+"/p/bravo/mcp", func(a *attack) {
-			a.listenStreams(256, "/p/bravo/mcp", h.badProject)
+		attacktest.Run(t, "hub/listen-streams", length, h.pid, attacktest.NewClient(h.requests()), h.host, h.base+"/p/bravo/mcp", func(a *attacktest.Attack) {
+			a.ListenStreams(256, "/p/bravo/mcp", h.badProject)
 		})
 	})
 }
