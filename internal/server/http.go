@@ -273,7 +273,7 @@ func (s *server) appendFastRead(ctx context.Context, b []byte, uri string, meta 
 	// readResourceResult).
 	if f.Text {
 		b = append(b, `,"text":`...)
-		b = appendEscaped(b, string(data))
+		b = appendJSONString(b, data)
 	} else {
 		b = append(b, `,"blob":"`...)
 		b = base64.StdEncoding.AppendEncode(b, data)
