@@ -57,7 +57,7 @@ func (s *Service) judge(id string, h *runHandle) {
 	case err != nil:
 		// Unreadable now: the next announcement or the feed's look tells.
 	case j.StopRequested && j.State == store.JobRunning:
-		h.cancel(fmt.Errorf("%w on request", errStopped))
+		h.cancel(stopCause(j.Reason))
 	case j.State != store.JobRunning || j.ClaimedBy != s.opts.Replica:
 		h.cancel(fmt.Errorf("%w: the job was settled elsewhere (it is %s: %s)", errStopped, j.State, j.Reason))
 	}

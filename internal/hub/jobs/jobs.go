@@ -195,6 +195,21 @@ var (
 	errShutdown = errors.New("the hub shut down during the run")
 )
 
+// stopCause is the cause a run stopped for reason is cancelled with: the
+// same whether this replica's Stop or the job feed cancels it first.
+func stopCause(reason string) error {
+	if reason == "" {
+		reason = "stopped on request"
+	}
+	return stopError(reason)
+}
+
+// stopError is a stop's reason as it is stored: it is errStopped.
+type stopError string
+
+func (e stopError) Error() string        { return string(e) }
+func (e stopError) Is(target error) bool { return target == errStopped }
+
 // New makes a service. It starts nothing: Start checks the backend,
 // recovers this replica's unfinished jobs and starts the workers.
 func New(opts Options) (*Service, error) {
@@ -833,7 +848,7 @@ func (s *Service) Stop(ctx context.Context, projectID, jobID, reason string) (St
 		h := s.runs[jobID]
 		s.mu.Unlock()
 		if h != nil {
-			h.cancel(fmt.Errorf("%w: %s", errStopped, reason))
+			h.cancel(stopCause(reason))
 			select {
 			case <-h.done:
 			case <-ctx.Done():

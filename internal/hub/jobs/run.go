@@ -95,7 +95,7 @@ func (s *Service) execute(j store.Job) {
 	}()
 	// A stop asked between the claim and the registration above.
 	if cur, err := s.st.GetJob(ctx, j.ID); err == nil && cur.StopRequested {
-		cancel(fmt.Errorf("%w on request", errStopped))
+		cancel(stopCause(cur.Reason))
 	}
 	res, outputs, lockReason := s.runJob(ctx, j)
 	h.ending.Store(true)

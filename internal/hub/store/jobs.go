@@ -913,7 +913,9 @@ func (s *DB) StopJob(ctx context.Context, id, reason string) (Job, error) {
 			out = j
 			return nil, nil
 		case j.State.Active():
-			_, err = tx.ExecContext(ctx, q(`UPDATE jobs SET stop_requested = 1, updated_at = ? WHERE id = ?`), now, id)
+			// A running job keeps the stop's reason for whichever replica
+			// kills it; a locked one keeps why it was locked.
+			_, err = tx.ExecContext(ctx, q(`UPDATE jobs SET stop_requested = 1, reason = CASE WHEN state = 'running' THEN ? ELSE reason END, updated_at = ? WHERE id = ?`), reason, now, id)
 		default:
 			_, err = tx.ExecContext(ctx, q(`UPDATE jobs SET state = 'stopped', reason = ?, finished_at = ?, updated_at = ? WHERE id = ?`), reason, now, now, id)
 		}
