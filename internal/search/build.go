@@ -75,12 +75,8 @@ type Ranking struct {
 	PriorWeights bool
 	// BM25FOnly ranks by BM25F alone, without the second stage.
 	BM25FOnly bool
-	// Rerank, when not nil, replaces the second stage's weights
-	// (skills-searcheval fit measures weights with it).
+	// Rerank, when not nil, replaces the second stage's weights.
 	Rerank *Weights
-	// Dense adds the documents whose vectors are closest to the query's
-	// to the second stage's candidates.
-	Dense bool
 }
 
 // rerank returns the second stage's weights, or nil when r ranks by

@@ -1,28 +1,26 @@
 //go:build ignore
 
 // gen_vectors writes vectors.bin, the word vectors that the second stage
-// of ranking compares queries and skills with (vectors.go, rerank.go).
-// We train them here, from text we may ship:
-//
-//   - WordNet 3.0 as Debian's wordnet-base packages it: each sense is one
-//     context, holding its words, its definition and its examples
-//     (licence: vocab_LICENSE.txt);
-//   - the descriptions of the bundled hub catalog
-//     (internal/hub/index/bundled.json), each one context, leaving out
-//     the libraries of the search evaluation set
-//     (testdata/searcheval/libraries.txt), so that the vectors do not
-//     learn from the skills they are measured on.
+// of ranking compares queries and skills with (vectors.go, vecindex.go).
+// We train them here from text we ship: the names and descriptions of
+// the bundled hub catalog (internal/hub/index/bundled.json), each one
+// context, leaving out the libraries of the search evaluation set
+// (testdata/searcheval/libraries.txt) and other libraries' skills named
+// as the set's labelled ones, so that the vectors do not learn from the
+// skills they are measured on.
 //
 // Words are analysed as the index analyses text (search.Tokenize). Two
 // terms co-occur when a context holds both; their association is the
 // positive pointwise mutual information with the context distribution
-// smoothed (exponent 0.75), and the vectors are the leading dimensions of
-// its singular value decomposition (the left singular vectors, unscaled),
-// computed by randomised subspace iteration from a fixed seed, normalised
-// and quantised to int8. The flags that vary this were measured on the
-// tuning half of the realistic set and left at their defaults.
+// smoothed (exponent 0.75), and the vectors are the leading left singular
+// vectors of that matrix, computed by randomised subspace iteration from
+// a fixed seed, normalised and quantised to int8. The flags that vary
+// this were measured on the tuning half of the realistic set and are left
+// at their defaults (docs/decisions/2026-12-04-search-second-stage.md,
+// which also says why WordNet's senses, measured as a second corpus,
+// are not used).
 //
-//	go run gen_vectors.go [-wordnet /usr/share/wordnet] [-out vectors.bin]
+//	go run gen_vectors.go [-dims 64] [-p 0] [-out vectors.bin]
 //
 // (go generate ./internal/search runs it.) The same inputs give the same
 // bytes on the same architecture; TestVectorsGenerated checks them.
@@ -34,12 +32,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"log"
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -57,7 +53,7 @@ const (
 	// rarer terms have too few neighbours to place.
 	minDF = 3
 	// maxContext bounds the distinct terms of a context that count: a
-	// long definition pairs every word with every other.
+	// long description pairs every word with every other.
 	maxContext = 48
 	// cdsAlpha smooths the context distribution of the PMI, which
 	// otherwise overrates rare contexts.
@@ -65,120 +61,65 @@ const (
 )
 
 func main() {
-	dir := flag.String("wordnet", "/usr/share/wordnet", "folder of the WordNet 3.0 database files")
 	catalog := flag.String("catalog", "../hub/index/bundled.json", "the bundled hub catalog")
 	exclude := flag.String("exclude", "../../testdata/searcheval/libraries.txt", "libraries whose descriptions are left out")
+	labels := flag.String("labels", "../../testdata/searcheval/queries.json", "the evaluation set, whose labelled skills' namesakes are left out")
 	out := flag.String("out", "vectors.bin", "file to write")
 	dims := flag.Int("dims", dims, "dimensions of a vector")
-	catWeight := flag.Int("catw", 1, "times each catalog description counts")
 	power := flag.Float64("p", 0, "exponent of the singular values that scale the vectors")
-	links := flag.Bool("links", false, "add the words of broader, derived and domain senses to a sense's context")
-	skipDims := flag.Int("skip", 0, "leading dimensions to drop")
 	flag.Parse()
 	log.SetFlags(0)
 
 	var contexts [][]string
-	type sense struct {
-		words string
-		text  string
-		links []string // pos + offset of linked senses
-	}
-	senses := map[string]*sense{}
-	var order []string
-	for _, file := range []string{"data.noun", "data.verb", "data.adj", "data.adv"} {
-		pos := file[5:6]
-		err := eachLine(filepath.Join(*dir, file), func(line string) error {
-			if strings.HasPrefix(line, " ") {
-				return nil // the licence header
+	{
+		skip := map[string]bool{}
+		if err := eachLine(*exclude, func(line string) error {
+			if f := strings.Fields(line); len(f) >= 2 && !strings.HasPrefix(line, "#") {
+				skip[f[1]] = true
 			}
-			head, gloss, _ := strings.Cut(line, " | ")
-			fields := strings.Fields(head)
-			var wcnt int
-			if _, err := fmt.Sscanf(fields[3], "%x", &wcnt); err != nil {
-				return fmt.Errorf("%s: word count %q", file, fields[3])
-			}
-			var words strings.Builder
-			for i := range wcnt {
-				w := fields[4+2*i]
-				if j := strings.IndexByte(w, '('); j > 0 {
-					w = w[:j]
-				}
-				words.WriteString(strings.ReplaceAll(w, "_", " "))
-				words.WriteByte(' ')
-			}
-			se := &sense{words: words.String(), text: gloss}
-			i := 4 + 2*wcnt
-			var pcnt int
-			fmt.Sscanf(fields[i], "%d", &pcnt)
-			i++
-			for range pcnt {
-				sym, off, p := fields[i], fields[i+1], fields[i+2]
-				i += 4
-				if p == "s" {
-					p = "a"
-				}
-				switch sym {
-				case "@", "@i", ";c", "+":
-					se.links = append(se.links, p[:1]+off)
-				}
-			}
-			k := pos[:1] + fields[0]
-			if pos == "a" || pos == "s" {
-				k = "a" + fields[0]
-			}
-			senses[k] = se
-			order = append(order, k)
 			return nil
-		})
+		}); err != nil {
+			log.Fatal(err)
+		}
+		data, err := os.ReadFile(*catalog)
 		if err != nil {
 			log.Fatal(err)
 		}
-	}
-	for _, k := range order {
-		se := senses[k]
-		text := se.words + se.text
-		if *links {
-			for _, l := range se.links {
-				if o := senses[l]; o != nil {
-					text += " " + o.words
-				}
+		var snap struct {
+			Items []struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+				Repository  string `json:"repository"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(data, &snap); err != nil {
+			log.Fatalf("%s: %v", *catalog, err)
+		}
+		// Copies of the evaluation's skills in other libraries are left
+		// out too: a skill of the same name as one the set labels.
+		var qs []struct {
+			Relevant map[string]int `json:"relevant"`
+		}
+		data, err = os.ReadFile(*labels)
+		if err == nil {
+			err = json.Unmarshal(data, &qs)
+		}
+		if err != nil {
+			log.Fatalf("%s: %v", *labels, err)
+		}
+		labelled := map[string]bool{}
+		for _, q := range qs {
+			for key := range q.Relevant {
+				labelled[key[strings.LastIndexByte(key, '/')+1:]] = true
 			}
 		}
-		contexts = append(contexts, search.Tokenize(text))
-	}
-	wordnet := len(contexts)
-
-	skip := map[string]bool{}
-	if err := eachLine(*exclude, func(line string) error {
-		if f := strings.Fields(line); len(f) >= 2 && !strings.HasPrefix(line, "#") {
-			skip[f[1]] = true
-		}
-		return nil
-	}); err != nil {
-		log.Fatal(err)
-	}
-	data, err := os.ReadFile(*catalog)
-	if err != nil {
-		log.Fatal(err)
-	}
-	var snap struct {
-		Items []struct {
-			Name        string `json:"name"`
-			Description string `json:"description"`
-			Repository  string `json:"repository"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(data, &snap); err != nil {
-		log.Fatalf("%s: %v", *catalog, err)
-	}
-	for _, it := range snap.Items {
-		if !skip[it.Repository] {
-			for range *catWeight {
+		for _, it := range snap.Items {
+			if !skip[it.Repository] && !labelled[it.Name] {
 				contexts = append(contexts, search.Tokenize(it.Name+" "+it.Description))
 			}
 		}
 	}
-	log.Printf("%d contexts: %d WordNet senses, %d catalog descriptions", len(contexts), wordnet, len(contexts)-wordnet)
+	log.Printf("%d contexts (catalog descriptions)", len(contexts))
 
 	// The terms, by the number of contexts that hold them.
 	df := map[string]int{}
@@ -257,24 +198,29 @@ func main() {
 	pairs = nil
 	log.Printf("%d terms, %d positive associations", n, len(m.val))
 
-	u, s := decompose(&m, *dims+*skipDims+oversample, powerIters)
+	u, s := decompose(&m, *dims+oversample, powerIters)
 
-	// Vectors: U·√Σ over the first dims, normalised, as int8.
-	vecs := make([]int8, n**dims)
+	// Vectors: U·Σ^p over the first dims, normalised, as int8. A term
+	// with no positive association has none and is left out.
+	var kept []string
+	var vecs []int8
+	v := make([]float64, *dims)
 	for i := range n {
 		var norm float64
-		v := make([]float64, *dims)
 		for k := range *dims {
-			v[k] = u[k+*skipDims][i] * math.Pow(s[k+*skipDims], *power)
+			v[k] = u[k][i] * math.Pow(s[k], *power)
 			norm += v[k] * v[k]
 		}
 		norm = math.Sqrt(norm)
+		if norm == 0 {
+			continue
+		}
+		kept = append(kept, terms[i])
 		for k := range *dims {
-			if norm > 0 {
-				vecs[i**dims+k] = int8(math.Round(127 * v[k] / norm))
-			}
+			vecs = append(vecs, int8(math.Round(127*v[k]/norm)))
 		}
 	}
+	terms, n = kept, len(kept)
 
 	// The layout vectors.go reads in place: a header, the term offsets
 	// and bytes, then the vectors, dims bytes each, in term order.

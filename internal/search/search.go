@@ -174,13 +174,7 @@ func (ix *Index) run(q Query, prune bool, fn func(s *scratch, exact, top []uint3
 	slices.SortFunc(exact, func(x, y uint32) int { return ix.compare(s, x, y) })
 	var feats [][NumFeatures]float64
 	if w != nil {
-		// The documents closest to the query by their vectors join the
-		// candidates, after BM25F's.
-		ix.queryVector(s, text)
-		if ix.rank.Dense {
-			top = append(top, ix.dense(s, f, top, exact)...)
-		}
-		feats = ix.features(s, qts, top)
+		feats = ix.features(s, text, top)
 	}
 	s.heap = top
 	fn(s, exact, top, feats)
@@ -206,8 +200,7 @@ func (ix *Index) hits(s *scratch, limit int, exact, top []uint32, feats [][NumFe
 	var scores []float64
 	var perm []int
 	if feats != nil {
-		scores = ix.rerank(s, ix.rank.rerank(), top, feats)
-		perm = s.perm
+		scores, perm = ix.rerank(s, ix.rank.rerank(), top, feats)
 	}
 	score := func(i int) (uint32, float64) {
 		if perm != nil {
@@ -527,20 +520,13 @@ type scratch struct {
 	heap    []uint32
 	a       analyzer
 
-	// The second stage's working memory (rerank.go).
+	// The second stage's working memory (rerank.go, vecindex.go).
 	feats   [][NumFeatures]float64
-	order   []uint32 // candidates' positions, by document number
-	sorted  []uint32 // candidates by document number
-	tf      []float32
-	short   []bool
-	found   []uint8
 	rscore  []float64
 	perm    []int
 	qvec    []float32 // the query's vector (queryVector)
 	hasQVec bool
 	qrows   []int32
-	dheap   denseHeap
-	dense   []uint32
 }
 
 func (ix *Index) getScratch() *scratch {

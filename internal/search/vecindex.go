@@ -1,7 +1,6 @@
 package search
 
 import (
-	"container/heap"
 	"math"
 	"slices"
 )
@@ -119,71 +118,6 @@ func (ix *Index) vectorDot(s *scratch, d uint32) float64 {
 		sum += s.qvec[k] * float32(x)
 	}
 	return float64(sum) / 127
-}
-
-// denseDepth is how many documents the vectors add to BM25F's
-// candidates: those closest to the query that BM25F did not rank high.
-const denseDepth = 10
-
-// dense returns the denseDepth documents passing f, in neither top nor
-// exact, whose
-// vectors are closest to the query's, by descending cosine then
-// document number.
-func (ix *Index) dense(s *scratch, f filter, top, exact []uint32) []uint32 {
-	if !s.hasQVec {
-		return nil
-	}
-	h := denseHeap(s.dheap[:0])
-	for d := range uint32(ix.n) {
-		if !ix.keep(f, d) {
-			continue
-		}
-		c := ix.vectorDot(s, d)
-		if len(h) == denseDepth && !(c > h[0].cos) {
-			continue
-		}
-		if slices.Contains(top, d) || slices.Contains(exact, d) {
-			continue
-		}
-		if len(h) < denseDepth {
-			heap.Push(&h, denseHit{d, c})
-			continue
-		}
-		h[0] = denseHit{d, c}
-		heap.Fix(&h, 0)
-	}
-	s.dheap = h
-	out := s.dense[:0]
-	for _, e := range h {
-		out = append(out, e.d)
-	}
-	s.dense = out
-	return out
-}
-
-type denseHit struct {
-	d   uint32
-	cos float64
-}
-
-// denseHeap keeps the closest documents, the farthest on top; among equal
-// cosines the later document is farther.
-type denseHeap []denseHit
-
-func (h denseHeap) Len() int { return len(h) }
-func (h denseHeap) Less(i, j int) bool {
-	if h[i].cos != h[j].cos {
-		return h[i].cos < h[j].cos
-	}
-	return h[i].d > h[j].d
-}
-func (h denseHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *denseHeap) Push(x any)   { *h = append(*h, x.(denseHit)) }
-func (h *denseHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
 }
 
 func norm(v []float32) float64 {

@@ -2,7 +2,6 @@ package eval
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"strings"
 
@@ -113,52 +112,6 @@ func (p *Pool) Fit(qs []Query, without []int) search.Weights {
 		}
 		if !changed {
 			break
-		}
-	}
-	return w
-}
-
-// FitPairwise chooses the weights by a pairwise logistic loss with an L2
-// penalty lambda: for each query of qs and each pair of its candidates of
-// which the first has the higher grade, the loss of the score difference.
-// It runs a fixed number of full-batch gradient steps from BM25F alone,
-// so the same pool and queries give the same weights.
-func (p *Pool) FitPairwise(qs []Query, without []int, lambda float64) search.Weights {
-	type pair struct{ a, b *[search.NumFeatures]float64 }
-	var pairs []pair
-	for _, q := range qs {
-		cs := p.cands[q.Query]
-		for i := range cs {
-			gi := q.Relevant[Key(p.docs[cs[i].ID])]
-			for j := range cs {
-				gj := q.Relevant[Key(p.docs[cs[j].ID])]
-				if gi > gj && !cs[i].Exact && !cs[j].Exact {
-					pairs = append(pairs, pair{&cs[i].Features, &cs[j].Features})
-				}
-			}
-		}
-	}
-	var w search.Weights
-	w[search.FeatBM25F] = 1
-	const steps, rate = 2000, 0.5
-	for range steps {
-		var grad search.Weights
-		for _, pr := range pairs {
-			d := 0.0
-			for f := range search.NumFeatures {
-				d += w[f] * (pr.a[f] - pr.b[f])
-			}
-			g := -1 / (1 + math.Exp(d)) // d/dd of log(1+exp(-d))
-			for f := range search.NumFeatures {
-				grad[f] += g * (pr.a[f] - pr.b[f])
-			}
-		}
-		for f := range search.NumFeatures {
-			if slices.Contains(without, f) {
-				continue
-			}
-			grad[f] = grad[f]/float64(len(pairs)) + lambda*w[f]
-			w[f] -= rate * grad[f]
 		}
 	}
 	return w
