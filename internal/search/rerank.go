@@ -24,8 +24,8 @@ const rerankDepth = MaxLimit
 const (
 	// FeatBM25F is the BM25F score over the best candidate's, in (0, 1].
 	FeatBM25F = iota
-	// FeatVector is the cosine of the query's vector and the skill's, in
-	// [-1, 1].
+	// FeatVector is how close the query's vector and the skill's are:
+	// (1 + their cosine) / 2, in [0, 1], so that scores stay positive.
 	FeatVector
 	// NumFeatures is the number of features.
 	NumFeatures
@@ -39,10 +39,10 @@ type Weights [NumFeatures]float64
 
 // rerankWeights are the second stage's weights. BM25F's is 1, which sets
 // the scale; the vectors' was fitted on the tuning half of the realistic
-// set by coordinate ascent on nDCG@10 (eval.Pool.Fit). At 0.5, a
-// candidate whose cosine with the query is higher by 0.2 overtakes one
-// whose BM25F score is higher by a tenth of the best's.
-var rerankWeights = Weights{FeatBM25F: 1, FeatVector: 0.5}
+// set by coordinate ascent on nDCG@10 (eval.Pool.Fit). At 1, a candidate
+// whose cosine with the query is higher by 0.2 overtakes one whose BM25F
+// score is higher by a tenth of the best's.
+var rerankWeights = Weights{FeatBM25F: 1, FeatVector: 1}
 
 // Candidate is one of the candidates the second stage ranks, with its
 // features, for fitting the weights (skills-searcheval -ablation).
@@ -92,7 +92,7 @@ func (ix *Index) features(s *scratch, text string, top []uint32) [][NumFeatures]
 			feats[i][FeatBM25F] = s.score[d] / best
 		}
 		if s.hasQVec {
-			feats[i][FeatVector] = ix.vectorDot(s, d)
+			feats[i][FeatVector] = (1 + ix.vectorDot(s, d)) / 2
 		}
 	}
 	return feats
