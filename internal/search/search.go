@@ -9,7 +9,10 @@
 // name-style compounds, stop words, light English stemming) on both sides.
 // A query is answered from the postings of its terms alone; on top of
 // BM25F it has an exact-name fast path, prefix matching of the last word
-// as the user types it, and library and category filters.
+// as the user types it, and library and category filters. A second stage
+// re-orders BM25F's best candidates by how close their meaning is to the
+// query's, by word vectors trained at build time on the bundled
+// catalog's descriptions (rerank.go, vecindex.go, gen_vectors.go).
 package search
 
 import (
@@ -557,7 +560,10 @@ type hitHeap struct {
 
 func (h *hitHeap) offer(d uint32, limit int) {
 	if len(h.docs) < limit {
-		heap.Push(h, d)
+		// Not heap.Push, which would box d in an interface: an
+		// allocation for every document taken.
+		h.docs = append(h.docs, d)
+		heap.Fix(h, len(h.docs)-1)
 		return
 	}
 	if h.ix.compare(h.s, d, h.docs[0]) < 0 {
