@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -170,32 +171,81 @@ func hasSkill(docs []search.Doc, name string) bool {
 	return false
 }
 
-// ablations are the rankings -ablation compares: the current one, and
-// the weights it replaced (the ranking of 3147e6f). The parts measured
-// and left out (query expansion, usage passages) are in
-// docs/decisions/2026-12-04-search-vocabulary-gap.md.
-var ablations = []struct {
+// An ablation is a ranking -ablation measures: the index's ranking r,
+// and for the second stage either its shipped weights (fit false) or
+// weights fitted on the tuning half with only the features in use.
+type ablation struct {
 	name string
 	r    search.Ranking
-}{
-	{"current ranking", search.Ranking{}},
-	{"prior weights (3147e6f)", search.Ranking{PriorWeights: true}},
+	fit  bool
+	use  []int // features fitted, besides BM25F's
+}
+
+// ablations are the rankings -ablation compares: the current one, the
+// first stage alone, the weights before the realistic set, and the second
+// stage refitted on the tuning half. The parts measured and left out
+// (more features, WordNet relatives, the vectors' nearest skills as
+// candidates) are in docs/decisions/2026-12-04-search-second-stage.md.
+var ablations = []ablation{
+	{name: "current ranking"},
+	{name: "BM25F only (no vectors)", r: search.Ranking{BM25FOnly: true}},
+	{name: "prior weights (3147e6f)", r: search.Ranking{PriorWeights: true, BM25FOnly: true}},
+	{name: "vectors refitted", fit: true, use: []int{search.FeatVector}},
 }
 
 // runAblation prints the metrics of each ranking in ablations on each
-// half of the set.
+// half of the set, and for fitted ones the nDCG@10 of two-fold
+// cross-validation within the tuning half (fitted on one half of it,
+// measured on the other), which says whether fitting them overfits
+// without looking at the held-out half.
 func runAblation(stdout io.Writer, docs []search.Doc, qs []eval.Query, asJSON bool) error {
 	type row struct {
 		Ranking string       `json:"ranking"`
 		Split   string       `json:"split"`
 		Metrics eval.Metrics `json:"metrics"`
+		CV      float64      `json:"cv_ndcg@10,omitempty"`
+		Weights []float64    `json:"weights,omitempty"`
+	}
+	tune := eval.Only(qs, eval.SplitTune)
+	var folds [2][]eval.Query
+	for i, q := range tune {
+		folds[i%2] = append(folds[i%2], q)
 	}
 	var rows []row
+	pool := eval.NewPool(search.Build(docs, 0), docs, qs)
 	for _, a := range ablations {
-		ix := search.BuildRanked(docs, 0, a.r)
+		if a.fit && len(tune) == 0 {
+			continue // a set without halves has nothing to fit on
+		}
+		rank := eval.Engine(search.BuildRanked(docs, 0, a.r), docs)
+		cv := 0.0
+		var weights []float64
+		if a.fit {
+			var without []int
+			for f := range search.NumFeatures {
+				if f != search.FeatBM25F && !slices.Contains(a.use, f) {
+					without = append(without, f)
+				}
+			}
+			w := pool.Fit(tune, without)
+			rank = pool.Ranker(&w)
+			weights = w[:]
+			for k := range folds {
+				wk := pool.Fit(folds[k], without)
+				m, _ := eval.Evaluate(folds[1-k], pool.Ranker(&wk))
+				cv += m.NDCG10 / 2
+			}
+		}
 		for _, split := range []string{eval.SplitTune, eval.SplitHeldOut, ""} {
-			m, _ := eval.Evaluate(eval.Only(qs, split), eval.Engine(ix, docs))
-			rows = append(rows, row{a.name, cmp.Or(split, "all"), m})
+			if split != "" && len(eval.Only(qs, split)) == 0 {
+				continue
+			}
+			m, _ := eval.Evaluate(eval.Only(qs, split), rank)
+			r := row{Ranking: a.name, Split: cmp.Or(split, "all"), Metrics: m}
+			if split == eval.SplitTune {
+				r.CV, r.Weights = cv, weights
+			}
+			rows = append(rows, r)
 		}
 	}
 	if asJSON {
@@ -204,10 +254,14 @@ func runAblation(stdout io.Writer, docs []search.Doc, qs []eval.Query, asJSON bo
 		return enc.Encode(rows)
 	}
 	fmt.Fprintf(stdout, "%d skills, %d queries\n\n", len(docs), len(qs))
-	fmt.Fprintf(stdout, "%-26s %-9s %7s %9s %7s %8s %11s\n", "ranking", "half", "Hit@1", "Recall@5", "MRR@10", "nDCG@10", "hard Hit@1")
+	fmt.Fprintf(stdout, "%-30s %-9s %7s %9s %7s %8s %11s %8s\n", "ranking", "half", "Hit@1", "Recall@5", "MRR@10", "nDCG@10", "hard Hit@1", "CV nDCG")
 	for _, r := range rows {
 		m := r.Metrics
-		fmt.Fprintf(stdout, "%-26s %-9s %7.3f %9.3f %7.3f %8.3f %6.3f/%-4d\n", r.Ranking, r.Split, m.Hit1, m.Recall5, m.MRR10, m.NDCG10, m.HardHit1, m.Hard)
+		fmt.Fprintf(stdout, "%-30s %-9s %7.3f %9.3f %7.3f %8.3f %6.3f/%-4d", r.Ranking, r.Split, m.Hit1, m.Recall5, m.MRR10, m.NDCG10, m.HardHit1, m.Hard)
+		if r.CV > 0 {
+			fmt.Fprintf(stdout, " %8.3f", r.CV)
+		}
+		fmt.Fprintln(stdout)
 	}
 	return nil
 }

@@ -144,7 +144,8 @@ func TestRunEval(t *testing.T) {
 	}
 	stdout.Reset()
 	if code := run([]string{"-lib", testLib, "-queries", testQueries, "-ablation"}, &stdout, &stderr); code != 0 ||
-		!strings.Contains(stdout.String(), "current ranking") || !strings.Contains(stdout.String(), "prior weights") {
+		!strings.Contains(stdout.String(), "current ranking") || !strings.Contains(stdout.String(), "prior weights") ||
+		!strings.Contains(stdout.String(), "BM25F only") || strings.Contains(stdout.String(), "tune") {
 		t.Errorf("-ablation: exit %d, output %s", code, stdout.String())
 	}
 	stdout.Reset()

@@ -73,6 +73,22 @@ type Ranking struct {
 	// PriorWeights weighs the fields as before the realistic set
 	// (3147e6f).
 	PriorWeights bool
+	// BM25FOnly ranks by BM25F alone, without the second stage.
+	BM25FOnly bool
+	// Rerank, when not nil, replaces the second stage's weights.
+	Rerank *Weights
+}
+
+// rerank returns the second stage's weights, or nil when r ranks by
+// BM25F alone.
+func (r Ranking) rerank() *Weights {
+	switch {
+	case r.BM25FOnly:
+		return nil
+	case r.Rerank != nil:
+		return r.Rerank
+	}
+	return &rerankWeights
 }
 
 // weights returns the field weights and length normalisations of r.
@@ -105,6 +121,9 @@ type Index struct {
 	df    []uint32
 
 	fields [numFields]postings
+	// docVec holds each document's vector (vecindex.go), dims bytes a
+	// document; nil without word vectors.
+	docVec []int8
 	// lens holds each field's length in tokens per doc, which Update
 	// needs to renormalise; nil in a decoded index.
 	lens [numFields][]uint32
@@ -158,6 +177,7 @@ func BuildRanked(docs []Doc, workers int, r Ranking) *Index {
 	wg.Wait()
 	merge(ix, shards)
 	ix.indexNames(docs)
+	ix.indexVectors()
 	return ix
 }
 

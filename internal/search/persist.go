@@ -149,6 +149,7 @@ func Decode(data []byte) (*Index, error) {
 	if err := ix.check(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDamaged, err)
 	}
+	ix.indexVectors()
 	return ix, nil
 }
 

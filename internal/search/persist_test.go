@@ -137,11 +137,12 @@ func normalized(ix *Index) any {
 		Off, Docs            [numFields][]uint32
 		TFs                  [numFields][]uint16
 		Norm                 [numFields][]float32
+		DocVec               []int8
 	}
 	v := view{
 		N: ix.n, IDs: orNil(ix.ids), Names: orNil(ix.names), Libs: orNil(ix.libs), Cats: orNil(ix.cats),
 		LibOf: orNil(ix.libOf), CatOf: orNil(ix.catOf), ByName: orNil(ix.byName),
-		Keys: orNil(ix.keys), Terms: orNil(ix.terms), DF: orNil(ix.df),
+		Keys: orNil(ix.keys), Terms: orNil(ix.terms), DF: orNil(ix.df), DocVec: orNil(ix.docVec),
 	}
 	for f := range ix.fields {
 		p := &ix.fields[f]

@@ -9,7 +9,10 @@
 // name-style compounds, stop words, light English stemming) on both sides.
 // A query is answered from the postings of its terms alone; on top of
 // BM25F it has an exact-name fast path, prefix matching of the last word
-// as the user types it, and library and category filters.
+// as the user types it, and library and category filters. A second stage
+// re-orders BM25F's best candidates by how close their meaning is to the
+// query's, by word vectors trained at build time on the bundled
+// catalog's descriptions (rerank.go, vecindex.go, gen_vectors.go).
 package search
 
 import (
@@ -101,31 +104,41 @@ func (ix *Index) Search(q Query) []Hit { return ix.search(q, true) }
 // search is Search, with the pruning of documents that cannot reach the
 // results optional so that tests can check that it changes nothing.
 func (ix *Index) search(q Query, prune bool) []Hit {
+	var hits []Hit
+	ix.run(q, prune, func(s *scratch, exact, top []uint32, feats [][NumFeatures]float64) {
+		hits = ix.hits(s, q.Limit, exact, top, feats)
+	})
+	return hits
+}
+
+// run scores q and calls fn with the documents whose name is the query
+// (exact), the best of the others by BM25F, best first (top: as many as
+// the limit, or rerankDepth when the second stage re-orders them), and
+// their features when it does (nil when it does not). fn may use s until
+// it returns. run does not call fn when nothing can match.
+func (ix *Index) run(q Query, prune bool, fn func(s *scratch, exact, top []uint32, feats [][NumFeatures]float64)) {
 	text := truncate(q.Text, MaxQueryBytes)
 	if strings.TrimSpace(text) == "" || ix.n == 0 {
-		return nil
+		return
 	}
-	limit := q.Limit
-	switch {
-	case limit == 0:
-		limit = DefaultLimit
-	case limit < 1:
-		limit = 1
-	case limit > MaxLimit:
-		limit = MaxLimit
+	limit := clampLimit(q.Limit)
+	w := ix.rank.rerank()
+	depth := limit
+	if w != nil {
+		depth = max(limit, rerankDepth)
 	}
 	f := filter{lib: -1, cat: -1}
 	if q.Library != "" {
 		i := slices.Index(ix.libs, q.Library)
 		if i < 0 {
-			return nil
+			return
 		}
 		f.lib = i
 	}
 	if q.Category != "" {
 		i := slices.Index(ix.cats, foldString(strings.TrimSpace(q.Category)))
 		if i < 0 {
-			return nil
+			return
 		}
 		f.cat = i
 	}
@@ -139,11 +152,11 @@ func (ix *Index) search(q Query, prune bool) []Hit {
 	prune = prune && len(exact) == 0
 	pruned := false
 	for _, qt := range qts {
-		// Once the limit-th best score so far beats all that the
+		// Once the depth-th best score so far beats all that the
 		// remaining terms could add up to, a document none of the terms
 		// so far matched cannot make the results: the remaining terms
 		// only need scoring for the candidates (MaxScore, exact).
-		if prune && !pruned && len(s.cands) >= limit && s.kthScore(limit) > qt.rest {
+		if prune && !pruned && len(s.cands) >= depth && s.kthScore(depth) > qt.rest {
 			pruned = true
 		}
 		if pruned {
@@ -153,33 +166,71 @@ func (ix *Index) search(q Query, prune bool) []Hit {
 		}
 	}
 
-	h := &hitHeap{ix: ix, s: s}
+	h := &hitHeap{ix: ix, s: s, docs: s.heap[:0]}
 	for _, d := range s.cands {
 		if slices.Contains(exact, d) {
 			continue
 		}
-		h.offer(d, limit)
+		h.offer(d, depth)
 	}
-	hits := make([]Hit, 0, min(limit, len(exact)+h.Len()))
+	top := h.sorted()
+	slices.SortFunc(exact, func(x, y uint32) int { return ix.compare(s, x, y) })
+	var feats [][NumFeatures]float64
+	if w != nil {
+		feats = ix.features(s, text, top)
+	}
+	s.heap = top
+	fn(s, exact, top, feats)
+}
+
+// clampLimit returns the number of hits a query's Limit asks for.
+func clampLimit(limit int) int {
+	switch {
+	case limit == 0:
+		return DefaultLimit
+	case limit < 1:
+		return 1
+	case limit > MaxLimit:
+		return MaxLimit
+	}
+	return limit
+}
+
+// hits returns the results: the exact names, then the best of top, by
+// the second stage's scores when there are features, else by BM25F.
+func (ix *Index) hits(s *scratch, limit int, exact, top []uint32, feats [][NumFeatures]float64) []Hit {
+	limit = clampLimit(limit)
+	var scores []float64
+	var perm []int
+	if feats != nil {
+		scores, perm = ix.rerank(s, ix.rank.rerank(), top, feats)
+	}
+	score := func(i int) (uint32, float64) {
+		if perm != nil {
+			return top[perm[i]], scores[perm[i]]
+		}
+		return top[i], s.score[top[i]]
+	}
+	hits := make([]Hit, 0, min(limit, len(exact)+len(top)))
 	if len(exact) > 0 {
 		// Exact names come first with a score above every other hit's,
 		// so that the list stays sorted by score.
-		top := 0.0
-		for _, d := range h.docs {
-			top = max(top, s.score[d])
+		best := 0.0
+		for i := range top {
+			_, v := score(i)
+			best = max(best, v)
 		}
-		slices.SortFunc(exact, func(x, y uint32) int { return ix.compare(s, x, y) })
 		for _, d := range exact[:min(len(exact), limit)] {
 			if s.score[d] == 0 {
 				s.cands = append(s.cands, d) // so that putScratch resets its mask
 			}
 			s.mask[d] |= 1 << fieldName
-			hits = append(hits, ix.hit(s, d, top+1+s.score[d]))
+			hits = append(hits, ix.hit(s, d, best+1+s.score[d]))
 		}
 	}
-	rest := h.sorted()
-	for _, d := range rest[:min(len(rest), limit-len(hits))] {
-		hits = append(hits, ix.hit(s, d, s.score[d]))
+	for i := 0; i < len(top) && len(hits) < limit; i++ {
+		d, v := score(i)
+		hits = append(hits, ix.hit(s, d, v))
 	}
 	if len(hits) == 0 {
 		return nil
@@ -469,7 +520,16 @@ type scratch struct {
 	prefix  []uint32
 	plan    []queryTerm
 	kth     []float64
+	heap    []uint32
 	a       analyzer
+
+	// The second stage's working memory (rerank.go, vecindex.go).
+	feats   [][NumFeatures]float64
+	rscore  []float64
+	perm    []int
+	qvec    []float32 // the query's vector (queryVector)
+	hasQVec bool
+	qrows   []int32
 }
 
 func (ix *Index) getScratch() *scratch {
@@ -500,7 +560,10 @@ type hitHeap struct {
 
 func (h *hitHeap) offer(d uint32, limit int) {
 	if len(h.docs) < limit {
-		heap.Push(h, d)
+		// Not heap.Push, which would box d in an interface: an
+		// allocation for every document taken.
+		h.docs = append(h.docs, d)
+		heap.Fix(h, len(h.docs)-1)
 		return
 	}
 	if h.ix.compare(h.s, d, h.docs[0]) < 0 {

@@ -172,5 +172,6 @@ func Update(prev *Index, docs []Doc, from []int, workers int) *Index {
 		p.norm = norms(f, ix.lens[f], ix.rank)
 	}
 	ix.indexNames(docs)
+	ix.indexVectors()
 	return ix
 }
