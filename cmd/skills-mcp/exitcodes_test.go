@@ -83,7 +83,7 @@ func TestExitCodes(t *testing.T) {
 		{"lint bad format", nil, []string{"lint", "--format", "xml", "../../testdata/lint/clean"}, 2, "", "--format must be"},
 		{"pull nowhere", nil, []string{"pull", "--all"}, 2, "", "say where the server is"},
 		{"pull not MCP", nil, []string{"pull", "--all", "--url", web.URL + "/mcp"}, 1, "", "answered 501 Not Implemented (text/html) to an MCP POST: is it an MCP endpoint"},
-		{"pull unreachable", nil, []string{"pull", "--all", "--url", "http://127.0.0.1:1/mcp"}, 1, "", "127.0.0.1:1"},
+		{"pull unreachable", nil, []string{"pull", "--all", "--url", "http://127.0.0.1:1/mcp"}, 1, "", "the server at http://127.0.0.1:1/mcp cannot be reached (connection refused): is it running"},
 		{"pull bad deadline", []string{"SKILLS_DEADLINE=soon"}, []string{"pull", "--all", "--url", web.URL}, 2, "", `SKILLS_DEADLINE="soon": want a duration`},
 		{"check nowhere", nil, []string{"check"}, 2, "", "say where the server is"},
 		{"pack no vault", nil, []string{"pack"}, 2, "", "--vault is required"},

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -97,6 +98,25 @@ func (m *Meter) unexpected(u *url.URL, resp *http.Response) {
 	m.cause.CompareAndSwap(nil, &msg)
 }
 
+// unreachable records, as the cause, a POST that reached no server: the
+// SDK's chain of wrapped errors names the transport, not the fix.
+func (m *Meter) unreachable(u *url.URL, err error) {
+	if m == nil {
+		return
+	}
+	why := err.Error()
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		why = op.Err.Error()
+		var sys *os.SyscallError
+		if errors.As(op.Err, &sys) {
+			why = sys.Err.Error()
+		}
+	}
+	msg := fmt.Sprintf("the server at %s cannot be reached (%s): is it running, and are the host and port right?", u.Redacted(), why)
+	m.cause.CompareAndSwap(nil, &msg)
+}
+
 // NewHTTPTransport returns a Streamable HTTP transport to endpoint. It adds
 // header to requests for the endpoint's own origin only (never to a host a
 // redirect points at), fails a response body over maxBytes, and counts what
@@ -155,6 +175,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
+		if req.Method == http.MethodPost && req.Context().Err() == nil {
+			t.meter.unreachable(req.URL, err)
+		}
 		return nil, err
 	}
 	if req.Method == http.MethodPost {
