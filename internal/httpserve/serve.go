@@ -84,6 +84,12 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Lo
 		cancelBase()
 		srv.Close()
 	}
+	// The parked streams' last chunks are on their way (each write is
+	// bounded): let them arrive before the rest is closed.
+	select {
+	case <-parked.drained:
+	case <-shutdownCtx.Done():
+	}
 	// Shutdown makes srv.Serve return ErrServerClosed straight away; wait for
 	// it so no goroutine outlives this call.
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {

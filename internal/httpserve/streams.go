@@ -429,12 +429,15 @@ type parkedSet struct {
 	mu      sync.Mutex
 	streams map[*parkedStream]struct{}
 	closing bool
+	drained chan struct{}  // closed once closing and no stream is left
 	wg      sync.WaitGroup // the streams' goroutines
 }
 
 type parkedKey struct{}
 
-func newParkedSet() *parkedSet { return &parkedSet{streams: map[*parkedStream]struct{}{}} }
+func newParkedSet() *parkedSet {
+	return &parkedSet{streams: map[*parkedStream]struct{}{}, drained: make(chan struct{})}
+}
 
 func (s *parkedSet) add(p *parkedStream) bool {
 	s.mu.Lock()
@@ -450,6 +453,19 @@ func (s *parkedSet) remove(p *parkedStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.streams, p)
+	s.checkDrained()
+}
+
+// checkDrained closes drained once closing with no stream left. s.mu is
+// held.
+func (s *parkedSet) checkDrained() {
+	if s.closing && len(s.streams) == 0 {
+		select {
+		case <-s.drained:
+		default:
+			close(s.drained)
+		}
+	}
 }
 
 func (s *parkedSet) list() []*parkedStream {
@@ -462,10 +478,12 @@ func (s *parkedSet) list() []*parkedStream {
 	return out
 }
 
-// finishAll ends every stream as at its lifetime, and takes no more.
+// finishAll ends every stream as at its lifetime, and takes no more;
+// drained is closed once their last chunks are written (or they failed).
 func (s *parkedSet) finishAll() {
 	s.mu.Lock()
 	s.closing = true
+	s.checkDrained()
 	s.mu.Unlock()
 	for _, p := range s.list() {
 		p.finish()
@@ -476,6 +494,7 @@ func (s *parkedSet) finishAll() {
 func (s *parkedSet) closeAll() {
 	s.mu.Lock()
 	s.closing = true
+	s.checkDrained()
 	s.mu.Unlock()
 	for _, p := range s.list() {
 		p.close()
