@@ -125,6 +125,9 @@ type Options struct {
 	// Timeout bounds every request, connecting included. If zero,
 	// DefaultTimeout.
 	Timeout time.Duration
+	// ConnectTimeout bounds connecting (the initialize handshake) alone.
+	// If zero, Timeout.
+	ConnectTimeout time.Duration
 	// MaxPages bounds the pages of one listing; a listing still going
 	// after that many pages fails list-terminates. If zero,
 	// DefaultMaxPages.
@@ -162,6 +165,7 @@ func (o *Options) withDefaults() Options {
 		v = *o
 	}
 	v.Timeout = cmp.Or(v.Timeout, DefaultTimeout)
+	v.ConnectTimeout = cmp.Or(v.ConnectTimeout, v.Timeout)
 	v.MaxPages = cmp.Or(v.MaxPages, DefaultMaxPages)
 	v.MaxEntries = cmp.Or(v.MaxEntries, DefaultMaxEntries)
 	v.MaxFileBytes = cmp.Or(v.MaxFileBytes, DefaultMaxFileBytes)

@@ -93,7 +93,7 @@ func TestOurServerPasses(t *testing.T) {
 				if tr == "http" {
 					dial = overHTTP(t, ms, 0)
 				}
-				rep := check.Run(context.Background(), dial, &check.Options{PageSizeProbe: true})
+				rep := check.Run(context.Background(), dial, &check.Options{PageSizeProbe: true, Timeout: ample})
 				out := text(rep)
 				if rep.Failed() || rep.Count(check.Warn) > 0 {
 					t.Fatalf("our server does not pass:\n%s", out)

@@ -58,12 +58,12 @@ func (c *checker) connect(ctx context.Context, dial Dialer, v string) *session {
 			panic(err) // constant method names: a programming mistake
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
 	defer cancel()
 	tapped, wire := c.tapTransport(t, v)
 	cs, err := client.Connect(cctx, tapped, &mcp.ClientSessionOptions{ProtocolVersion: v})
 	if err != nil {
-		c.rec.add(Fail, "connect", v, "", "connecting at %s: %s", v, describe(err, cctx, t, c.opts.Timeout))
+		c.rec.add(Fail, "connect", v, "", "connecting at %s: %s", v, describe(err, cctx, t, c.opts.ConnectTimeout))
 		c.wireResults(&session{version: v, wire: wire}) // an invalid handshake may be why
 		return nil
 	}

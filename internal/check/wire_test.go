@@ -29,7 +29,7 @@ func TestWireSchemaCatchesEmptyText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep := check.Run(context.Background(), dial, &check.Options{Versions: []string{"2026-07-28", "2025-11-25"}})
+		rep := check.Run(context.Background(), dial, &check.Options{Versions: []string{"2026-07-28", "2025-11-25"}, Timeout: ample})
 		ts.Close()
 		fails := results(rep, "wire-schema", check.Fail)
 		found := false
@@ -69,7 +69,7 @@ func TestWireSchemaPassesOurServer(t *testing.T) {
 		if tr == "http" {
 			dial = overHTTP(t, ms, 0)
 		}
-		rep := check.Run(context.Background(), dial, &check.Options{Versions: []string{"2026-07-28", "2025-11-25", "2025-06-18"}})
+		rep := check.Run(context.Background(), dial, &check.Options{Versions: []string{"2026-07-28", "2025-11-25", "2025-06-18"}, Timeout: ample})
 		if rep.Failed() || rep.Count(check.Warn) > 0 {
 			t.Errorf("%s: our server does not pass:\n%s", tr, text(rep))
 		}
