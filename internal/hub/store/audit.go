@@ -70,7 +70,7 @@ func checkAuditText(field, s string, required bool, max int) error {
 		return invalidf("audit %s: %s1 to %d characters without control characters", field, map[bool]string{true: "", false: "at most "}[!required], max)
 	}
 	// A token's secret has no place in the log, by mistake or otherwise.
-	if strings.Contains(s, projectTokenPrefix) || strings.Contains(s, adminTokenPrefix) {
+	if strings.Contains(s, projectTokenPrefix) || strings.Contains(s, adminTokenPrefix) || strings.Contains(s, indexTokenPrefix) {
 		return invalidf("audit %s looks like a token's secret; the log names tokens by their id", field)
 	}
 	return nil

@@ -23,7 +23,8 @@ type ChangeKind string
 const (
 	// ChangeCreated: a new project (created or duplicated).
 	ChangeCreated ChangeKind = "created"
-	// ChangeUpdated: the project was renamed, paused or resumed.
+	// ChangeUpdated: the project was renamed, paused or resumed, or its
+	// well-known index turned on or off.
 	ChangeUpdated ChangeKind = "updated"
 	// ChangeBindings: the project's bound versions changed; Generation is
 	// the new binding generation.
@@ -44,6 +45,7 @@ type Change struct {
 	ProjectID  string     `json:"project_id"`
 	Name       string     `json:"name,omitempty"`
 	Paused     bool       `json:"paused,omitempty"`
+	WellKnown  bool       `json:"well_known,omitempty"`
 	Generation int64      `json:"generation"`
 }
 
@@ -164,6 +166,7 @@ func (sub *subscription) hint(id string) {
 type projectState struct {
 	name       string
 	paused     bool
+	wellKnown  bool
 	generation int64
 	// profiles is the sum of the updated_at of the profiles of the bound
 	// versions: it grows with every change of one of them.
@@ -189,9 +192,9 @@ type feed struct {
 // any store on this database: other processes' on PostgreSQL (LISTEN on a
 // connection of the feed's own, reconnected with backoff when the server
 // goes away), this process's on SQLite (an in-process broadcast), and, as
-// the fallback on both, a comparison of every project's generation, name
-// and pause with what the feed last saw, every Options.ChangePoll and
-// after each reconnection. Each change is announced once, with the
+// the fallback on both, a comparison of every project's generation, name,
+// pause and well-known index with what the feed last saw, every
+// Options.ChangePoll and after each reconnection. Each change is announced once, with the
 // project's state read from the database after it; several quick changes
 // may be announced as one.
 //
@@ -316,10 +319,10 @@ func (f *feed) look(ctx context.Context, id string) bool {
 		return f.lookAll(ctx)
 	}
 	var st projectState
-	var paused sql.NullInt64
-	err := f.s.db.QueryRowContext(ctx, f.s.d.rebind(`SELECT p.name, p.paused_at, p.generation, `+profilesSum+` FROM projects p WHERE p.id = ?`), id).
-		Scan(&st.name, &paused, &st.generation, &st.profiles)
-	st.paused = paused.Valid
+	var paused, wellKnown sql.NullInt64
+	err := f.s.db.QueryRowContext(ctx, f.s.d.rebind(`SELECT p.name, p.paused_at, p.well_known_at, p.generation, `+profilesSum+` FROM projects p WHERE p.id = ?`), id).
+		Scan(&st.name, &paused, &wellKnown, &st.generation, &st.profiles)
+	st.paused, st.wellKnown = paused.Valid, wellKnown.Valid
 	old, had := f.known[id]
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -379,7 +382,7 @@ func (f *feed) lookAll(ctx context.Context) bool {
 }
 
 func (f *feed) announce(ctx context.Context, id string, old projectState, had bool, st projectState) bool {
-	c := Change{ProjectID: id, Name: st.name, Paused: st.paused, Generation: st.generation}
+	c := Change{ProjectID: id, Name: st.name, Paused: st.paused, WellKnown: st.wellKnown, Generation: st.generation}
 	switch {
 	case !had:
 		c.Kind = ChangeCreated
@@ -396,7 +399,7 @@ func (f *feed) announce(ctx context.Context, id string, old projectState, had bo
 			return false
 		}
 	}
-	if old.name != st.name || old.paused != st.paused {
+	if old.name != st.name || old.paused != st.paused || old.wellKnown != st.wellKnown {
 		c.Kind = ChangeUpdated
 		return f.send(ctx, c)
 	}
@@ -413,7 +416,7 @@ func (f *feed) send(ctx context.Context, c Change) bool {
 }
 
 func (s *DB) projectStates(ctx context.Context) (map[string]projectState, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT p.id, p.name, p.paused_at, p.generation, `+profilesSum+` FROM projects p`)
+	rows, err := s.db.QueryContext(ctx, `SELECT p.id, p.name, p.paused_at, p.well_known_at, p.generation, `+profilesSum+` FROM projects p`)
 	if err != nil {
 		return nil, s.d.wrap(err)
 	}
@@ -422,11 +425,11 @@ func (s *DB) projectStates(ctx context.Context) (map[string]projectState, error)
 	for rows.Next() {
 		var id string
 		var st projectState
-		var paused sql.NullInt64
-		if err := rows.Scan(&id, &st.name, &paused, &st.generation, &st.profiles); err != nil {
+		var paused, wellKnown sql.NullInt64
+		if err := rows.Scan(&id, &st.name, &paused, &wellKnown, &st.generation, &st.profiles); err != nil {
 			return nil, s.d.wrap(err)
 		}
-		st.paused = paused.Valid
+		st.paused, st.wellKnown = paused.Valid, wellKnown.Valid
 		out[id] = st
 	}
 	if err := rows.Err(); err != nil {

@@ -20,6 +20,12 @@ type Project struct {
 	Paused bool   `json:"paused"`
 	// PausedAt is when the project was paused; zero when it is not.
 	PausedAt time.Time `json:"paused_at,omitzero"`
+	// WellKnown says whether the project's well-known index (what `npx
+	// skills add` installs from) is on: it is served, to the holders of an
+	// index token of the project, while the project is not paused.
+	WellKnown bool `json:"well_known"`
+	// WellKnownAt is when the index was turned on; zero while it is off.
+	WellKnownAt time.Time `json:"well_known_at,omitzero"`
 	// Generation counts the real changes of the project's bindings: an
 	// endpoint that has served generation g and sees g again has nothing
 	// to reload.
@@ -117,20 +123,24 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-const projectColumns = `id, name, paused_at, generation, created_at, updated_at`
+const projectColumns = `id, name, paused_at, well_known_at, generation, created_at, updated_at`
 
 func scanProject(r scanner) (Project, error) {
 	var (
-		p                 Project
-		pausedAt          sql.NullInt64
-		created, modified int64
+		p                   Project
+		pausedAt, wellKnown sql.NullInt64
+		created, modified   int64
 	)
-	if err := r.Scan(&p.ID, &p.Name, &pausedAt, &p.Generation, &created, &modified); err != nil {
+	if err := r.Scan(&p.ID, &p.Name, &pausedAt, &wellKnown, &p.Generation, &created, &modified); err != nil {
 		return Project{}, err
 	}
 	if pausedAt.Valid {
 		p.Paused = true
 		p.PausedAt = time.UnixMicro(pausedAt.Int64).UTC()
+	}
+	if wellKnown.Valid {
+		p.WellKnown = true
+		p.WellKnownAt = time.UnixMicro(wellKnown.Int64).UTC()
 	}
 	p.CreatedAt = time.UnixMicro(created).UTC()
 	p.UpdatedAt = time.UnixMicro(modified).UTC()
@@ -296,9 +306,37 @@ func (s *DB) setPaused(ctx context.Context, id string, paused bool) (Project, er
 	return p.Project, err
 }
 
+// SetWellKnown turns project id's well-known index on or off. Off, its
+// index answers nothing, whatever index tokens it has; they stay, and open
+// it again once it is back on (revoke them to end them). Setting it as it
+// is changes nothing.
+func (s *DB) SetWellKnown(ctx context.Context, id string, on bool) (Project, error) {
+	doing := map[bool]string{true: "turning on", false: "turning off"}[on] + " the well-known index of project " + id
+	p, err := s.projectTx(ctx, id, doing, func(tx *sql.Tx, p *lockedProject) (bool, error) {
+		if p.WellKnown == on {
+			return false, nil
+		}
+		now := s.now()
+		var at sql.NullInt64
+		if on {
+			at = sql.NullInt64{Int64: now.UnixMicro(), Valid: true}
+		}
+		if _, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE projects SET well_known_at = ?, updated_at = ? WHERE id = ?`), at, now.UnixMicro(), id); err != nil {
+			return false, err
+		}
+		p.WellKnown, p.WellKnownAt, p.UpdatedAt = on, time.Time{}, now.UTC().Truncate(time.Microsecond)
+		if on {
+			p.WellKnownAt = p.UpdatedAt
+		}
+		return true, nil
+	})
+	return p.Project, err
+}
+
 // DuplicateProject makes project id, named name, bound to the versions
 // srcID is bound to, as they are (approval is not checked again). Jobs,
-// job files and tokens are never copied. The new project is not paused.
+// job files and tokens are never copied, and the new project's well-known
+// index is off. The new project is not paused.
 func (s *DB) DuplicateProject(ctx context.Context, srcID, id, name string) (Project, error) {
 	if err := checkProjectID(id); err != nil {
 		return Project{}, err

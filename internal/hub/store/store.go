@@ -75,6 +75,9 @@ type Store interface {
 	PauseProject(ctx context.Context, id string) (Project, error)
 	// ResumeProject resumes a paused project.
 	ResumeProject(ctx context.Context, id string) (Project, error)
+	// SetWellKnown turns a project's well-known index on or off; setting
+	// it as it is changes nothing.
+	SetWellKnown(ctx context.Context, id string, on bool) (Project, error)
 	// DuplicateProject makes a new project with the bindings of another,
 	// never its jobs or tokens.
 	DuplicateProject(ctx context.Context, srcID, id, name string) (Project, error)

@@ -299,3 +299,89 @@ func TestBackupRestorePostgres(t *testing.T) {
 		t.Errorf("install after restore = %+v, %v", v2, err)
 	}
 }
+
+// Migration 5 makes the tokens table again on SQLite (a CHECK cannot be
+// changed there) and replaces its CHECKs on PostgreSQL: the tokens it finds
+// still verify, the database still refuses a kind it does not know or a
+// project token without a project, and the way down drops the index tokens
+// and keeps the others.
+func TestWellKnownMigration(t *testing.T) {
+	for name, newDB := range map[string]func(*testing.T) storetest.Opener{"sqlite": sqliteDB, "postgres": postgresDB} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s0, err := newDB(t)(store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := s0.(*store.DB)
+			defer s.Close()
+			if err := store.MigrateTo(ctx, s, 4); err != nil {
+				t.Fatalf("down to 4: %v", err)
+			}
+			// Tokens made before the migration, in the table 00002 made.
+			if _, err := store.RawDB(s).ExecContext(ctx, `INSERT INTO projects (id, name, created_at, updated_at) VALUES ('p', 'P', 1, 1)`); err != nil {
+				t.Fatal(err)
+			}
+			_, psecret, err := s.CreateToken(ctx, store.NewToken{Kind: store.ProjectToken, ProjectID: "p"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, asecret, err := s.CreateToken(ctx, store.NewToken{Kind: store.AdminToken, Scope: store.ScopeRead})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.MigrateTo(ctx, s, 5); err != nil {
+				t.Fatalf("up to 5: %v", err)
+			}
+			for _, sec := range []string{psecret, asecret} {
+				if _, err := s.VerifyToken(ctx, sec); err != nil {
+					t.Errorf("a token made before the migration: %v", err)
+				}
+			}
+			_, isecret, err := s.CreateToken(ctx, store.NewToken{Kind: store.IndexToken, ProjectID: "p"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err := s.SetWellKnown(ctx, "p", true); err != nil || !p.WellKnown {
+				t.Fatalf("SetWellKnown = %+v, %v", p, err)
+			}
+			ph := func(q string) string {
+				if name == "postgres" {
+					for i := 1; strings.Contains(q, "?"); i++ {
+						q = strings.Replace(q, "?", "$"+string(rune('0'+i)), 1)
+					}
+				}
+				return q
+			}
+			for what, row := range map[string][]any{
+				"an unknown kind":              {"0000000000000001", "root", "p", nil},
+				"an index token of no project": {"0000000000000002", "index", nil, nil},
+				"an index token with a scope":  {"0000000000000003", "index", "p", "read"},
+				"a project token of none":      {"0000000000000004", "project", nil, nil},
+			} {
+				_, err := store.RawDB(s).ExecContext(ctx, ph(`INSERT INTO tokens (id, kind, project_id, scope, name, hash, created_at) VALUES (?, ?, ?, ?, '', ?, 1)`),
+					append(row, bytes.Repeat([]byte{1}, 32))...)
+				if err == nil {
+					t.Errorf("the database took %s", what)
+				}
+			}
+			if err := store.MigrateTo(ctx, s, 4); err != nil {
+				t.Fatalf("down to 4 with an index token: %v", err)
+			}
+			if _, err := s.VerifyToken(ctx, isecret); !errors.Is(err, store.ErrTokenInvalid) {
+				t.Errorf("an index token after the way down: %v", err)
+			}
+			for _, sec := range []string{psecret, asecret} {
+				if _, err := s.VerifyToken(ctx, sec); err != nil {
+					t.Errorf("a token after the way down: %v", err)
+				}
+			}
+			if err := store.MigrateTo(ctx, s, 5); err != nil {
+				t.Fatal(err)
+			}
+			if p, err := s.GetProject(ctx, "p"); err != nil || p.WellKnown {
+				t.Errorf("after down and up: %+v, %v; want the index off", p, err)
+			}
+		})
+	}
+}

@@ -15,14 +15,19 @@ import (
 	"unicode"
 )
 
-// TokenKind is what a token opens: one project's endpoint, or the admin
-// API.
+// TokenKind is what a token opens: one project's endpoint, one project's
+// well-known index, or the admin API.
 type TokenKind string
 
 // The kinds of token.
 const (
 	ProjectToken TokenKind = "project"
 	AdminToken   TokenKind = "admin"
+	// IndexToken is the capability of one project's well-known index: it
+	// travels in the index's URL (the installers that read it send no
+	// headers), so it opens that index and nothing else: no MCP endpoint,
+	// no admin route.
+	IndexToken TokenKind = "index"
 )
 
 // Scope is an admin token's reach. Each scope includes the ones before
@@ -61,7 +66,7 @@ func (s Scope) Includes(need Scope) bool { return need.Valid() && s.rank() >= ne
 type Token struct {
 	ID        string    `json:"id"`
 	Kind      TokenKind `json:"kind"`
-	ProjectID string    `json:"project_id,omitempty"` // project tokens only
+	ProjectID string    `json:"project_id,omitempty"` // project and index tokens only
 	Scope     Scope     `json:"scope,omitempty"`      // admin tokens only
 	Name      string    `json:"name,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
@@ -81,11 +86,17 @@ func (t Token) ForProject(id string) bool {
 	return t.Kind == ProjectToken && id != "" && t.ProjectID == id
 }
 
+// ForIndex reports whether t is a capability of project id's well-known
+// index.
+func (t Token) ForIndex(id string) bool {
+	return t.Kind == IndexToken && id != "" && t.ProjectID == id
+}
+
 // NewToken asks CreateToken for a token.
 type NewToken struct {
 	Kind      TokenKind
-	ProjectID string // required for a project token, empty for an admin token
-	Scope     Scope  // required for an admin token, empty for a project token
+	ProjectID string // required for a project or index token, empty for an admin token
+	Scope     Scope  // required for an admin token, empty for the others
 	Name      string // a label for people, optional
 	ExpiresAt time.Time
 }
@@ -106,10 +117,12 @@ var ErrTokenInvalid = errors.New("invalid token")
 //
 //	smcp_p_0123456789abcdef_<43 characters>
 //
-// The store keeps only the sha256 of the whole string.
+// Every character is one of a URL path segment, so that an index token can
+// be one. The store keeps only the sha256 of the whole string.
 const (
 	projectTokenPrefix = "smcp_p_"
 	adminTokenPrefix   = "smcp_a_"
+	indexTokenPrefix   = "smcp_i_"
 	tokenIDLen         = 16
 	tokenSecretLen     = 43 // base64url of 32 bytes, unpadded
 	tokenLen           = len(projectTokenPrefix) + tokenIDLen + 1 + tokenSecretLen
@@ -131,6 +144,8 @@ func parseSecret(secret string) (TokenKind, string, bool) {
 		kind = ProjectToken
 	case adminTokenPrefix:
 		kind = AdminToken
+	case indexTokenPrefix:
+		kind = IndexToken
 	default:
 		return "", "", false
 	}
@@ -169,8 +184,13 @@ func (s *DB) CreateToken(ctx context.Context, nt NewToken) (Token, string, error
 			return Token{}, "", invalidf("an admin token has a scope (read, write or admin) and no project")
 		}
 		prefix = adminTokenPrefix
+	case IndexToken:
+		if nt.ProjectID == "" || nt.Scope != "" {
+			return Token{}, "", invalidf("an index token names its project and has no scope (it opens the project's well-known index only)")
+		}
+		prefix = indexTokenPrefix
 	default:
-		return Token{}, "", invalidf("token kind %q: it must be %q or %q", truncate(string(nt.Kind), 40), ProjectToken, AdminToken)
+		return Token{}, "", invalidf("token kind %q: it must be %q, %q or %q", truncate(string(nt.Kind), 40), ProjectToken, AdminToken, IndexToken)
 	}
 	if len(nt.Name) > 128 || strings.IndexFunc(nt.Name, unicode.IsControl) >= 0 {
 		return Token{}, "", invalidf("token name: at most 128 characters, no control characters")
@@ -254,7 +274,7 @@ func (s *DB) VerifyToken(ctx context.Context, secret string) (Token, error) {
 	sum := sha256.Sum256([]byte(secret))
 	if !ok {
 		subtle.ConstantTimeCompare(sum[:], unknownHash[:])
-		return Token{}, fmt.Errorf("%w: it is not a skills-mcp token (they start with %s or %s)", ErrTokenInvalid, projectTokenPrefix, adminTokenPrefix)
+		return Token{}, fmt.Errorf("%w: it is not a skills-mcp token (they start with %s, %s or %s)", ErrTokenInvalid, projectTokenPrefix, adminTokenPrefix, indexTokenPrefix)
 	}
 	var hash []byte
 	t, err := scanToken(s.db.QueryRowContext(ctx, s.d.rebind(`SELECT `+tokenColumns+`, hash FROM tokens WHERE id = ?`), id), &hash)

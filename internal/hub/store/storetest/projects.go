@@ -25,6 +25,7 @@ var projectTests = []struct {
 	{"ConcurrentBindingsSerialise", testConcurrentBindings},
 	{"DuplicateAndDeleteProject", testDuplicateDelete},
 	{"Tokens", testTokens},
+	{"WellKnownIndex", testWellKnown},
 	{"Audit", testAudit},
 	{"ChangeFeedAcrossStores", testChangeFeed},
 	{"ChangeFeedStops", testChangeFeedStops},
@@ -460,6 +461,127 @@ func testTokens(t *testing.T, open Opener) {
 		if got := c.have.Includes(c.need); got != c.ok {
 			t.Errorf("%s includes %q = %v", c.have, c.need, got)
 		}
+	}
+}
+
+// testWellKnown: a project's well-known index is off until turned on, the
+// change feed carries it, and its capabilities are tokens of their own
+// kind that open that index only, going with the project.
+func testWellKnown(t *testing.T, open Opener) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := mustOpen(t, open, store.Options{ChangePoll: time.Hour})
+	mustProject(t, s, "p1", "One")
+	mustProject(t, s, "p2", "Two")
+	if p, _ := s.GetProject(ctx, "p1"); p.WellKnown || !p.WellKnownAt.IsZero() {
+		t.Fatalf("a new project's index is on: %+v", p)
+	}
+	feed := s.Changes(ctx)
+	var on store.Project
+	for range 2 { // turning it on twice is one change
+		p, err := s.SetWellKnown(ctx, "p1", true)
+		if err != nil || !p.WellKnown || p.WellKnownAt.IsZero() {
+			t.Fatalf("SetWellKnown(on) = %+v, %v", p, err)
+		}
+		if !on.WellKnownAt.IsZero() && !p.WellKnownAt.Equal(on.WellKnownAt) {
+			t.Errorf("turned on again: at %v, want the first time %v kept", p.WellKnownAt, on.WellKnownAt)
+		}
+		on = p
+	}
+	if c := next(t, feed); c.Kind != store.ChangeUpdated || c.ProjectID != "p1" || !c.WellKnown {
+		t.Fatalf("after turning the index on: %+v", c)
+	}
+	if got, _ := s.GetProject(ctx, "p1"); !got.WellKnown || !got.WellKnownAt.Equal(on.WellKnownAt) {
+		t.Errorf("stored: %+v, want on since %v", got, on.WellKnownAt)
+	}
+	if pl, _ := s.ListProjects(ctx, store.ProjectPage{}); len(pl.Projects) != 2 || !pl.Projects[0].WellKnown || pl.Projects[1].WellKnown {
+		t.Errorf("ListProjects = %+v, want p1 on and p2 off", pl.Projects)
+	}
+	if _, err := s.SetWellKnown(ctx, "nope", true); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("SetWellKnown(missing) = %v, want ErrNotFound", err)
+	}
+	// A duplicate starts with its index off.
+	if d, err := s.DuplicateProject(ctx, "p1", "copy", "Copy"); err != nil || d.WellKnown {
+		t.Errorf("DuplicateProject = %+v, %v; want the index off", d, err)
+	}
+	if c := next(t, feed); c.Kind != store.ChangeCreated || c.ProjectID != "copy" || c.WellKnown {
+		t.Fatalf("after a duplicate: %+v", c)
+	}
+
+	// Index tokens: their own prefix, of one project, no scope.
+	it, secret, err := s.CreateToken(ctx, store.NewToken{Kind: store.IndexToken, ProjectID: "p1", Name: "installers"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(secret, "smcp_i_"+it.ID+"_") || it.Kind != store.IndexToken || it.ProjectID != "p1" || it.Scope != "" {
+		t.Errorf("index token %+v, secret %q", it, secret)
+	}
+	if strings.Trim(secret, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "" {
+		t.Errorf("secret %q is not one URL path segment", secret)
+	}
+	got, err := s.VerifyToken(ctx, secret)
+	if err != nil || !got.ForIndex("p1") || got.ForIndex("p2") || got.ForProject("p1") || got.Allows(store.ScopeRead) {
+		t.Fatalf("VerifyToken(index) = %+v, %v: want the index of p1 and nothing else", got, err)
+	}
+	pt, psecret, err := s.CreateToken(ctx, store.NewToken{Kind: store.ProjectToken, ProjectID: "p1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.VerifyToken(ctx, psecret); got.ForIndex("p1") || !got.ForProject("p1") {
+		t.Errorf("project token %+v opens the index", got)
+	}
+	// A project token's secret under the index prefix is refused.
+	if _, err := s.VerifyToken(ctx, "smcp_i_"+psecret[len("smcp_p_"):]); !errors.Is(err, store.ErrTokenInvalid) {
+		t.Errorf("VerifyToken(project secret as index) = %v", err)
+	}
+	for name, nt := range map[string]store.NewToken{
+		"no project": {Kind: store.IndexToken},
+		"with scope": {Kind: store.IndexToken, ProjectID: "p1", Scope: store.ScopeRead},
+	} {
+		if _, _, err := s.CreateToken(ctx, nt); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("CreateToken(index %s) = %v, want ErrInvalid", name, err)
+		}
+	}
+	if _, _, err := s.CreateToken(ctx, store.NewToken{Kind: store.IndexToken, ProjectID: "nope"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("CreateToken(index of a missing project) = %v, want ErrNotFound", err)
+	}
+	if ts, _ := s.ListTokens(ctx, store.TokenFilter{Kind: store.IndexToken, ProjectID: "p1"}); len(ts) != 1 || ts[0].ID != it.ID {
+		t.Errorf("ListTokens(index, p1) = %+v", ts)
+	}
+	if ts, _ := s.ListTokens(ctx, store.TokenFilter{Kind: store.ProjectToken, ProjectID: "p1"}); len(ts) != 1 || ts[0].ID != pt.ID {
+		t.Errorf("ListTokens(project, p1) = %+v, want the project token alone", ts)
+	}
+	// Off, the tokens stay; the index answers nothing (the endpoint's
+	// rule), and on again they open it.
+	if p, err := s.SetWellKnown(ctx, "p1", false); err != nil || p.WellKnown || !p.WellKnownAt.IsZero() {
+		t.Fatalf("SetWellKnown(off) = %+v, %v", p, err)
+	}
+	if c := next(t, feed); c.Kind != store.ChangeUpdated || c.ProjectID != "p1" || c.WellKnown {
+		t.Fatalf("after turning the index off: %+v", c)
+	}
+	if _, err := s.VerifyToken(ctx, secret); err != nil {
+		t.Errorf("an index token after the index was turned off: %v", err)
+	}
+	if _, err := s.RevokeToken(ctx, it.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyToken(ctx, secret); !errors.Is(err, store.ErrTokenInvalid) {
+		t.Errorf("VerifyToken(revoked index token) = %v", err)
+	}
+	// The project's tokens of every kind go with it.
+	_, secret2, err := s.CreateToken(ctx, store.NewToken{Kind: store.IndexToken, ProjectID: "p2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteProject(ctx, "p2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyToken(ctx, secret2); !errors.Is(err, store.ErrTokenInvalid) {
+		t.Errorf("the deleted project's index token: %v", err)
+	}
+	// The audit log refuses a capability as it refuses any secret.
+	if _, err := s.AppendAudit(ctx, store.AuditEntry{Actor: "x", Action: "a", ObjectKind: "k", ObjectID: "/p/p1/i/" + secret, Result: "ok"}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("AppendAudit(capability) = %v, want ErrInvalid", err)
 	}
 }
 
