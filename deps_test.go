@@ -76,8 +76,9 @@ var allowed = map[string][]string{
 	"internal/adversarial": {"internal/adversarial/oracle", "internal/skill", "internal/skillsext"},
 	// check is a client: it never imports a server (adversarial included).
 	"internal/check": {"internal/adversarial/oracle", "internal/mcpclient", "internal/mcpschema", "internal/skill", "internal/skillsext"},
-	// The public library: the engine for Go programs.
-	"skills": {"internal/catalog", "internal/engine", "internal/httpserve", "internal/library", "internal/server"},
+	// The public library: the engine for Go programs, with its HTTP
+	// handler and a catalog's well-known index.
+	"skills": {"internal/catalog", "internal/engine", "internal/httpserve", "internal/library", "internal/server", "internal/wellknown"},
 	// The hub (issue 18): package trees and their readers.
 	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
 	// The hub's operations: the three hub packages wired together.
@@ -88,7 +89,8 @@ var allowed = map[string][]string{
 	// The projects' catalogs as served: loading, the change feed, idling out.
 	"internal/hub/projects": {"internal/hub/store", "internal/hub/versions", "skills"},
 	// The per-project MCP endpoints (issue 19): HTTP, authentication and
-	// the MCP servers and tools of the projects' catalogs.
+	// the MCP servers and tools of the projects' catalogs, and their
+	// well-known indexes (through skills).
 	"internal/hub/endpoint": {"internal/hub/jobs", "internal/hub/projects", "internal/hub/store", "internal/hub/versions", "internal/sandbox", "skills"},
 	// The hub's job service: profiles, preparations and runs in sandboxes.
 	"internal/hub/jobs": {"internal/hub/store", "internal/sandbox"},

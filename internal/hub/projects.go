@@ -49,8 +49,24 @@ func (h *Hub) ResumeProject(ctx context.Context, id string) (store.Project, erro
 	return h.st.ResumeProject(ctx, id)
 }
 
+// SetWellKnown turns project id's well-known index on or off: on, the
+// holders of one of its index tokens can install its bound skills with
+// `npx skills add` from IndexPath's URL; off (the default), that URL
+// answers nothing, and the tokens stay until revoked. Setting it as it is
+// changes nothing.
+func (h *Hub) SetWellKnown(ctx context.Context, id string, on bool) (store.Project, error) {
+	return h.st.SetWellKnown(ctx, id, on)
+}
+
+// IndexPath is the path, below the hub's URL, of project id's well-known
+// index opened by the index token secret: the URL to give `npx skills add`
+// is the hub's URL followed by it. The installer reads the index below it,
+// at .well-known/agent-skills/index.json.
+func IndexPath(id, secret string) string { return "/p/" + id + "/i/" + secret }
+
 // DuplicateProject makes project id, named name, bound to the versions src
-// is bound to. Jobs, job files and tokens are never copied.
+// is bound to. Jobs, job files and tokens are never copied, and the new
+// project's well-known index is off.
 func (h *Hub) DuplicateProject(ctx context.Context, src, id, name string) (store.Project, error) {
 	return h.st.DuplicateProject(ctx, src, id, name)
 }
@@ -168,21 +184,28 @@ func (h *Hub) ReadFile(ctx context.Context, ref, path string) ([]byte, File, err
 	return nil, File{}, fmt.Errorf("version %s has no file %q: %w (see its file list: `hub inspect %s`)", VersionID(sv.Package, sv.TreeDigest), path, store.ErrNotFound, VersionID(sv.Package, sv.TreeDigest))
 }
 
-// TokenRequest asks CreateToken for a token: a project's (Project set) or
-// an admin token of Scope.
+// TokenRequest asks CreateToken for a token: a project's (Project set), a
+// capability of a project's well-known index (Project and Index set) or an
+// admin token of Scope.
 type TokenRequest struct {
 	Project string
-	Scope   store.Scope
-	Name    string
+	// Index, with Project, asks for an index token: it opens the project's
+	// well-known index (while it is on) and nothing else.
+	Index bool
+	Scope store.Scope
+	Name  string
 	// Expires, if not zero, is how long the token stays valid.
 	Expires time.Duration
 }
 
 // CreateToken makes a token and returns it with its secret, which the hub
-// keeps only as a hash: show it once. A project token needs an existing
-// project; an admin token a scope.
+// keeps only as a hash: show it once. A project or index token needs an
+// existing project; an admin token a scope.
 func (h *Hub) CreateToken(ctx context.Context, r TokenRequest) (store.Token, string, error) {
 	nt := store.NewToken{Kind: store.AdminToken, Scope: r.Scope, Name: r.Name}
+	if r.Index && r.Project == "" {
+		return store.Token{}, "", fmt.Errorf("an index token is of one project: %w: name the project", store.ErrInvalid)
+	}
 	if r.Project != "" {
 		if r.Scope != "" {
 			return store.Token{}, "", fmt.Errorf("a project token has no scope: %w (scopes are for admin tokens)", store.ErrInvalid)
@@ -191,6 +214,9 @@ func (h *Hub) CreateToken(ctx context.Context, r TokenRequest) (store.Token, str
 			return store.Token{}, "", err
 		}
 		nt = store.NewToken{Kind: store.ProjectToken, ProjectID: r.Project, Name: r.Name}
+		if r.Index {
+			nt.Kind = store.IndexToken
+		}
 	} else if !r.Scope.Valid() {
 		return store.Token{}, "", fmt.Errorf("admin token scope %q: %w: it must be read, write or admin", r.Scope, store.ErrInvalid)
 	}

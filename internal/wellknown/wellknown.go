@@ -70,6 +70,12 @@ type Options struct {
 	// logs a Warn saying so. If zero, no such warning.
 	MaxConns int
 
+	// Private marks every answer for the client alone (Cache-Control:
+	// private), for an index whose URL is a credential: no shared cache
+	// keeps it. If false, a shared cache may keep answers, revalidating
+	// each time.
+	Private bool
+
 	// Logger receives an Info record naming the skills an index leaves
 	// out, and a Warn record for a file that cannot be read. If nil, do
 	// not log.
@@ -91,6 +97,7 @@ const maxBuilds = 4
 // concurrent use.
 type Handler struct {
 	cat        Catalog
+	cache      string // the answers' Cache-Control
 	maxConns   int
 	maxArchive int64
 	cacheBytes int64
@@ -106,8 +113,11 @@ func New(cat Catalog, opts *Options) *Handler {
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &Handler{cat: cat, maxConns: opts.MaxConns, maxArchive: opts.MaxArchiveBytes, cacheBytes: opts.CacheBytes, log: opts.Logger,
+	h := &Handler{cat: cat, cache: "no-cache", maxConns: opts.MaxConns, maxArchive: opts.MaxArchiveBytes, cacheBytes: opts.CacheBytes, log: opts.Logger,
 		builds: make(chan struct{}, maxBuilds)}
+	if opts.Private {
+		h.cache = "private, no-cache"
+	}
 	if h.maxArchive <= 0 {
 		h.maxArchive = DefaultMaxArchiveBytes
 	}
@@ -184,7 +194,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if v2 {
 			body, tag = ix.v2, ix.v2Tag
 		}
-		serveBytes(w, r, "application/json", tag, body)
+		h.serveBytes(w, r, "application/json", tag, body)
 		return
 	}
 	if name, ok := strings.CutSuffix(rest, ".zip"); ok && v2 && !strings.Contains(name, "/") {
@@ -211,7 +221,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if file == skillFile {
 		typ = "text/markdown; charset=utf-8"
 	}
-	serveBytes(w, r, typ, `"`+f.Digest.String()+`"`, data)
+	h.serveBytes(w, r, typ, `"`+f.Digest.String()+`"`, data)
 }
 
 // serveArchive answers a skill's archive.
@@ -226,6 +236,7 @@ func (h *Handler) serveArchive(w http.ResponseWriter, r *http.Request, ix *Index
 	if data == nil {
 		if r.Header.Get("If-None-Match") == tag {
 			w.Header().Set("ETag", tag)
+			w.Header().Set("Cache-Control", h.cache)
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
@@ -245,7 +256,7 @@ func (h *Handler) serveArchive(w http.ResponseWriter, r *http.Request, ix *Index
 			return
 		}
 	}
-	serveBytes(w, r, "application/zip", tag, data)
+	h.serveBytes(w, r, "application/zip", tag, data)
 }
 
 // unreadable answers a file or archive that cannot be read as the index
@@ -263,11 +274,11 @@ func (h *Handler) unreadable(w http.ResponseWriter, e *entry, err error) {
 // serveBytes answers data with its type and ETag, honouring
 // If-None-Match, HEAD and ranges (http.ServeContent). The catalog may
 // change at any time, so a client revalidates before reusing an answer.
-func serveBytes(w http.ResponseWriter, r *http.Request, typ, tag string, data []byte) {
+func (h *Handler) serveBytes(w http.ResponseWriter, r *http.Request, typ, tag string, data []byte) {
 	hd := w.Header()
 	hd.Set("Content-Type", typ)
 	hd.Set("ETag", tag)
-	hd.Set("Cache-Control", "no-cache")
+	hd.Set("Cache-Control", h.cache)
 	hd.Set("X-Content-Type-Options", "nosniff")
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
 }

@@ -226,6 +226,24 @@ func TestIndexFollowsCatalog(t *testing.T) {
 	}
 }
 
+// A private index (its URL a credential) is marked for the client alone,
+// on every kind of answer, 304 included; a public one for any cache.
+func TestPrivate(t *testing.T) {
+	dir := library(t, base)
+	srv := httptest.NewServer(wellknown.New(catalog.NewStore(scan(t, dir, 1)), &wellknown.Options{Private: true, CacheBytes: -1}))
+	defer srv.Close()
+	for _, p := range []string{"agent-skills/index.json", "skills/index.json", "agent-skills/pdf.zip", "agent-skills/solo/SKILL.md", "skills/pdf/scripts/extract.py"} {
+		url := srv.URL + "/.well-known/" + p
+		resp := do(t, url, "")
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != "private, no-cache" {
+			t.Errorf("%s: %d, Cache-Control %q", p, resp.StatusCode, resp.Header.Get("Cache-Control"))
+		}
+		if again := do(t, url, resp.Header.Get("ETag")); again.StatusCode != http.StatusNotModified || again.Header.Get("Cache-Control") != "private, no-cache" {
+			t.Errorf("%s revalidated: %d, Cache-Control %q", p, again.StatusCode, again.Header.Get("Cache-Control"))
+		}
+	}
+}
+
 // A pending catalog answers 503 with Retry-After, not an empty index.
 func TestPending(t *testing.T) {
 	srv := httptest.NewServer(wellknown.New(catalog.NewPendingStore(), nil))
