@@ -114,8 +114,8 @@ func (e *Endpoint) serveMetadata(w http.ResponseWriter, r *http.Request, rest st
 
 // tokenInfo is who a verified request is.
 type tokenInfo struct {
-	project string // the project the token opens
-	admin   bool   // an admin token, which opens none
+	project string          // the project of a project or index token, or the OAuth audience's
+	kind    store.TokenKind // only a project token (or an access token) opens an endpoint
 }
 
 // authNote carries the verifier's finding to the error answer.
@@ -191,30 +191,15 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 		return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, msg)
 	}
 	if strings.HasPrefix(secret, "smcp_") {
-		sum := sha256.Sum256([]byte(secret))
-		t, cached, refresh, epoch := e.tokens.get(sum)
-		if refresh {
-			e.reverify(sum, secret, epoch)
-		}
-		var err error
-		if !cached {
-			t, err = e.st.VerifyToken(ctx, secret)
-		}
+		t, err := e.lookupToken(ctx, secret)
 		switch {
 		case errors.Is(err, store.ErrTokenInvalid):
 			return invalid("token_invalid", "the token is unknown, revoked or expired: ask an administrator for a new project token")
 		case err != nil:
 			note.code, note.msg, note.status = "store_unavailable", "tokens cannot be checked now; retry later", http.StatusServiceUnavailable
-			if ctx.Err() == nil { // else the client went away: no fault of the store
-				e.log.Error("verifying a token", "err", err) // never the token
-				e.storeErrors.Add(1)
-			}
 			return nil, errors.New("store unavailable")
 		}
-		if !cached {
-			e.tokens.put(sum, t, epoch)
-		}
-		note.tok = tokenInfo{project: t.ProjectID, admin: t.Kind != store.ProjectToken}
+		note.tok = tokenInfo{project: t.ProjectID, kind: t.Kind}
 		ti := &auth.TokenInfo{UserID: "token:" + t.ID, Expiration: t.ExpiresAt}
 		return ti, nil
 	}
@@ -233,8 +218,35 @@ func (e *Endpoint) verify(ctx context.Context, secret string, r *http.Request) (
 	if !slices.Contains(tok.Audience, e.oa.resource(id)) {
 		return invalid("token_audience", "the access token is not for this endpoint: its audience must be "+e.oa.resource(id))
 	}
-	note.tok = tokenInfo{project: id}
+	note.tok = tokenInfo{project: id, kind: store.ProjectToken}
 	return &auth.TokenInfo{UserID: "oauth:" + tok.Issuer + "#" + tok.Subject, Expiration: tok.Expiry}, nil
+}
+
+// lookupToken returns the token of a secret, from the cache or the store:
+// an error matching store.ErrTokenInvalid for a refusal; any other is the
+// store's (logged and counted here, never with the secret).
+func (e *Endpoint) lookupToken(ctx context.Context, secret string) (store.Token, error) {
+	sum := sha256.Sum256([]byte(secret))
+	t, cached, refresh, epoch := e.tokens.get(sum)
+	if refresh {
+		e.reverify(sum, secret, epoch)
+	}
+	if cached {
+		return t, nil
+	}
+	t, err := e.st.VerifyToken(ctx, secret)
+	switch {
+	case errors.Is(err, store.ErrTokenInvalid):
+		return store.Token{}, err
+	case err != nil:
+		if ctx.Err() == nil { // else the client went away: no fault of the store
+			e.log.Error("verifying a token", "err", err) // never the token
+			e.storeErrors.Add(1)
+		}
+		return store.Token{}, err
+	}
+	e.tokens.put(sum, t, epoch)
+	return t, nil
 }
 
 // reverify verifies a cached token again in the background, on a

@@ -89,6 +89,11 @@ type Options struct {
 	// listed on a project's endpoint while a version bound to it has an
 	// enabled execution profile. If nil, no job tools.
 	Jobs Jobs
+	// MaxConns is how many connections the server accepts at once, if
+	// bounded: a project's well-known index listing more skills than that
+	// logs a warning, since the skills installer fetches them all at once
+	// and skips those refused. If zero, no warning.
+	MaxConns int
 }
 
 // DefaultIdleTimeout is how long, unless Options.IdleTimeout says
@@ -96,7 +101,8 @@ type Options struct {
 const DefaultIdleTimeout = projects.DefaultIdleTimeout
 
 // Endpoint serves every project's MCP endpoint. It is an http.Handler for
-// the paths /p/{project}/mcp and, with OAuth,
+// the paths /p/{project}/mcp, /p/{project}/i/{capability}/… (the
+// project's well-known index, see serveIndex) and, with OAuth,
 // /.well-known/oauth-protected-resource/p/{project}/mcp.
 type Endpoint struct {
 	st   Store
@@ -245,6 +251,9 @@ type ProjectStats struct {
 	// Requests counts the requests served; refused ones (paused, wrong
 	// token) are not counted.
 	Requests int64
+	// IndexRequests counts the requests its well-known index served,
+	// refused ones not counted.
+	IndexRequests int64
 }
 
 // Stats returns what the endpoints serve now.
@@ -253,14 +262,22 @@ func (e *Endpoint) Stats() Stats {
 	st := Stats{Versions: e.versions.Len(), Refreshes: rs.Refreshes, RefreshErrors: rs.RefreshErrors, Unloaded: rs.Unloaded, StoreErrors: e.storeErrors.Load()}
 	for _, pp := range e.projects.Loaded() {
 		p := frontOf(pp)
-		st.Projects = append(st.Projects, ProjectStats{ID: pp.ID(), Bindings: len(pp.View().Bound), Requests: p.requests.Load(), Sessions: p.sessionCount()})
+		st.Projects = append(st.Projects, ProjectStats{ID: pp.ID(), Bindings: len(pp.View().Bound), Requests: p.requests.Load(),
+			IndexRequests: p.indexRequests.Load(), Sessions: p.sessionCount()})
 	}
 	return st
 }
 
-// ServeHTTP serves /p/{project}/mcp and, with OAuth, the endpoints'
+// ServeHTTP serves /p/{project}/mcp, the projects' well-known indexes
+// below /p/{project}/i/{capability}/ and, with OAuth, the endpoints'
 // protected-resource metadata. Anything else is 404.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if id, capability, rest, ok := indexOf(r.URL.Path); ok {
+		// Below the capability are the index's file names, which may
+		// escape; the id and the capability are checked as decoded.
+		e.serveIndex(w, r, id, capability, rest)
+		return
+	}
 	if r.URL.RawPath != "" {
 		// An escape in the path: a project id has none, so this is no
 		// endpoint (and "%2F" or "%2e" never reach a project).
@@ -310,13 +327,16 @@ func validID(id string) bool {
 
 // serveProject serves an authenticated request of project id.
 func (e *Endpoint) serveProject(w http.ResponseWriter, r *http.Request, id string, tok tokenInfo) {
-	if tok.project != id {
+	switch {
+	case tok.kind == store.AdminToken:
+		writeError(w, http.StatusForbidden, "wrong_token_kind", "admin tokens do not open project endpoints: use a project token of this project")
+		return
+	case tok.kind == store.IndexToken:
+		writeError(w, http.StatusForbidden, "wrong_token_kind", "an index token opens only its project's well-known index (npx skills add), never an endpoint: use a project token of this project")
+		return
+	case tok.kind != store.ProjectToken || tok.project != id:
 		// The same answer as for a project that does not exist: a token
 		// of one project learns nothing about another's.
-		if tok.admin {
-			writeError(w, http.StatusForbidden, "wrong_token_kind", "admin tokens do not open project endpoints: use a project token of this project")
-			return
-		}
 		writeError(w, http.StatusNotFound, "project_not_found", fmt.Sprintf("no project %q", id))
 		return
 	}

@@ -20,14 +20,17 @@ import (
 type project struct {
 	*projects.Project
 	e *Endpoint
-	// requests counts the requests served.
-	requests atomic.Int64
+	// requests counts the requests served, and indexRequests those of its
+	// well-known index.
+	requests, indexRequests atomic.Int64
 
 	smu      sync.Mutex
 	servers  []*mcp.Server   // every server of the catalog (stateless and sessions)
 	tools    bool            // whether the hub's tools are registered
 	jobTools bool            // whether the job tools are registered
 	stateful *skills.Handler // the handler of sessions, made on first use
+	// wellKnown is the project's well-known index, made on first use.
+	wellKnown http.Handler
 }
 
 // front makes the endpoint's side of a project the registry loaded.

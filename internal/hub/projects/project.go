@@ -21,8 +21,9 @@ type Project struct {
 	cat   *skills.Catalog
 	front Front
 
-	paused atomic.Bool
-	view   atomic.Pointer[View]
+	paused    atomic.Bool
+	wellKnown atomic.Bool
+	view      atomic.Pointer[View]
 	// active counts the requests in flight (taken under Registry.mu, so
 	// that an idle project is never dropped under one), and lastUsed is
 	// when the last one ended, in Unix nanoseconds.
@@ -68,6 +69,9 @@ func (p *Project) Front() Front { return p.front }
 // Paused reports whether the project is paused: its endpoint serves
 // nothing.
 func (p *Project) Paused() bool { return p.paused.Load() }
+
+// WellKnown reports whether the project's well-known index is on.
+func (p *Project) WellKnown() bool { return p.wellKnown.Load() }
 
 // View returns what the project serves now.
 func (p *Project) View() *View { return p.view.Load() }

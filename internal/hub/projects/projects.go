@@ -271,6 +271,7 @@ func (r *Registry) load(ctx context.Context, p *Project) error {
 		return err
 	}
 	p.paused.Store(pr.Paused)
+	p.wellKnown.Store(pr.WellKnown)
 	list, err := r.opts.Store.ProjectBindings(ctx, p.id)
 	if err != nil {
 		return err
@@ -371,10 +372,10 @@ func (r *Registry) follow(feed <-chan store.Change) {
 	}
 }
 
-// refresh brings a loaded project to the store's state: its pause, and its
-// bindings when their generation moved, or its profiles. A failure keeps
-// what was served; the next change or the feed's periodic check tries
-// again.
+// refresh brings a loaded project to the store's state: its pause and its
+// well-known index, and its bindings when their generation moved, or its
+// profiles. A failure keeps what was served; the next change or the feed's
+// periodic check tries again.
 func (r *Registry) refresh(ctx context.Context, p *Project, ch store.Change) {
 	select {
 	case <-p.ready:
@@ -390,6 +391,7 @@ func (r *Registry) refresh(ctx context.Context, p *Project, ch store.Change) {
 		return
 	}
 	p.paused.Store(ch.Paused) // every change carries the state after it
+	p.wellKnown.Store(ch.WellKnown)
 	if ch.Generation == p.gen {
 		if ch.Kind == store.ChangeProfiles {
 			r.refreshProfiles(ctx, p)

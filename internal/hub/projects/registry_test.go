@@ -197,6 +197,17 @@ func TestRegistryFollowsTheFeed(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, "the pause", p.Paused)
+		if p.WellKnown() {
+			t.Fatal("a new project's well-known index is on")
+		}
+		if _, err := db.SetWellKnown(ctx, "alpha", true); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the well-known index on", p.WellKnown)
+		if _, err := db.SetWellKnown(ctx, "alpha", false); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the well-known index off", func() bool { return !p.WellKnown() })
 
 		if _, err := db.BindVersion(ctx, "alpha", v.ID); err != nil {
 			t.Fatal(err)
