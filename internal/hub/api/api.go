@@ -1,6 +1,7 @@
 // Package api is the skill hub's admin REST API, served under /api/ by
 // `skills-hub serve`: installed skills and their versions, the
-// installable catalog, projects and their bindings, tokens and the audit log.
+// installable catalog, projects and their bindings and well-known indexes,
+// tokens and the audit log.
 //
 // The routes are huma operations (github.com/danielgtaylor/huma/v2) on a
 // net/http ServeMux, so the OpenAPI 3.1 document at /api/openapi.json is
@@ -101,8 +102,9 @@ type Options struct {
 	// its error (nil when the catalog was replaced).
 	OnCatalogSync func(error)
 	// OnTokenRevoked, if not nil, is called with the id of each project
-	// token the API revoked, so that this process's endpoints forget it at
-	// once (other replicas learn of it within their token cache's TTL).
+	// token and index capability the API revoked, so that this process's
+	// endpoints forget it at once (other replicas learn of it within their
+	// token cache's TTL).
 	OnTokenRevoked func(id string)
 }
 
@@ -173,6 +175,7 @@ func New(opts Options) (_ *API, err error) {
 	a.registerSkills()
 	a.registerProjects()
 	a.registerTokens()
+	a.registerWellKnown()
 	a.registerJobs()
 	a.registerOverview()
 	a.registerRemnants()
@@ -297,7 +300,11 @@ func Authenticate(ctx context.Context, h *hub.Hub, header string, need store.Sco
 	case err != nil:
 		return store.Token{}, newError(http.StatusServiceUnavailable, CodeUnavailable, "the token cannot be checked now; try again")
 	}
-	if tok.Kind != store.AdminToken {
+	switch tok.Kind {
+	case store.AdminToken:
+	case store.IndexToken:
+		return tok, forbidden("an index token opens only its project's well-known index; the admin API needs an admin token", need)
+	default:
 		return tok, forbidden("a project token opens only its project's endpoint (/p/"+tok.ProjectID+"/mcp); the admin API needs an admin token", need)
 	}
 	if !tok.Allows(need) {
