@@ -288,7 +288,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("a handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v)
+			s.log.Error("a handler panicked", "method", r.Method, "path", store.RedactSecrets(r.URL.Path), "panic", v)
 			if !sw.wrote {
 				api.WriteError(sw, api.NewError(http.StatusInternalServerError, api.CodeInternal, "the hub failed to answer; its log says why"))
 			}

@@ -385,3 +385,19 @@ func TestWellKnownMigration(t *testing.T) {
 		})
 	}
 }
+
+func TestRedactSecrets(t *testing.T) {
+	const sec = "smcp_i_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	for in, want := range map[string]string{
+		"/p/alpha/i/" + sec + "/.well-known/x":         "/p/alpha/i/smcp_i_0123456789abcdef_…/.well-known/x",
+		"a " + sec + " and smcp_p_0123456789abcdef_BB": "a smcp_i_0123456789abcdef_… and smcp_p_0123456789abcdef_…",
+		"smcp_x_0123456789abcdef_AAAA":                 "smcp_x_0123456789abcdef_AAAA", // not a kind
+		"smcp_i_0123456789ABCDEF_AAAA":                 "smcp_i_0123456789ABCDEF_AAAA", // not an id
+		"/p/alpha/i/hello":                             "/p/alpha/i/hello",
+		"":                                             "",
+	} {
+		if got := store.RedactSecrets(in); got != want {
+			t.Errorf("RedactSecrets(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -374,3 +374,45 @@ func (s *DB) RevokeToken(ctx context.Context, id string) (Token, error) {
 	}
 	return s.GetToken(ctx, id)
 }
+
+// RedactSecrets returns s with the secret of every token in it cut off
+// after the token's id ("smcp_i_0123456789abcdef_…"), for a log line that
+// may hold one, such as the path of a well-known index, whose capability is
+// a token. The prefix and the id stay: they name the token, as the logs and
+// the audit log do.
+func RedactSecrets(s string) string {
+	const head = len(projectTokenPrefix) + tokenIDLen + 1 // smcp_x_ + id + _
+	var b strings.Builder
+	rest := s
+	for {
+		i := strings.Index(rest, "smcp_")
+		if i < 0 || len(rest)-i < head {
+			break
+		}
+		t := rest[i:]
+		kind, id := t[:len(projectTokenPrefix)], t[len(projectTokenPrefix):head-1]
+		if (kind != projectTokenPrefix && kind != adminTokenPrefix && kind != indexTokenPrefix) || !isLowerHex(id) || t[head-1] != '_' {
+			b.WriteString(rest[:i+1])
+			rest = rest[i+1:]
+			continue
+		}
+		n := head
+		for n < len(t) && isBase64URL(t[n]) {
+			n++
+		}
+		b.WriteString(rest[:i+head])
+		if n > head {
+			b.WriteString("…")
+		}
+		rest = t[n:]
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	b.WriteString(rest)
+	return b.String()
+}
+
+func isBase64URL(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
+}

@@ -23,3 +23,22 @@ func FuzzParseSecret(f *testing.F) {
 		}
 	})
 }
+
+// RedactSecrets reads paths from any client: whatever it is given, no
+// well-formed secret survives it, and what it returns is redacted already.
+func FuzzRedactSecrets(f *testing.F) {
+	f.Add("/p/alpha/i/smcp_i_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/.well-known/agent-skills/index.json")
+	f.Add("smcp_smcp_p_0123456789abcdef_smcp_a_0123456789abcdef_x")
+	f.Add("no token here")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := RedactSecrets(s)
+		for i := 0; i+tokenLen <= len(out); i++ {
+			if _, _, ok := parseSecret(out[i : i+tokenLen]); ok {
+				t.Fatalf("RedactSecrets(%q) = %q keeps a secret", s, out)
+			}
+		}
+		if again := RedactSecrets(out); again != out {
+			t.Fatalf("not idempotent: %q then %q", out, again)
+		}
+	})
+}
