@@ -43,6 +43,7 @@ type Guard struct {
 	ui           http.Handler
 	isMCP        func(*http.Request) bool
 	project      func(*http.Request) string
+	logPath      func(string) string
 
 	slots       chan struct{} // one per request in flight (MaxConcurrent)
 	maxResponse int64
@@ -103,6 +104,10 @@ func newGuard(opts *Options, now func() time.Time) *Guard {
 	}
 	g.rate = newRateLimits(opts, now)
 	g.project = opts.Project
+	g.logPath = opts.LogPath
+	if g.logPath == nil {
+		g.logPath = func(p string) string { return p }
+	}
 	if g.maxBody <= 0 {
 		g.maxBody = DefaultMaxBodyBytes
 	}
@@ -160,7 +165,7 @@ func (g *Guard) reject(w http.ResponseWriter, r *http.Request, status int, msg s
 func (g *Guard) rejectCode(w http.ResponseWriter, r *http.Request, status, code int, msg string) {
 	g.log.DebugContext(r.Context(), "request refused",
 		"status", status, "reason", msg,
-		"method", r.Method, "path", r.URL.Path, "addr", r.RemoteAddr)
+		"method", r.Method, "path", g.logPath(r.URL.Path), "addr", r.RemoteAddr)
 	writeError(w, status, code, msg)
 }
 

@@ -173,6 +173,11 @@ type Options struct {
 	// any address and token. The hub sets it for its /p/{project}/ routes.
 	Project func(r *http.Request) string
 
+	// LogPath, if set, rewrites a request's path before a log line holds
+	// it. The hub cuts off the secrets its paths may carry (a well-known
+	// index's capability is a path segment).
+	LogPath func(path string) string
+
 	// ProjectRate is the requests per second one project may take (see
 	// Project). If zero, defaults to [DefaultProjectRate]; if negative,
 	// there is no limit.

@@ -237,6 +237,7 @@ func New(opts Options) (*Server, error) {
 	})
 	ho := opts.HTTP
 	ho.Ready, ho.MCP, ho.Project, ho.Observer, ho.Logger = s.ready, isProjectMCP, projectOf, refused, log
+	ho.LogPath = store.RedactSecrets
 	if ho.AllowedHostsSetting == "" {
 		ho.AllowedHostsSetting = "--allowed-hosts"
 	}

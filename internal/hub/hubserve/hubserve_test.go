@@ -1,9 +1,11 @@
 package hubserve_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -286,5 +288,34 @@ func TestGuards(t *testing.T) {
 	}
 	if code, _, body := do("/p/p2/mcp", "", "", ""); code != 200 {
 		t.Errorf("another project: %d %s", code, body)
+	}
+}
+
+// A well-known index's capability travels in the path: a refused request
+// for it is logged with the token's id, never its secret.
+func TestRefusalLogsNoCapability(t *testing.T) {
+	h := open(t)
+	var logs bytes.Buffer
+	projects := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	s, err := hubserve.New(hubserve.Options{Hub: h, Projects: projects,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	const secret = "smcp_i_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	req, _ := http.NewRequest("GET", srv.URL+"/p/p1/i/"+secret+"/.well-known/agent-skills/index.json", nil)
+	req.Host = "evil.example"
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Fatalf("a foreign Host: %d", resp.StatusCode)
+	}
+	if !strings.Contains(logs.String(), "smcp_i_0123456789abcdef_…") || strings.Contains(logs.String(), secret) {
+		t.Errorf("the refusal's log line:\n%s", logs.String())
 	}
 }
