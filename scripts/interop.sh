@@ -2,16 +2,18 @@
 # Runs the skill ecosystem's own clients, unmodified, against a built skills-mcp binary, on
 # loopback only.
 #
-#   scripts/interop.sh BIN
+#   scripts/interop.sh BIN HUB_BIN
 #
 # The clients are pinned in package.json/package-lock.json and run on the pinned Node 22
 # (`npm ci` first; scripts/test.sh does):
 #   - skills (`npx skills add URL`) against `BIN serve --http` on testdata/realclients/library,
 #     through the Agent Skills well-known index: every skill must install byte for byte;
-#   - clawhub against `BIN hub serve` (discovery from the site URL): login --token, skill
+#   - clawhub against `HUB_BIN serve` (discovery from the site URL): login --token, skill
 #     publish, search, inspect, install (byte for byte), publish of a change, update (byte for
 #     byte); then the published version is bound to a project through the admin API and read
-#     back over the project's MCP endpoint with skills/get (`BIN pull`), byte for byte;
+#     back over the project's MCP endpoint with skills/get (`BIN pull`), byte for byte, and
+#     installed with `npx skills add` from the project's well-known index URL (turned on, a
+#     capability issued), byte for byte, the capability's secret absent from the hub's log;
 #   - skills-ref validate against `BIN lint` over every skill corpus in testdata and examples,
 #     with the crafted invalid skills of testdata/interop/invalid (scripts/lintref.mjs).
 #
@@ -21,12 +23,13 @@
 # contacted: both servers listen there and every URL given to a client names them.
 set -euo pipefail
 
-if [[ $# -ne 1 ]]; then
-  echo "usage: $0 BIN   (BIN: the built skills-mcp binary)" >&2
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 BIN HUB_BIN   (the built skills-mcp and skills-hub binaries)" >&2
   exit 2
 fi
-BIN=$1
+BIN=$1 HUB=$2
 [[ $BIN == /* ]] || BIN="$PWD/$BIN"
+[[ $HUB == /* ]] || HUB="$PWD/$HUB"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 
@@ -43,6 +46,7 @@ die() {
   exit 2
 }
 [[ -x $BIN && -f $BIN ]] || die "binary '$BIN' not found or not executable"
+[[ -x $HUB && -f $HUB ]] || die "binary '$HUB' not found or not executable"
 [[ -x $NODE ]] || die "$NODE not found: run 'npm ci' in the repository root first"
 for f in "$SKILLS_CLI" "$CLAWHUB" "$ROOT/node_modules/skills-ref/package.json"; do
   [[ -f $f ]] || die "$f not found: run 'npm ci' in the repository root first"
@@ -142,8 +146,8 @@ fi
 
 echo "=== clawhub against hub serve"
 HUBDATA="$WORK/hub"
-ADMIN=$("$BIN" hub token create --data "$HUBDATA" --scope admin --name interop 2>"$WORK/token.log") || failed "hub token create" "$WORK/token.log"
-if [[ -n ${ADMIN:-} ]] && serve "$WORK/hub.log" "$BIN" hub serve --data "$HUBDATA" --http 127.0.0.1:0; then
+ADMIN=$("$HUB" --data "$HUBDATA" token create --scope admin --name interop 2>"$WORK/token.log") || failed "hub token create" "$WORK/token.log"
+if [[ -n ${ADMIN:-} ]] && serve "$WORK/hub.log" "$HUB" --data "$HUBDATA" serve --http 127.0.0.1:0; then
   export CLAWHUB_SITE=$BASE # the registry is found through /.well-known/clawhub.json
   CH=("$NODE" "$CLAWHUB" --no-input)
   SRC="$WORK/src"
@@ -176,11 +180,32 @@ if [[ -n ${ADMIN:-} ]] && serve "$WORK/hub.log" "$BIN" hub serve --data "$HUBDAT
     if [[ -n $VERSION ]] && [[ $(api --json '{"id":"interop","name":"Interop"}' "$BASE/api/projects") == 201 ]] &&
       [[ $(api -X PUT "$BASE/api/projects/interop/skills/$VERSION") == 200 ]]; then
       pass "bind $VERSION to project interop"
-      PROJECT_TOKEN=$("$BIN" hub token create --data "$HUBDATA" --project interop 2>/dev/null || true)
+      PROJECT_TOKEN=$("$HUB" --data "$HUBDATA" token create --project interop 2>/dev/null || true)
       export PROJECT_TOKEN
       step "MCP skills/get of $PUBLISHED from /p/interop/mcp" "$WORK/pull.log" \
         "$BIN" pull --url "$BASE/p/interop/mcp" --token-env PROJECT_TOKEN --to "$WORK/pulled" "$PUBLISHED" &&
         same "MCP skills/get: $PUBLISHED byte for byte" "$SRC/$PUBLISHED" "$WORK/pulled/$PUBLISHED"
+
+      # The project's well-known index, turned on and opened by a capability in its URL.
+      INDEX_PATH=""
+      if [[ $(api -X PUT "$BASE/api/projects/interop/well-known") == 200 ]] &&
+        [[ $(api --json '{"name":"interop"}' "$BASE/api/projects/interop/well-known/capabilities") == 201 ]]; then
+        INDEX_PATH=$("$NODE" -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).path)' "$WORK/api.out" || true)
+      fi
+      if [[ $INDEX_PATH == /p/interop/i/* ]]; then
+        pass "project interop's well-known index on, a capability issued"
+        mkdir -p "$WORK/skills-hub-project"
+        step "skills add from project interop's index URL" "$WORK/skills-add-hub.log" \
+          bash -c 'cd "$1" && "$2" "$3" add "$4" --yes --agent claude-code --copy' _ "$WORK/skills-hub-project" "$NODE" "$SKILLS_CLI" "$BASE$INDEX_PATH" &&
+          same "skills add from a project's index: $PUBLISHED byte for byte" "$SRC/$PUBLISHED" "$WORK/skills-hub-project/.claude/skills/$PUBLISHED"
+        if grep -qF "${INDEX_PATH#/p/interop/i/}" "$WORK/hub.log"; then
+          failed "the hub's log never holds the capability's secret" "$WORK/hub.log"
+        else
+          pass "the hub's log never holds the capability's secret"
+        fi
+      else
+        failed "turn project interop's well-known index on and issue a capability" "$WORK/api.out"
+      fi
     else
       echo "version: ${VERSION:-none}" >>"$WORK/api.out"
       failed "bind the published version to a project" "$WORK/api.out"

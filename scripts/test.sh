@@ -159,4 +159,4 @@ step "real clients"
 scripts/realclients.sh "$tmp/skills-mcp" || fail "a real client failed against the server (see the summary above)"
 
 step "the skill ecosystem's clients"
-scripts/interop.sh "$tmp/skills-mcp" || fail "a client of the skill ecosystem failed against the server (see the summary above)"
+scripts/interop.sh "$tmp/skills-mcp" "$tmp/skills-hub" || fail "a client of the skill ecosystem failed against the server (see the summary above)"
