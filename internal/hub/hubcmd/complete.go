@@ -19,6 +19,7 @@ var completionCommands = []struct{ name, short string }{
 	{"uninstall", "remove a version"},
 	{"serve", "serve the admin API and the project endpoints over HTTP"},
 	{"token", "manage the tokens of the admin API and the projects"},
+	{"well-known", "turn a project's well-known index on or off"},
 	{"job", "settle a job whose replica is gone"},
 	{"remnants", "list, show, download or purge the files kept of deleted projects' jobs"},
 	{"backup", "write a backup of the whole hub"},

@@ -36,6 +36,7 @@ func TestHelp(t *testing.T) {
 		"restore":         {"restore", "-h"},
 		"serve":           {"serve", "-h"},
 		"token":           {"token", "-h"},
+		"well-known":      {"well-known", "-h"},
 		"job":             {"job", "-h"},
 		"remnants":        {"remnants", "-h"},
 	} {

@@ -95,6 +95,7 @@ Commands:
   catalog build --out FILE  index public skill repositories into a catalog document
   serve [--http ADDR]       serve the admin API and the project endpoints over HTTP
   token create|list|revoke  manage the tokens of the admin API and the projects
+  well-known on|off PROJECT turn a project's well-known index (npx skills add) on or off
   job settle JOB            end a job whose replica is gone (--force: whatever its replica)
   remnants list|show|download|purge
                             the files kept of deleted projects' jobs
@@ -184,6 +185,8 @@ func (c *command) Run(ctx context.Context, args []string) error {
 		return c.serve(ctx, g, args)
 	case "token":
 		return c.token(ctx, g, args)
+	case "well-known":
+		return c.wellKnown(ctx, g, args)
 	case "job":
 		return c.job(ctx, g, args)
 	case "remnants":
@@ -197,7 +200,7 @@ func (c *command) Run(ctx context.Context, args []string) error {
 
 // hubCommands are the names Run dispatches, for suggestions.
 var hubCommands = []string{"install", "import", "list", "versions", "inspect", "approve", "notes", "uninstall",
-	"catalog", "backup", "restore", "serve", "token", "help", "version", "completion"}
+	"catalog", "backup", "restore", "serve", "token", "well-known", "help", "version", "completion"}
 
 // hubFlags is one hub command's flag set and its help text.
 type hubFlags struct {

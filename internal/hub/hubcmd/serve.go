@@ -457,16 +457,20 @@ func dataFlags(o hub.Options) string {
 const hubTokenUsage = `Usage: skills-hub token (create|list|revoke) [flags]
 
 Tokens open the hub: an admin token (scope read, write or admin; read < write
-< admin) the admin API and /metrics, a project token its project's endpoint.
+< admin) the admin API and /metrics, a project token its project's endpoint,
+an index token (a capability) its project's well-known index, whose URL it
+travels in (see skills-hub well-known -h).
 A token's secret is printed once, when it is created; the hub keeps only its
 hash. Revoking takes effect at once.
 
 Commands:
   create --scope read|write|admin [--name NAME] [--expires DUR]
   create --project ID [--name NAME] [--expires DUR]
+  create --index ID [--name NAME] [--expires DUR]
                      create a token and print its secret (alone) on stdout
   list [--project ID] [--all] [--json]
-                     list tokens, never their secrets (--all: revoked too)
+                     list tokens, never their secrets (--all: revoked too;
+                     --project: the project's tokens and index capabilities)
   revoke ID          revoke a token
 `
 
@@ -490,15 +494,22 @@ func (c *command) tokenCreate(ctx context.Context, g *hubGlobals, args []string)
 	fs := c.flagSet("token create", g, hubTokenUsage)
 	scope := fs.String("scope", "", "an admin token of `SCOPE`: read, write or admin")
 	project := fs.String("project", "", "a token for project `ID`'s endpoint")
+	index := fs.String("index", "", "a capability of project `ID`'s well-known index")
 	name := fs.String("name", "", "a label for people")
 	expires := fs.Duration("expires", 0, "valid for `DUR` (720h, 90m); default: until revoked")
 	if _, err := c.parse(fs, args, 0, 0, ""); err != nil {
 		return err
 	}
 	const hint = "skills-hub token create -h"
+	given := 0
+	for _, f := range []string{*scope, *project, *index} {
+		if f != "" {
+			given++
+		}
+	}
 	switch {
-	case (*scope == "") == (*project == ""):
-		return usagef(hint, "token create needs --scope read|write|admin (an admin token) or --project ID (a project's token)")
+	case given != 1:
+		return usagef(hint, "token create needs one of --scope read|write|admin (an admin token), --project ID (a project's token) or --index ID (a capability of a project's well-known index)")
 	case *scope != "" && !store.Scope(*scope).Valid():
 		return usagef(hint, "--scope %q: want read, write or admin", *scope)
 	case *expires < 0:
@@ -509,12 +520,16 @@ func (c *command) tokenCreate(ctx context.Context, g *hubGlobals, args []string)
 		return err
 	}
 	defer h.Close()
-	tok, secret, err := h.CreateToken(ctx, hub.TokenRequest{Project: *project, Scope: store.Scope(*scope), Name: *name, Expires: *expires})
+	req, action := hub.TokenRequest{Project: *project, Scope: store.Scope(*scope), Name: *name, Expires: *expires}, "token.create"
+	if *index != "" {
+		req.Project, req.Index, action = *index, true, "well_known.issue"
+	}
+	tok, secret, err := h.CreateToken(ctx, req)
 	result := store.AuditOK
 	if err != nil {
 		result = "failed"
 	}
-	if _, aerr := h.Audit(ctx, store.AuditEntry{Actor: CLIActor, Action: "token.create", ObjectKind: "token", ObjectID: tok.ID, Result: result}); aerr != nil && err == nil {
+	if _, aerr := h.Audit(ctx, store.AuditEntry{Actor: CLIActor, Action: action, ObjectKind: "token", ObjectID: tok.ID, Result: result}); aerr != nil && err == nil {
 		fmt.Fprintf(c.stderr, "warning: the audit log did not take the entry: %v\n", aerr)
 	}
 	if err != nil {
@@ -522,8 +537,12 @@ func (c *command) tokenCreate(ctx context.Context, g *hubGlobals, args []string)
 	}
 	fmt.Fprintln(c.stdout, secret)
 	what := "admin token " + tok.ID + " (scope " + string(tok.Scope) + ")"
-	if tok.Kind == store.ProjectToken {
+	switch tok.Kind {
+	case store.ProjectToken:
 		what = "token " + tok.ID + " for project " + tok.ProjectID
+	case store.IndexToken:
+		what = "capability " + tok.ID + " of project " + tok.ProjectID + "'s well-known index (npx skills add takes the hub's URL followed by " +
+			hub.IndexPath(tok.ProjectID, "SECRET") + "; turn the index on with skills-hub well-known on " + tok.ProjectID + ")"
 	}
 	if !tok.ExpiresAt.IsZero() {
 		what += ", expires " + tok.ExpiresAt.Local().Format(time.DateTime)
@@ -546,9 +565,6 @@ func (c *command) tokenList(ctx context.Context, g *hubGlobals, args []string) e
 	}
 	defer h.Close()
 	f := store.TokenFilter{ProjectID: *project, IncludeRevoked: *all}
-	if *project != "" {
-		f.Kind = store.ProjectToken
-	}
 	toks, err := h.Tokens(ctx, f)
 	if err != nil {
 		return err
@@ -572,8 +588,11 @@ func Tokens(w interface{ Write([]byte) (int, error) }, toks []store.Token, asJSO
 	fmt.Fprintln(tw, "ID\tOPENS\tNAME\tCREATED\tEXPIRES\tSTATE")
 	for _, t := range toks {
 		opens := "admin API, scope " + string(t.Scope)
-		if t.Kind == store.ProjectToken {
+		switch t.Kind {
+		case store.ProjectToken:
 			opens = "project " + t.ProjectID
+		case store.IndexToken:
+			opens = "project " + t.ProjectID + "'s index"
 		}
 		expires := "never"
 		if !t.ExpiresAt.IsZero() {
