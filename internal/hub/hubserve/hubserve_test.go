@@ -292,7 +292,8 @@ func TestGuards(t *testing.T) {
 }
 
 // A well-known index's capability travels in the path: a refused request
-// for it is logged with the token's id, never its secret.
+// for it is logged with the token's id, never its secret, and no metric's
+// label holds it.
 func TestRefusalLogsNoCapability(t *testing.T) {
 	h := open(t)
 	var logs bytes.Buffer
@@ -317,5 +318,18 @@ func TestRefusalLogsNoCapability(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "smcp_i_0123456789abcdef_…") || strings.Contains(logs.String(), secret) {
 		t.Errorf("the refusal's log line:\n%s", logs.String())
+	}
+	mfs, err := s.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if strings.Contains(l.GetValue(), "smcp_") {
+					t.Errorf("metric %s has a label %s=%q", mf.GetName(), l.GetName(), l.GetValue())
+				}
+			}
+		}
 	}
 }
