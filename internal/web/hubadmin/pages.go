@@ -51,25 +51,27 @@ var funcs = map[string]any{
 // notes are the fixed messages a redirect after a change may show (?ok=KEY);
 // the text is never taken from the URL.
 var notes = map[string]string{
-	"created":     "Created.",
-	"approved":    "Approved: recorded with your token.",
-	"unapproved":  "Approval withdrawn.",
-	"notes":       "Notes saved.",
-	"uninstalled": "Uninstalled.",
-	"bound":       "Connected: the project's endpoint serves the version now.",
-	"unbound":     "Disconnected.",
-	"paused":      "Paused: the endpoint refuses requests until resumed.",
-	"resumed":     "Resumed.",
-	"duplicated":  "Duplicated.",
-	"deleted":     "Deleted.",
-	"revoked":     "Revoked: the token opens nothing any more.",
-	"imported":    "Imported.",
-	"same":        "Already there: the same tree was installed before; nothing was written.",
-	"profile":     "Profile saved. A change to anything but Enabled needs a new preparation.",
-	"preparing":   "Preparation started: its state and log below follow it.",
-	"uploaded":    "Uploaded.",
-	"catalog":     "The catalog was replaced by the uploaded document.",
-	"purged":      "Purged: the files are deleted for good.",
+	"created":        "Created.",
+	"approved":       "Approved: recorded with your token.",
+	"unapproved":     "Approval withdrawn.",
+	"notes":          "Notes saved.",
+	"uninstalled":    "Uninstalled.",
+	"bound":          "Connected: the project's endpoint serves the version now.",
+	"unbound":        "Disconnected.",
+	"paused":         "Paused: the endpoint refuses requests until resumed.",
+	"resumed":        "Resumed.",
+	"well_known_on":  "Well-known index on: the holders of its capabilities can install the project's skills with npx skills add.",
+	"well_known_off": "Well-known index off: its URLs answer 404; its capabilities stay until revoked.",
+	"duplicated":     "Duplicated.",
+	"deleted":        "Deleted.",
+	"revoked":        "Revoked: the token opens nothing any more.",
+	"imported":       "Imported.",
+	"same":           "Already there: the same tree was installed before; nothing was written.",
+	"profile":        "Profile saved. A change to anything but Enabled needs a new preparation.",
+	"preparing":      "Preparation started: its state and log below follow it.",
+	"uploaded":       "Uploaded.",
+	"catalog":        "The catalog was replaced by the uploaded document.",
+	"purged":         "Purged: the files are deleted for good.",
 }
 
 func note(r *http.Request) string { return notes[r.URL.Query().Get("ok")] }
@@ -744,6 +746,10 @@ func (a *Admin) projectAction(w http.ResponseWriter, r *http.Request) {
 		err, ok = c.do(ctx, http.MethodPost, base+"/pause", nil, nil, "", nil), "paused"
 	case "resume":
 		err, ok = c.do(ctx, http.MethodPost, base+"/resume", nil, nil, "", nil), "resumed"
+	case "well-known-on":
+		err, ok = c.do(ctx, http.MethodPut, base+"/well-known", nil, nil, "", nil), "well_known_on"
+	case "well-known-off":
+		err, ok = c.do(ctx, http.MethodDelete, base+"/well-known", nil, nil, "", nil), "well_known_off"
 	case "duplicate":
 		nid := strings.TrimSpace(r.PostFormValue("new_id"))
 		name := strings.TrimSpace(r.PostFormValue("new_name"))

@@ -100,6 +100,8 @@ func TestAdminFlow(t *testing.T) {
 	for _, step := range []struct{ path, want string }{
 		{"/projects/support/pause", "Paused"},
 		{"/projects/support/resume", "Resumed"},
+		{"/projects/support/well-known-on", `id="well-known-off"`}, // the page shows the state
+		{"/projects/support/well-known-off", `id="well-known-on"`},
 	} {
 		if st, body := u.post(step.path, url.Values{}); st != http.StatusOK || !strings.Contains(body, step.want) {
 			t.Errorf("%s answered %d:\n%s", step.path, st, body)
