@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
@@ -11,6 +12,12 @@ import (
 
 // Overview reads what the administration's dashboard shows of the store.
 func (h *Hub) Overview(ctx context.Context) (store.Overview, error) { return h.st.Overview(ctx) }
+
+// Leases lists the replicas' leases in the database, with the database's
+// time they were judged at (see store.Lease).
+func (h *Hub) Leases(ctx context.Context) ([]store.Lease, time.Time, error) {
+	return h.st.Leases(ctx)
+}
 
 // QueryJobs lists jobs across projects, newest first; see store.JobQuery.
 func (h *Hub) QueryJobs(ctx context.Context, q store.JobQuery) ([]store.ListedJob, error) {

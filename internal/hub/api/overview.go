@@ -92,16 +92,18 @@ type OverviewAnswer struct {
 		Backends []Backend `json:"backends" doc:"The backends this hub tried, with the limits the chosen one enforces and misses"`
 	} `json:"sandbox"`
 	Store struct {
-		Backend         string            `json:"backend" enum:"sqlite,postgres"`
-		RequireApproval bool              `json:"require_approval" doc:"Whether only approved versions may be bound"`
-		Replica         string            `json:"replica,omitempty" doc:"This replica's name, when it runs jobs"`
-		Replicas        []OverviewReplica `json:"replicas" doc:"The replicas that claimed jobs, the one seen last first"`
+		Backend         string    `json:"backend" enum:"sqlite,postgres"`
+		RequireApproval bool      `json:"require_approval" doc:"Whether only approved versions may be bound"`
+		Replica         string    `json:"replica,omitempty" doc:"This replica's name, when it runs jobs"`
+		Replicas        []Replica `json:"replicas" doc:"The replicas holding a lease, or jobs or preparations, by name (as GET /api/replicas)"`
+		CheckedAt       time.Time `json:"checked_at" doc:"The database's time the leases were judged at"`
 	} `json:"store"`
 	Counts struct {
 		Packages       int            `json:"packages"`
 		Versions       int            `json:"versions"`
 		Projects       int            `json:"projects"`
 		PausedProjects int            `json:"paused_projects"`
+		Remnants       int            `json:"remnants" doc:"Job remnants of deleted projects, kept until purged"`
 		Jobs           map[string]int `json:"jobs" doc:"Jobs in each state"`
 	} `json:"counts"`
 	FailedJobs         []Job                `json:"failed_jobs" doc:"The latest jobs that failed, timed out or are locked"`
@@ -110,11 +112,30 @@ type OverviewAnswer struct {
 	Catalog            OverviewCatalogState `json:"catalog"`
 }
 
-// OverviewReplica is a replica known from the jobs it claimed.
-type OverviewReplica struct {
-	Name      string    `json:"name"`
-	LastJobAt time.Time `json:"last_job_at" doc:"When a job it claimed last changed"`
-	Running   int       `json:"running" doc:"Its running and locked jobs"`
+// Replica is a replica as its lease in the database says, judged by the
+// database's time (every replica's clock is the database's, so that
+// hosts whose clocks differ judge alike).
+type Replica struct {
+	Name string `json:"name"`
+	// Live says it holds a current lease; a lapsed replica's jobs are
+	// settled by the others.
+	Live         bool      `json:"live" doc:"It holds a current lease; once it lapses, the other replicas settle its jobs"`
+	FirstSeen    time.Time `json:"first_seen,omitzero" doc:"Its first heartbeat"`
+	HeartbeatAt  time.Time `json:"heartbeat_at,omitzero" doc:"Its last heartbeat; absent for a replica that holds jobs but never held a lease"`
+	LeaseUntil   time.Time `json:"lease_until,omitzero" doc:"When its lease lapses, or lapsed, unless renewed"`
+	Running      int       `json:"running" doc:"Its running and locked jobs"`
+	Preparations int       `json:"preparations" doc:"Its preparations under way"`
+}
+
+// ReplicasAnswer is GET /api/replicas's answer.
+type ReplicasAnswer struct {
+	Replica   string    `json:"replica,omitempty" doc:"This replica's name, when it runs jobs"`
+	Replicas  []Replica `json:"replicas" doc:"The replicas holding a lease, or jobs or preparations, by name"`
+	CheckedAt time.Time `json:"checked_at" doc:"The database's time the leases were judged at"`
+}
+
+type replicasOutput struct {
+	Body ReplicasAnswer
 }
 
 // FailedPreparation is a version whose last preparation failed.
@@ -153,6 +174,17 @@ func (a *API) registerOverview() {
 		OperationID: "list-jobs", Method: http.MethodGet, Path: "/api/jobs", Tags: []string{"jobs"},
 		Summary: "List jobs across projects, newest first (without their logs), filtered by state, project and skill",
 	}, rule{scope: store.ScopeRead}, a.listAllJobs)
+
+	register(a, huma.Operation{
+		OperationID: "list-replicas", Method: http.MethodGet, Path: "/api/replicas", Tags: []string{"hub"},
+		Summary: "The replicas' leases in the database, live or lapsed, judged by the database's time",
+	}, rule{scope: store.ScopeRead}, func(ctx context.Context, _ *struct{}) (*replicasOutput, error) {
+		out := &replicasOutput{}
+		var err error
+		out.Body.Replicas, out.Body.CheckedAt, err = a.replicas(ctx)
+		out.Body.Replica = a.opts.Replica
+		return out, err
+	})
 
 	register(a, huma.Operation{
 		OperationID: "get-overview", Method: http.MethodGet, Path: "/api/overview", Tags: []string{"hub"},
@@ -218,6 +250,21 @@ func listedJob(lj store.ListedJob) Job {
 	return j
 }
 
+// replicas reads the replicas' leases, with the database's time they were
+// judged at.
+func (a *API) replicas(ctx context.Context) ([]Replica, time.Time, error) {
+	leases, now, err := a.hub.Leases(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	out := make([]Replica, len(leases))
+	for i, l := range leases {
+		out[i] = Replica{Name: l.Replica, Live: !l.Lapsed, FirstSeen: l.FirstSeen, HeartbeatAt: l.HeartbeatAt, LeaseUntil: l.Until,
+			Running: l.ActiveJobs, Preparations: l.Preparations}
+	}
+	return out, now, nil
+}
+
 func (a *API) overview(ctx context.Context, _ *struct{}) (*overviewOutput, error) {
 	o, err := a.hub.Overview(ctx)
 	if err != nil {
@@ -237,12 +284,11 @@ func (a *API) overview(ctx context.Context, _ *struct{}) (*overviewOutput, error
 		}
 	}
 	b.Store.Backend, b.Store.RequireApproval, b.Store.Replica = o.Backend, o.RequireApproval, a.opts.Replica
-	b.Store.Replicas = make([]OverviewReplica, len(o.Replicas))
-	for i, r := range o.Replicas {
-		b.Store.Replicas[i] = OverviewReplica{Name: r.Name, LastJobAt: r.LastJobAt, Running: r.Running}
+	if b.Store.Replicas, b.Store.CheckedAt, err = a.replicas(ctx); err != nil {
+		return nil, err
 	}
 	c := &b.Counts
-	c.Packages, c.Versions, c.Projects, c.PausedProjects = o.Packages, o.Versions, o.Projects, o.PausedProjects
+	c.Packages, c.Versions, c.Projects, c.PausedProjects, c.Remnants = o.Packages, o.Versions, o.Projects, o.PausedProjects, o.Remnants
 	c.Jobs = map[string]int{}
 	for _, st := range []store.JobState{store.JobCreated, store.JobUploading, store.JobQueued, store.JobRunning,
 		store.JobSucceeded, store.JobFailed, store.JobTimedOut, store.JobStopped, store.JobLocked} {

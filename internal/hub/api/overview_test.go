@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"path/filepath"
@@ -163,6 +164,13 @@ func TestJobListAndOverview(t *testing.T) {
 		if o.Sandbox.Chosen != "fake" || o.Store.Backend == "" || len(o.Store.Replicas) != 1 || o.Store.Replicas[0].Name != "api-test" {
 			t.Errorf("sandbox and store: %+v %+v", o.Sandbox, o.Store)
 		}
+		// The replicas are their leases, judged by the database's time.
+		if r := o.Store.Replicas[0]; !r.Live || r.HeartbeatAt.IsZero() || !r.LeaseUntil.After(r.HeartbeatAt) || r.HeartbeatAt.After(o.Store.CheckedAt) {
+			t.Errorf("this replica's lease: %+v (checked at %v); want live, renewed before the check", r, o.Store.CheckedAt)
+		}
+		if o.Counts.Remnants != 0 {
+			t.Errorf("remnants: %d, want 0", o.Counts.Remnants)
+		}
 		if o.Catalog.Source != "bundled" || o.Catalog.Items == 0 || o.Catalog.GeneratedAt.IsZero() {
 			t.Errorf("catalog: %+v", o.Catalog)
 		}
@@ -170,6 +178,35 @@ func TestJobListAndOverview(t *testing.T) {
 			t.Errorf("failed preparations: %+v", o.FailedPreparations)
 		}
 		e.want(e.do("GET", "/api/overview", "", nil), 401, api.CodeUnauthorized)
+
+		// GET /api/replicas: a replica whose lease lapsed is listed lapsed
+		// with its last heartbeat; this one live.
+		ctx := context.Background()
+		if _, err := e.h.Store().Heartbeat(ctx, "replica-gone", time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		var rs api.ReplicasAnswer
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			a = e.do("GET", "/api/replicas", e.read, nil)
+			e.want(a, 200, "")
+			a.decode(t, &rs)
+			if len(rs.Replicas) == 2 && !rs.Replicas[1].Live {
+				break
+			}
+			if len(rs.Replicas) != 2 || rs.Replicas[1].Name != "replica-gone" || time.Now().After(deadline) {
+				t.Fatalf("replicas: %+v", rs)
+			}
+			time.Sleep(time.Millisecond) // a 1 ms lease, in the database's time
+		}
+		if rs.Replica != "api-test" || rs.Replicas[0].Name != "api-test" || !rs.Replicas[0].Live || rs.Replicas[1].HeartbeatAt.IsZero() ||
+			!rs.Replicas[1].LeaseUntil.Before(rs.CheckedAt) {
+			t.Errorf("replicas: %+v", rs)
+		}
+		e.do("GET", "/api/overview", e.read, nil).decode(t, &o)
+		if len(o.Store.Replicas) != 2 || o.Store.Replicas[1].Live {
+			t.Errorf("the overview's replicas: %+v", o.Store.Replicas)
+		}
+		e.want(e.do("GET", "/api/replicas", "", nil), 401, api.CodeUnauthorized)
 	})
 }
 

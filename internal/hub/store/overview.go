@@ -19,11 +19,11 @@ type Overview struct {
 	Versions        int
 	Projects        int
 	PausedProjects  int
+	// Remnants counts the job remnants of deleted projects (their files
+	// are kept until purged).
+	Remnants int
 	// Jobs counts the jobs in each state.
 	Jobs map[JobState]int
-	// Replicas are the replicas that claimed a job, the one seen last
-	// first, at most MaxOverviewRows.
-	Replicas []ReplicaSeen
 	// FailedPreparations are the profiles whose last preparation failed
 	// (a log or an error and no prepared environment), the latest first,
 	// at most MaxOverviewRows.
@@ -38,15 +38,6 @@ type Overview struct {
 
 // MaxOverviewRows bounds each list of an Overview.
 const MaxOverviewRows = 20
-
-// ReplicaSeen is a replica known from the jobs it claimed.
-type ReplicaSeen struct {
-	Name string
-	// LastJobAt is when a job it claimed last changed.
-	LastJobAt time.Time
-	// Running counts its running and locked jobs.
-	Running int
-}
 
 // FailedPreparation is a profile whose last preparation failed.
 type FailedPreparation struct {
@@ -79,7 +70,8 @@ func (s *DB) Overview(ctx context.Context) (Overview, error) {
 		(SELECT COUNT(*) FROM packages p WHERE EXISTS (SELECT 1 FROM versions v WHERE v.package_id = p.id)),
 		(SELECT COUNT(*) FROM versions),
 		(SELECT COUNT(*) FROM projects),
-		(SELECT COUNT(*) FROM projects WHERE paused_at IS NOT NULL)`).Scan(&o.Packages, &o.Versions, &o.Projects, &o.PausedProjects)
+		(SELECT COUNT(*) FROM projects WHERE paused_at IS NOT NULL),
+		(SELECT COUNT(*) FROM job_remnants)`).Scan(&o.Packages, &o.Versions, &o.Projects, &o.PausedProjects, &o.Remnants)
 	if err != nil {
 		return Overview{}, wrap(err)
 	}
@@ -87,27 +79,9 @@ func (s *DB) Overview(ctx context.Context) (Overview, error) {
 		return Overview{}, err
 	}
 	q := s.d.rebind
-	rows, err := s.db.QueryContext(ctx, q(`SELECT claimed_by, MAX(updated_at), SUM(CASE WHEN state IN ('running', 'locked') THEN 1 ELSE 0 END)
-		FROM jobs WHERE claimed_by IS NOT NULL AND claimed_by <> '' GROUP BY claimed_by ORDER BY MAX(updated_at) DESC LIMIT ?`), MaxOverviewRows)
-	if err != nil {
-		return Overview{}, wrap(err)
-	}
-	err = eachRow(rows, func() error {
-		var r ReplicaSeen
-		var at int64
-		if err := rows.Scan(&r.Name, &at, &r.Running); err != nil {
-			return err
-		}
-		r.LastJobAt = time.UnixMicro(at).UTC()
-		o.Replicas = append(o.Replicas, r)
-		return nil
-	})
-	if err != nil {
-		return Overview{}, wrap(err)
-	}
 	// A failure that left no log (a backend refused, the package could not
 	// be laid out) says why in its error, on every replica.
-	rows, err = s.db.QueryContext(ctx, q(`SELECT f.version_id, p.name, v.tree_digest, f.updated_at,
+	rows, err := s.db.QueryContext(ctx, q(`SELECT f.version_id, p.name, v.tree_digest, f.updated_at,
 		CASE WHEN f.prepare_log = '' THEN f.prepare_error ELSE f.prepare_log END
 		FROM profiles f JOIN versions v ON v.id = f.version_id JOIN packages p ON p.id = v.package_id
 		WHERE f.identity IS NULL AND f.preparing_by IS NULL AND (f.prepare_log <> '' OR f.prepare_error <> '')

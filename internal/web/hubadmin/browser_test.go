@@ -86,8 +86,10 @@ func grantClipboard(origin string) chromedp.Action[chromedp.Void] {
 // clipboard), set the execution profile from the detected scripts and
 // prepare it (followed in place), create a job, upload an input, run it
 // in a real bubblewrap sandbox, find it in the job list, and download its
-// output, checking its sha256 in the page; then a forged form from
-// another origin and an expired session, which change nothing.
+// output, checking its sha256 in the page; delete the project and find
+// the job's files among the remnants, download and purge them; then a
+// forged form from another origin and an expired session, which change
+// nothing.
 func TestBrowserAdmin(t *testing.T) {
 	gh := githubtest.New(t)
 	repo := acmeRepo(gh)
@@ -317,6 +319,40 @@ func TestBrowserAdmin(t *testing.T) {
 	}
 	shots = append(shots, b.Screenshots("09-job")...)
 
+	// Delete the project: its job's files are kept as remnants, which the
+	// Remnants page lists, serves and, once asked in place, purges.
+	b.Do("open the project to delete it", chromedp.Navigate(e.srv.URL+"/projects/support"), chromedp.WaitVisible(chromedp.CSS("#remnants-link")),
+		chromedp.Click(chromedp.CSS("#confirm-delete summary")), chromedp.WaitVisible(chromedp.CSS("#delete-project")))
+	b.Do("delete the project", chromedp.Click(chromedp.CSS("#delete-project")), chromedp.WaitVisible(chromedp.CSS(`p[role="status"]`)))
+	b.Do("open the remnants", chromedp.Click(chromedp.CSS(`nav a[href="/remnants"]`)), chromedp.WaitVisible(chromedp.CSS("#remnants")))
+	if got := b.Text("#remnants tbody"); !strings.Contains(got, "support") || !strings.Contains(got, version) {
+		t.Errorf("the remnants list says %q", got)
+	}
+	b.Do("open the remnant", chromedp.Click(chromedp.CSS("#remnants tbody a")), chromedp.WaitVisible(chromedp.CSS("#remnant-files")))
+	b.Do("download the remnant's output", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		got, err = chromedp.Evaluate[string](`(async () => {
+			const a = [...document.querySelectorAll('#remnant-files a')].find(a => a.textContent === "report.txt");
+			const r = await fetch(a.href, {credentials: "same-origin"});
+			if (!r.ok) return "status " + r.status;
+			const sum = await crypto.subtle.digest("SHA-256", await r.arrayBuffer());
+			return [...new Uint8Array(sum)].map(b => b.toString(16).padStart(2, "0")).join("");
+		})()`, chromedp.EvalAwaitPromise)(ctx, tg)
+		return chromedp.Void{}, err
+	})
+	if want := hex.EncodeToString(outSum[:]); got != want {
+		t.Errorf("the remnant's output's sha256 %s, want %s", got, want)
+	}
+	shots = append(shots, b.Screenshots("10-remnant")...)
+	b.Do("purge the remnant", chromedp.Click(chromedp.CSS("#confirm-purge summary")), chromedp.WaitVisible(chromedp.CSS("#purge")),
+		chromedp.Click(chromedp.CSS("#purge")), chromedp.WaitVisible(chromedp.CSS(`p[role="status"]`)))
+	if got := b.Text(`p[role="status"]`); !strings.Contains(got, "Purged") {
+		t.Errorf("after the purge the page says %q", got)
+	}
+	if got := b.Text("main"); !strings.Contains(got, "No remnants") {
+		t.Errorf("the remnants page after the purge says %q", got)
+	}
+
 	// A forged form from another origin changes nothing.
 	b.Do("submit a forged form from another origin", chromedp.Navigate(evil.URL), chromedp.Click(chromedp.CSS("#go")),
 		chromedp.WaitVisible(chromedp.CSS(`p[role="alert"]`)))
@@ -329,8 +365,8 @@ func TestBrowserAdmin(t *testing.T) {
 	if got := b.Text(`p[role="status"]`); !strings.Contains(got, "expired") {
 		t.Errorf("expired session page says %q", got)
 	}
-	if got := e.projectIDs(); len(got) != 1 || got[0] != "support" {
-		t.Errorf("projects through the API: %v, want [support]", got)
+	if got := e.projectIDs(); len(got) != 0 {
+		t.Errorf("projects through the API: %v, want none (support was deleted)", got)
 	}
 	t.Logf("browser flow took %s; screenshots:\n%s", time.Since(start).Round(time.Millisecond), strings.Join(shots, "\n"))
 }

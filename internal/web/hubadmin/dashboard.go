@@ -40,20 +40,18 @@ type overview struct {
 		Backends []backend `json:"backends"`
 	} `json:"sandbox"`
 	Store struct {
-		Backend         string `json:"backend"`
-		RequireApproval bool   `json:"require_approval"`
-		Replica         string `json:"replica"`
-		Replicas        []struct {
-			Name      string    `json:"name"`
-			LastJobAt time.Time `json:"last_job_at"`
-			Running   int       `json:"running"`
-		} `json:"replicas"`
+		Backend         string    `json:"backend"`
+		RequireApproval bool      `json:"require_approval"`
+		Replica         string    `json:"replica"`
+		Replicas        []replica `json:"replicas"`
+		CheckedAt       time.Time `json:"checked_at"`
 	} `json:"store"`
 	Counts struct {
 		Packages       int            `json:"packages"`
 		Versions       int            `json:"versions"`
 		Projects       int            `json:"projects"`
 		PausedProjects int            `json:"paused_projects"`
+		Remnants       int            `json:"remnants"`
 		Jobs           map[string]int `json:"jobs"`
 	} `json:"counts"`
 	FailedJobs         []listedJob `json:"failed_jobs"`
@@ -74,6 +72,40 @@ type overview struct {
 	} `json:"catalog"`
 }
 
+// replica is a replica's lease as /api/overview and /api/replicas report
+// it, judged by the database's time.
+type replica struct {
+	Name         string    `json:"name"`
+	Live         bool      `json:"live"`
+	HeartbeatAt  time.Time `json:"heartbeat_at"`
+	LeaseUntil   time.Time `json:"lease_until"`
+	Running      int       `json:"running"`
+	Preparations int       `json:"preparations"`
+}
+
+// replicaView is a replica as the pages show it: its ages by the
+// database's clock, never the web server's.
+type replicaView struct {
+	replica
+	This bool // the replica serving the page
+	// Beat is how long ago it last renewed its lease ("" if it never
+	// held one); Lapsed how long ago its lease lapsed, if it did.
+	Beat, Lapsed string
+}
+
+// viewReplica judges r at the database's time now; this names the
+// replica serving the page.
+func viewReplica(r replica, now time.Time, this string) replicaView {
+	v := replicaView{replica: r, This: r.Name == this}
+	if !r.HeartbeatAt.IsZero() {
+		v.Beat = since(now.Sub(r.HeartbeatAt))
+	}
+	if !r.Live && !r.LeaseUntil.IsZero() {
+		v.Lapsed = since(now.Sub(r.LeaseUntil))
+	}
+	return v
+}
+
 // jobStates are the job states in their life's order.
 var jobStates = []store.JobState{store.JobCreated, store.JobUploading, store.JobQueued, store.JobRunning,
 	store.JobSucceeded, store.JobFailed, store.JobTimedOut, store.JobStopped, store.JobLocked}
@@ -91,9 +123,12 @@ type stateCount struct {
 
 type dashboardData struct {
 	Overview overview
-	Jobs     []stateCount
-	JobTotal int
-	Problems int
+	// Replicas are the leases, this replica first, then the live ones;
+	// Orphaning are the lapsed ones still holding jobs or preparations.
+	Replicas, Orphaning []replicaView
+	Jobs                []stateCount
+	JobTotal            int
+	Problems            int
 	// CatalogAge is the catalog's age for people ("3 days"); Stale says it
 	// is older than catalogStale.
 	CatalogAge string
@@ -114,6 +149,26 @@ func (a *Admin) dashboard(w http.ResponseWriter, r *http.Request) {
 			d.Problems += n
 		}
 	}
+	st := d.Overview.Store
+	for _, r := range st.Replicas {
+		v := viewReplica(r, st.CheckedAt, st.Replica)
+		d.Replicas = append(d.Replicas, v)
+		if !r.Live && r.Running+r.Preparations > 0 {
+			d.Orphaning = append(d.Orphaning, v)
+		}
+	}
+	slices.SortStableFunc(d.Replicas, func(x, y replicaView) int {
+		rank := func(v replicaView) int {
+			switch {
+			case v.This:
+				return 0
+			case v.Live:
+				return 1
+			}
+			return 2
+		}
+		return rank(x) - rank(y)
+	})
 	c := d.Overview.Catalog
 	// The data's age is the document's; a sync only says when it came.
 	if at := cmpTime(c.GeneratedAt, c.StoredAt); !at.IsZero() {
@@ -150,6 +205,20 @@ func ago(d time.Duration) string {
 		return plural(int(d/time.Hour), "hour")
 	}
 	return plural(int(d/(24*time.Hour)), "day")
+}
+
+// since says how long d is for people, to the second under a minute (a
+// heartbeat's age): "4 seconds", "3 minutes".
+func since(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "less than a second"
+	case d < 2*time.Second:
+		return "1 second"
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + " seconds"
+	}
+	return ago(d)
 }
 
 // ---- jobs across projects

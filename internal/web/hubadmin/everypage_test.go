@@ -35,6 +35,8 @@ type realistic struct {
 	failedJob  string
 	openJob    string // a job created, not run
 	versionIDs []string
+	remnant    string // a remnant with inputs and outputs, of a deleted project
+	strays     *strays
 }
 
 // longWords are the parts of long, realistic names.
@@ -192,6 +194,51 @@ func fillHub(t *testing.T, e *env, gh *githubtest.Server) realistic {
 	if st.Job.State != store.JobFailed {
 		t.Fatalf("the failing job did not fail: %+v", st.Job)
 	}
+	// A retired project's jobs, one run, are left as remnants when it is
+	// deleted.
+	retired := "marketing-campaign-analytics-2025-retired-after-reorg"
+	if _, err := e.h.CreateProject(ctx, retired, "Marketing campaign analytics 2025 (retired)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.h.Bind(ctx, retired, r.report); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		var j struct {
+			ID string `json:"id"`
+		}
+		u.call(http.MethodPost, "/api/projects/"+retired+"/skill-jobs", map[string]string{"skill_id": r.report}, &j)
+		in := fmt.Sprintf("in/campaign-%02d-%s.csv", i, strings.Repeat("regional-breakdown-", 3))
+		u.upload("/api/projects/"+retired+"/skill-jobs/"+j.ID+"/files", in, []byte(strings.Repeat("region,clicks\neu,12\n", 40+i)))
+		if i == 0 {
+			r.remnant = j.ID
+			u.call(http.MethodPost, "/api/projects/"+retired+"/skill-jobs/"+j.ID+"/run", map[string]any{"script": "scripts/report.py", "args": []string{in}}, &st)
+			if st.Job.State != store.JobSucceeded {
+				t.Fatalf("the retired project's job did not succeed: %+v", st.Job)
+			}
+		}
+	}
+	if err := e.h.DeleteProject(ctx, retired); err != nil {
+		t.Fatal(err)
+	}
+	// Another deleted project's: the remnants can be filtered by project.
+	pilot := "pilot-2025-q3"
+	if _, err := e.h.CreateProject(ctx, pilot, "Pilot"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.h.Bind(ctx, pilot, r.report); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		var j struct {
+			ID string `json:"id"`
+		}
+		u.call(http.MethodPost, "/api/projects/"+pilot+"/skill-jobs", map[string]string{"skill_id": r.report}, &j)
+		u.upload("/api/projects/"+pilot+"/skill-jobs/"+j.ID+"/files", "in/pilot.csv", []byte("a,b\n"))
+	}
+	if err := e.h.DeleteProject(ctx, pilot); err != nil {
+		t.Fatal(err)
+	}
 	return r
 }
 
@@ -201,8 +248,10 @@ func fillHub(t *testing.T, e *env, gh *githubtest.Server) realistic {
 // every control with a visible focus ring, and the screenshots are kept.
 func TestBrowserEveryPage(t *testing.T) {
 	gh := githubtest.New(t)
-	e := newEnvWith(t, envOptions{jobs: true, github: gh})
+	strays := newStrays()
+	e := newEnvWith(t, envOptions{jobs: true, github: gh, lease: time.Hour, seed: strays.seed(t)})
 	r := fillHub(t, e, gh)
+	r.strays = strays
 	b := browsertest.New(t)
 	b.Do("open the sign-in page", chromedp.Navigate(e.srv.URL+"/signin?next=/"), chromedp.WaitVisible(chromedp.CSS("#token")))
 	reports := []browsertest.Report{b.Check("01-signin")}
@@ -217,33 +266,44 @@ func TestBrowserEveryPage(t *testing.T) {
 	taskURL := browsertest.Eval[string](b, "read the task's address", "location.pathname")
 
 	q := url.QueryEscape
-	pages := []struct{ name, path, wait string }{
-		{"02-dashboard", "/", "#attention"},
-		{"03-catalog", "/catalog", "#catalog-results"},
-		{"04-catalog-author", "/catalog?author=" + q("Acme Corporation Research and Development Department") + "&category=documents", "#catalog-results"},
-		{"05-catalog-search", "/catalog?q=" + q("financial report"), "#catalog-results"},
-		{"06-skills", "/packages", "#packages"},
-		{"07-version", "/packages/" + r.report, "#not-proof"},
-		{"08-version-long", "/packages/" + r.long, "#findings"},
-		{"09-file", "/packages/" + r.report + "/file?path=" + q("scripts/report.py"), "#source"},
-		{"10-profile", "/packages/" + r.report + "/profile", "#profile-form"},
-		{"11-profile-new", "/packages/" + r.long + "/profile", "#profile-form"},
-		{"12-profile-failed", "/packages/" + r.versionIDs[0] + "/profile", "#prep"},
-		{"13-projects", "/projects", "#projects"},
-		{"14-project", "/projects/" + r.project, "#bindings"},
-		{"15-connect", "/projects/" + r.project + "/connect", "#versions"},
-		{"16-jobs", "/jobs", "#job-list"},
-		{"17-jobs-failed", "/jobs?state=failed,timed_out,locked", "#job-list"},
-		{"18-job-done", "/projects/" + r.project + "/jobs/" + r.doneJob, "#output-files"},
-		{"19-job-failed", "/projects/" + r.project + "/jobs/" + r.failedJob, "#stderr"},
-		{"20-job-open", "/projects/" + r.project + "/jobs/" + r.openJob, "#input-file"},
-		{"21-tokens", "/tokens", "#admin-tokens"},
-		{"22-audit", "/audit", "#audit"},
-		{"23-task", taskURL, "#task-log"},
-		{"24-not-found", "/nowhere", "p[role=alert]"},
+	// open, if set, is a <summary> to open once the page is there: its
+	// in-place question is checked too.
+	pages := []struct{ name, path, wait, open string }{
+		{"02-dashboard", "/", "#attention", ""},
+		{"03-catalog", "/catalog", "#catalog-results", ""},
+		{"04-catalog-author", "/catalog?author=" + q("Acme Corporation Research and Development Department") + "&category=documents", "#catalog-results", ""},
+		{"05-catalog-search", "/catalog?q=" + q("financial report"), "#catalog-results", ""},
+		{"06-skills", "/packages", "#packages", ""},
+		{"07-version", "/packages/" + r.report, "#not-proof", ""},
+		{"08-version-long", "/packages/" + r.long, "#findings", ""},
+		{"09-file", "/packages/" + r.report + "/file?path=" + q("scripts/report.py"), "#source", ""},
+		{"10-profile", "/packages/" + r.report + "/profile", "#profile-form", ""},
+		{"11-profile-new", "/packages/" + r.long + "/profile", "#profile-form", ""},
+		{"12-profile-failed", "/packages/" + r.versionIDs[0] + "/profile", "#prep", ""},
+		{"13-projects", "/projects", "#projects", ""},
+		{"14-project", "/projects/" + r.project, "#bindings", ""},
+		{"15-connect", "/projects/" + r.project + "/connect", "#versions", ""},
+		{"16-jobs", "/jobs", "#job-list", ""},
+		{"17-jobs-failed", "/jobs?state=failed,timed_out,locked", "#job-list", ""},
+		{"18-job-done", "/projects/" + r.project + "/jobs/" + r.doneJob, "#output-files", ""},
+		{"19-job-failed", "/projects/" + r.project + "/jobs/" + r.failedJob, "#stderr", ""},
+		{"20-job-open", "/projects/" + r.project + "/jobs/" + r.openJob, "#input-file", ""},
+		{"21-tokens", "/tokens", "#admin-tokens", ""},
+		{"22-audit", "/audit", "#audit", ""},
+		{"23-task", taskURL, "#task-log", ""},
+		{"24-not-found", "/nowhere", "p[role=alert]", ""},
+		{"25-remnants", "/remnants", "#remnants", "#remnants summary"},
+		{"25-remnants-of-a-project", "/remnants?project=pilot-2025-q3", "#remnants", ""},
+		{"26-remnant", "/remnants/" + r.remnant, "#remnant-files", "#confirm-purge summary"},
+		{"27-job-lapsed-replica", jpath(strays.project, strays.lapsed), "#replica-lease", "#settle summary"},
+		{"28-job-live-replica", jpath(strays.project, strays.live), "#replica-lease", "#settle summary"},
+		{"29-job-locked", jpath(strays.project, strays.locked), "#replica-lease", ""},
 	}
 	for _, p := range pages {
 		b.Do("open "+p.name, chromedp.Navigate(e.srv.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.wait)))
+		if p.open != "" {
+			b.Do("open the question of "+p.name, chromedp.Click(chromedp.CSS(p.open)), chromedp.WaitVisible(chromedp.CSS(p.open+" + *")))
+		}
 		reports = append(reports, b.Check(p.name))
 		b.Keyboard(p.name)
 	}
@@ -257,8 +317,11 @@ func TestBrowserEveryPage(t *testing.T) {
 		"#sandbox":                     "bwrap",
 		"#store":                       "ui-test",
 		"#catalog-age":                 "Refresh it",
-		"#counts":                      "37",
+		"#counts":                      "38",
 		`a[href="/jobs?state=failed"]`: "failed",
+		"#replicas":                    strays.liveReplica,
+		"#lapsed + ul":                 strays.lapsedReplica,
+		"#remnant-count":               "10",
 	} {
 		if got := b.Text(sel); !strings.Contains(got, want) {
 			t.Errorf("dashboard %s says %q, want %q in it", sel, got, want)

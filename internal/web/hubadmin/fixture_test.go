@@ -90,6 +90,13 @@ type envOptions struct {
 	// github, if set, is where the hub reads https://github.com
 	// repositories (catalog items included).
 	github *githubtest.Server
+	// lease is the job service's lease (if zero, the default). An hour
+	// keeps the service from settling what seed leaves to lapsed replicas
+	// while a test looks at it.
+	lease time.Duration
+	// seed, if set, fills the hub through its store before the job
+	// service starts (whose worker would claim a queued job first).
+	seed func(h *hub.Hub)
 }
 
 func newEnvWith(t testing.TB, o envOptions) *env {
@@ -109,6 +116,9 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
+	if o.seed != nil {
+		o.seed(h)
+	}
 	ao := api.Options{Hub: h, Version: "test"}
 	if withJobs {
 		// The sandbox runs as an unprivileged uid, which must be able to
@@ -120,7 +130,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 			}
 		}
 		svc, err := jobs.New(jobs.Options{Store: h.Store().(*store.DB), Executor: bwrap.New(nil), Replica: "ui-test",
-			Dir: filepath.Join(tmp, "jobs"), RunWait: 30 * time.Second})
+			Dir: filepath.Join(tmp, "jobs"), RunWait: 30 * time.Second, Lease: o.lease})
 		if err != nil {
 			t.Fatal(err)
 		}

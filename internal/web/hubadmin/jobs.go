@@ -332,6 +332,97 @@ type jobData struct {
 	Scripts []string // the allowed scripts of the job's version
 	Args    string
 	Open    bool // inputs may still be uploaded and the job run
+	// Lease is the lease of the replica running the job, while it runs
+	// or is locked; nil otherwise.
+	Lease *jobLease
+	// CanSettle says the signed-in token may settle the job (admin).
+	CanSettle bool
+}
+
+// jobLease is what a job's page says of the replica running it: whether
+// it holds its lease and, if not, when the other replicas settle the job
+// on their own; times by the database's clock.
+type jobLease struct {
+	Replica replicaView
+	// Timeout is the job's timeout in seconds (its profile's, else the
+	// longest a profile allows).
+	Timeout int
+	// EndsBy is when a live replica's run ends at the latest (its
+	// timeout).
+	EndsBy time.Time
+	// SettlesAt is about when the other replicas settle a lapsed
+	// replica's job (its lease seen lapsed for a lease more and, for a
+	// running job, its timeout and a lease past its start); Due says that
+	// time has passed: at their next heartbeat.
+	SettlesAt time.Time
+	Due       bool
+	// OthersLive counts the live replicas other than the job's.
+	OthersLive int
+}
+
+// defaultLease is a replica's lease when the page cannot tell its length
+// (the replica never held one): the hub's default.
+const defaultLease = 20 * time.Second
+
+// leaseOf reads the lease of the replica running job j (running or
+// locked), by the database's time.
+func (a *Admin) leaseOf(r *http.Request, j listedJob) (*jobLease, error) {
+	var rs struct {
+		Replicas  []replica `json:"replicas"`
+		CheckedAt time.Time `json:"checked_at"`
+		Replica   string    `json:"replica"`
+	}
+	c, ctx := a.client(r), r.Context()
+	if err := c.do(ctx, http.MethodGet, "/api/replicas", nil, nil, "", &rs); err != nil {
+		return nil, err
+	}
+	l := &jobLease{Replica: replicaView{replica: replica{Name: j.ClaimedBy}}, Timeout: store.MaxTimeoutSeconds}
+	for _, rp := range rs.Replicas {
+		switch {
+		case rp.Name == j.ClaimedBy:
+			l.Replica = viewReplica(rp, rs.CheckedAt, rs.Replica)
+		case rp.Live:
+			l.OthersLive++
+		}
+	}
+	if j.SkillID != "" {
+		var p profileAnswer
+		if c.do(ctx, http.MethodGet, "/api/skills/"+url.PathEscape(j.SkillID)+"/profile", nil, nil, "", &p) == nil && p.Profile.TimeoutSeconds > 0 {
+			l.Timeout = p.Profile.TimeoutSeconds
+		}
+	}
+	timeout := time.Duration(l.Timeout) * time.Second
+	rp := l.Replica.replica
+	if rp.Live {
+		if !j.StartedAt.IsZero() && j.State == store.JobRunning {
+			l.EndsBy = j.StartedAt.Add(timeout)
+		}
+		return l, nil
+	}
+	// A replica's lease is its length past its last heartbeat; the others
+	// hold leases as long, as replicas of one hub are set alike.
+	lease := defaultLease
+	if !rp.HeartbeatAt.IsZero() && rp.LeaseUntil.After(rp.HeartbeatAt) {
+		lease = rp.LeaseUntil.Sub(rp.HeartbeatAt)
+	}
+	l.SettlesAt = rs.CheckedAt
+	if !rp.LeaseUntil.IsZero() {
+		l.SettlesAt = rp.LeaseUntil.Add(lease)
+	}
+	if j.State == store.JobRunning && !j.StartedAt.IsZero() {
+		if t := j.StartedAt.Add(timeout + lease); t.After(l.SettlesAt) {
+			l.SettlesAt = t
+		}
+	}
+	l.Due = !l.SettlesAt.After(rs.CheckedAt)
+	return l, nil
+}
+
+// isAdmin reports whether the request's session holds an admin-scoped
+// token.
+func isAdmin(r *http.Request) bool {
+	s := web.SessionFrom(r.Context())
+	return s != nil && slices.Contains(s.Identity.Scopes, string(store.ScopeAdmin))
 }
 
 func (a *Admin) job(w http.ResponseWriter, r *http.Request) {
@@ -352,6 +443,14 @@ func (a *Admin) job(w http.ResponseWriter, r *http.Request) {
 	}
 	if args, err := json.Marshal(d.Status.Job.Args); err == nil && len(d.Status.Job.Args) > 0 {
 		d.Args = string(args)
+	}
+	if st.Active() && d.Status.Job.ClaimedBy != "" {
+		l, err := a.leaseOf(r, d.Status.Job)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		d.Lease, d.CanSettle = l, isAdmin(r)
 	}
 	a.render(w, r, "job.html", "Job "+jid, "jobs", d)
 }
@@ -386,6 +485,25 @@ func (a *Admin) jobAction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		a.runJob(w, r, pid, jid, base, script, args)
+	case "settle":
+		// An administrator's decision, through the API, which refuses a
+		// job whose replica holds its lease unless forced, and writes the
+		// settlement to the audit log.
+		form(w, r)
+		force := r.PostFormValue("force") == "yes"
+		what := "settle the job"
+		if force {
+			what = "settle the job by force"
+		}
+		if !confirmed(w, r, a, what) {
+			return
+		}
+		body := map[string]any{"reason": strings.TrimSpace(r.PostFormValue("reason")), "force": force}
+		if err := c.do(r.Context(), http.MethodPost, base+"/settle", nil, body, "", nil); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		redirect(w, r, jobPath(pid, jid), "settled")
 	case "delete":
 		form(w, r)
 		if !confirmed(w, r, a, "delete the job") {

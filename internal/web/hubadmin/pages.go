@@ -72,6 +72,7 @@ var notes = map[string]string{
 	"uploaded":       "Uploaded.",
 	"catalog":        "The catalog was replaced by the uploaded document.",
 	"purged":         "Purged: the files are deleted for good.",
+	"settled":        "Settled: the job is stopped, its reason naming your token; the audit log has the settlement.",
 }
 
 func note(r *http.Request) string { return notes[r.URL.Query().Get("ok")] }

@@ -57,7 +57,8 @@ func TestTasksAfterClose(t *testing.T) {
 	}
 }
 
-// TestAgo: the dashboard's ages read as people say them.
+// TestAgo: the dashboard's ages and a heartbeat's read as people say
+// them.
 func TestAgo(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		10 * time.Second:    "less than a minute",
@@ -70,6 +71,18 @@ func TestAgo(t *testing.T) {
 	} {
 		if got := ago(d); got != want {
 			t.Errorf("ago(%s) = %q, want %q", d, got, want)
+		}
+	}
+	// A heartbeat's age, to the second under a minute.
+	for d, want := range map[time.Duration]string{
+		-time.Second:            "less than a second",
+		900 * time.Millisecond:  "less than a second",
+		1500 * time.Millisecond: "1 second",
+		59 * time.Second:        "59 seconds",
+		3 * time.Minute:         "3 minutes",
+	} {
+		if got := since(d); got != want {
+			t.Errorf("since(%s) = %q, want %q", d, got, want)
 		}
 	}
 }

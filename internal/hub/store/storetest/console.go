@@ -147,13 +147,14 @@ func testQueryJobs(t *testing.T, open Opener) {
 	}
 }
 
-// testOverview: the counts, the replicas that claimed jobs, failed
-// preparations, unapproved bound versions and the catalog's time.
+// testOverview: the counts (remnants too), failed preparations,
+// unapproved bound versions and the catalog's time. (The replicas are
+// their leases: testLeases.)
 func testOverview(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := openConsole(t, open, store.Options{})
 	o, err := s.Overview(ctx)
-	if err != nil || o.Versions != 0 || o.Projects != 0 || len(o.Replicas) != 0 || !o.CatalogStoredAt.IsZero() {
+	if err != nil || o.Versions != 0 || o.Projects != 0 || !o.CatalogStoredAt.IsZero() {
 		t.Fatalf("Overview(empty) = %+v, %v", o, err)
 	}
 	f := newJobFixture(t, s, "p") // bound, not approved
@@ -198,9 +199,6 @@ func testOverview(t *testing.T, open Opener) {
 	if o.Packages != 3 || o.Versions != 3 || o.Projects != 2 || o.PausedProjects != 1 || o.Jobs[store.JobRunning] != 1 {
 		t.Errorf("counts: %+v", o)
 	}
-	if len(o.Replicas) != 1 || o.Replicas[0].Name != "replica-a" || o.Replicas[0].Running != 1 || o.Replicas[0].LastJobAt.IsZero() {
-		t.Errorf("replicas: %+v", o.Replicas)
-	}
 	if len(o.FailedPreparations) != 1 || o.FailedPreparations[0].Package != "failing" || o.FailedPreparations[0].Log != "pip: no such package\n" {
 		t.Errorf("failed preparations: %+v", o.FailedPreparations)
 	}
@@ -209,6 +207,24 @@ func testOverview(t *testing.T, open Opener) {
 	}
 	if o.CatalogStoredAt.IsZero() {
 		t.Error("the stored catalog's time is missing")
+	}
+	if o.Remnants != 0 {
+		t.Errorf("remnants %d before any project was deleted", o.Remnants)
+	}
+	// A deleted project's job with files is a remnant.
+	mustProject(t, s, "gone", "Gone")
+	if err := s.Bind(ctx, "gone", f.version); err != nil {
+		t.Fatal(err)
+	}
+	g := f.create(t, "gone")
+	if _, err := s.PutJobInput(ctx, g.ID, "in.txt", []byte("x"), store.InputWrite{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteProject(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if o, err = s.Overview(ctx); err != nil || o.Remnants != 1 {
+		t.Errorf("Overview after a project with a job's files was deleted: %d remnants, %v; want 1", o.Remnants, err)
 	}
 	origins, err := s.VersionOrigins(ctx)
 	if err != nil || len(origins) != 3 || origins[0].Package != "approved" || origins[2].Package != "jobs" ||
