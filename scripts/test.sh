@@ -6,7 +6,8 @@
 #   2. go vet ./...
 #   3. npm ci, if node_modules is missing or does not match package-lock.json (axe-core for the
 #      browser tests, the conformance suite, the real clients, Node 22)
-#   4. go test -race -count=1 ./...
+#   4. go test -race -count=1 -timeout 25m ./... (a package of the store's suites over PostgreSQL
+#      can pass go test's default 10 minutes on a loaded machine)
 #   5. each fuzz target in the repo, briefly (FUZZTIME per target, default 10s)
 #   6. build cmd/skills-mcp and cmd/skills-hub into a temporary directory, and a snapshot of the
 #      release build (scripts/release.sh)
@@ -89,8 +90,8 @@ else
   fi
 fi
 
-step "go test -race -count=1 ./..."
-go test -race -count=1 ./... || fail "go test failed"
+step "go test -race -count=1 -timeout 25m ./..."
+go test -race -count=1 -timeout 25m ./... || fail "go test failed"
 
 step "fuzzing (${FUZZTIME} per target)"
 # `go test -list` prints the matching names of each package, then its "ok  <pkg>" line.
