@@ -167,7 +167,7 @@ func BenchmarkOpenAndList(b *testing.B) {
 }
 
 // seed installs packages×versions one-file versions, four at a time.
-func seed(b *testing.B, s store.Store, packages, versions int) {
+func seed(b *testing.B, s *store.DB, packages, versions int) {
 	b.Helper()
 	jobs := make(chan int)
 	errs := make(chan error, 4)

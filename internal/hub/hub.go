@@ -171,7 +171,7 @@ func (h *Hub) Close() error { return h.st.Close() }
 
 // Store returns the hub's store, for the packages that build on the hub
 // (projects and bindings, the admin API).
-func (h *Hub) Store() store.Store { return h.st }
+func (h *Hub) Store() *store.DB { return h.st }
 
 // Version is an installed version as the hub shows it.
 type Version struct {

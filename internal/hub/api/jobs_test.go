@@ -69,9 +69,9 @@ func newJobEnv(t *testing.T, o hub.Options, checkErr error) (*env, *jobs.Service
 	ex := fake.New()
 	ex.CheckErr = checkErr
 	ex.Respond = copier
-	audit := auditlog.New(h.Store().(*store.DB), &auditlog.Options{Replica: "api-test"})
+	audit := auditlog.New(h.Store(), &auditlog.Options{Replica: "api-test"})
 	t.Cleanup(func() { audit.Close(context.Background()) })
-	svc, err := jobs.New(jobs.Options{Store: h.Store().(*store.DB), Executor: ex, Replica: "api-test", Dir: filepath.Join(t.TempDir(), "jobs"),
+	svc, err := jobs.New(jobs.Options{Store: h.Store(), Executor: ex, Replica: "api-test", Dir: filepath.Join(t.TempDir(), "jobs"),
 		RunWait: time.Minute, Audit: audit})
 	if err != nil {
 		t.Fatal(err)

@@ -208,10 +208,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		return err
 	}
 	defer h.Close()
-	db, ok := h.Store().(*store.DB)
-	if !ok {
-		return errors.New("the hub's store does not serve project endpoints")
-	}
+	db := h.Store()
 	if jf.dir, err = jobsDir(jf.dir, opts); err != nil {
 		return err
 	}

@@ -32,14 +32,14 @@ func backends(b *testing.B) map[string]func(*testing.B) storetest.Opener {
 	return map[string]func(*testing.B) storetest.Opener{
 		"sqlite": func(b *testing.B) storetest.Opener {
 			dir := b.TempDir()
-			return func(opts store.Options) (store.Store, error) {
+			return func(opts store.Options) (*store.DB, error) {
 				opts.Dir = dir
 				return store.Open(context.Background(), opts)
 			}
 		},
 		"postgres": func(b *testing.B) storetest.Opener {
 			url := pg.Database(b)
-			return func(opts store.Options) (store.Store, error) {
+			return func(opts store.Options) (*store.DB, error) {
 				opts.Database = url
 				return store.Open(context.Background(), opts)
 			}
@@ -129,7 +129,7 @@ func BenchmarkOpenAndList(b *testing.B) {
 	}
 }
 
-func seed(b *testing.B, s store.Store, packages, versions int) {
+func seed(b *testing.B, s *store.DB, packages, versions int) {
 	b.Helper()
 	jobs := make(chan int)
 	var wg sync.WaitGroup

@@ -52,7 +52,10 @@ type Options struct {
 	sqlitePragmas []string
 }
 
-// DB is a hub store on SQLite or PostgreSQL.
+// DB is the hub's store on SQLite or PostgreSQL, safe for concurrent use.
+// It has no interface of its own: each package that uses it declares the
+// few methods it calls (jobs.Store, endpoint.Store, …), and the
+// conformance suite (storetest) runs on *DB over both backends.
 type DB struct {
 	db              *sql.DB
 	d               dialect
@@ -77,8 +80,6 @@ type DB struct {
 	closeOnce sync.Once
 	closeErr  error
 }
-
-var _ Store = (*DB)(nil)
 
 // Open opens (creating when needed) the store and applies its migrations.
 func Open(ctx context.Context, opts Options) (*DB, error) {

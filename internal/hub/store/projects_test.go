@@ -32,7 +32,7 @@ func openDB(t *testing.T, open storetest.Opener, opts store.Options) *store.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s.(*store.DB)
+	return s
 }
 
 func placeholders(backend, q string) string {

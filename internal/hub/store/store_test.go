@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
 
 func sqliteDB(t *testing.T) storetest.Opener {
 	dir := filepath.Join(t.TempDir(), "data")
-	return func(opts store.Options) (store.Store, error) {
+	return func(opts store.Options) (*store.DB, error) {
 		opts.Dir = dir
 		return store.Open(context.Background(), opts)
 	}
@@ -29,7 +29,7 @@ func sqliteDB(t *testing.T) storetest.Opener {
 
 func postgresDB(t *testing.T) storetest.Opener {
 	url := pg.Database(t)
-	return func(opts store.Options) (store.Store, error) {
+	return func(opts store.Options) (*store.DB, error) {
 		opts.Database = url
 		return store.Open(context.Background(), opts)
 	}
@@ -109,11 +109,10 @@ func TestDatabaseEnforces(t *testing.T) {
 	for name, newDB := range map[string]func(*testing.T) storetest.Opener{"sqlite": sqliteDB, "postgres": postgresDB} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			s0, err := newDB(t)(store.Options{})
+			s, err := newDB(t)(store.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := s0.(*store.DB)
 			defer s.Close()
 			v, _, err := s.Install(ctx, storetest.Version("demo", skill))
 			if err != nil {
@@ -255,7 +254,7 @@ func TestBackupRestoreSQLite(t *testing.T) {
 	}
 }
 
-func mustStats(t *testing.T, s store.Store) store.Stats {
+func mustStats(t *testing.T, s *store.DB) store.Stats {
 	t.Helper()
 	st, err := s.Stats(context.Background())
 	if err != nil {
@@ -309,11 +308,10 @@ func TestWellKnownMigration(t *testing.T) {
 	for name, newDB := range map[string]func(*testing.T) storetest.Opener{"sqlite": sqliteDB, "postgres": postgresDB} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			s0, err := newDB(t)(store.Options{})
+			s, err := newDB(t)(store.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := s0.(*store.DB)
 			defer s.Close()
 			if err := store.MigrateTo(ctx, s, 4); err != nil {
 				t.Fatalf("down to 4: %v", err)

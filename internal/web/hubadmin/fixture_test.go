@@ -129,7 +129,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 				t.Fatal(err)
 			}
 		}
-		svc, err := jobs.New(jobs.Options{Store: h.Store().(*store.DB), Executor: bwrap.New(nil), Replica: "ui-test",
+		svc, err := jobs.New(jobs.Options{Store: h.Store(), Executor: bwrap.New(nil), Replica: "ui-test",
 			Dir: filepath.Join(tmp, "jobs"), RunWait: 30 * time.Second, Lease: o.lease})
 		if err != nil {
 			t.Fatal(err)

@@ -38,12 +38,12 @@ var jobSkill = Tree{
 // jobFixture is a store with a project bound to a version whose profile
 // is enabled and prepared.
 type jobFixture struct {
-	s       store.Store
+	s       *store.DB
 	version int64
 	profile store.Profile
 }
 
-func newJobFixture(t *testing.T, s store.Store, project string) jobFixture {
+func newJobFixture(t *testing.T, s *store.DB, project string) jobFixture {
 	t.Helper()
 	ctx := context.Background()
 	v := install(t, s, Version("jobs", jobSkill))
@@ -416,7 +416,7 @@ func testJobClaim(t *testing.T, open Opener) {
 		got = map[string][]string{}
 		wg  sync.WaitGroup
 	)
-	for i, s := range []store.Store{a, b, a, b} {
+	for i, s := range []*store.DB{a, b, a, b} {
 		replica := fmt.Sprintf("replica-%d", i)
 		wg.Go(func() {
 			for {

@@ -31,7 +31,7 @@ var projectTests = []struct {
 	{"ChangeFeedStops", testChangeFeedStops},
 }
 
-func mustProject(t *testing.T, s store.Store, id, name string) {
+func mustProject(t *testing.T, s *store.DB, id, name string) {
 	t.Helper()
 	if err := s.CreateProject(context.Background(), id, name); err != nil {
 		t.Fatalf("CreateProject(%s): %v", id, err)
@@ -247,7 +247,7 @@ func testConcurrentBindings(t *testing.T, open Opener) {
 	for i := range versions {
 		ids = append(ids, install(t, s, Version(fmt.Sprintf("pkg%d", i), Tree{"SKILL.md": fmt.Sprintf("v%d", i)})).ID)
 	}
-	stores := make([]store.Store, workers)
+	stores := make([]*store.DB, workers)
 	for i := range stores {
 		stores[i] = mustOpen(t, open, store.Options{})
 	}

@@ -46,7 +46,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func leaseOf(t *testing.T, s store.Store, replica string) (store.Lease, bool) {
+func leaseOf(t *testing.T, s *store.DB, replica string) (store.Lease, bool) {
 	t.Helper()
 	ls, _, err := s.Leases(context.Background())
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 // Opener opens one database, always the same one, with the options given
 // (Dir and Database are the backend's to fill). Each call is a new
 // connection to it, as another process would have.
-type Opener func(opts store.Options) (store.Store, error)
+type Opener func(opts store.Options) (*store.DB, error)
 
 // NewDatabase makes a new, empty database and returns its Opener.
 type NewDatabase func(t *testing.T) Opener
@@ -60,7 +60,7 @@ func Run(t *testing.T, newDB NewDatabase) {
 	}
 }
 
-func mustOpen(t *testing.T, open Opener, opts store.Options) store.Store {
+func mustOpen(t *testing.T, open Opener, opts store.Options) *store.DB {
 	t.Helper()
 	s, err := open(opts)
 	if err != nil {
@@ -101,7 +101,7 @@ func Version(pkg string, tree Tree) store.NewVersion {
 	return nv
 }
 
-func install(t *testing.T, s store.Store, nv store.NewVersion) store.Version {
+func install(t *testing.T, s *store.DB, nv store.NewVersion) store.Version {
 	t.Helper()
 	v, _, err := s.Install(context.Background(), nv)
 	if err != nil {
@@ -110,7 +110,7 @@ func install(t *testing.T, s store.Store, nv store.NewVersion) store.Version {
 	return v
 }
 
-func stats(t *testing.T, s store.Store) store.Stats {
+func stats(t *testing.T, s *store.DB) store.Stats {
 	t.Helper()
 	st, err := s.Stats(context.Background())
 	if err != nil {
@@ -415,7 +415,7 @@ func testConcurrentInstalls(t *testing.T, open Opener) {
 		ids     = map[int64]bool{}
 		errs    []error
 	)
-	stores := make([]store.Store, n)
+	stores := make([]*store.DB, n)
 	for i := range stores {
 		stores[i] = mustOpen(t, open, store.Options{})
 	}
