@@ -81,7 +81,9 @@ var allowed = map[string][]string{
 	"skills": {"internal/catalog", "internal/engine", "internal/httpserve", "internal/library", "internal/server", "internal/wellknown"},
 	// The hub (issue 18): package trees and their readers.
 	"internal/hub/pkgtree": {"internal/library", "internal/lint", "internal/skill"},
-	// The hub's operations: the three hub packages wired together.
+	// The hub's rules about skill packages (version names, installs,
+	// approval, bindings by reference, new tokens, the catalog), over a
+	// store it is given: the package readers, the catalog and the store.
 	"internal/hub": {"internal/hub/index", "internal/hub/pkgtree", "internal/hub/store", "internal/regfile"},
 	// The hub's immutable versions, materialised and opened once per
 	// process, handed out with reference counts.
@@ -106,7 +108,7 @@ var allowed = map[string][]string{
 	"internal/web/browsertest": nil, // test support: headless Chromium
 	// The hub's administration in the browser: a web.Site calling the admin API.
 	"internal/web/hubadmin": {"internal/hub", "internal/hub/store", "internal/web"},
-	// The admin REST API, on the hub's operations.
+	// The admin REST API, on the hub's rules and the store.
 	"internal/hub/api": {"internal/hub", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox"},
 	// The hub's HTTP server: the API, /healthz, /metrics, the project endpoints.
 	"internal/hub/hubserve": {"internal/buildinfo", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/clawhub", "internal/hub/store"},
@@ -115,8 +117,10 @@ var allowed = map[string][]string{
 	"internal/hub/clawhub": {"internal/hub", "internal/hub/pkgtree", "internal/hub/store"},
 	// What the hub commands do and print once the CLI has parsed their flags.
 	// It is also the skills-hub command line (Main), so it reaches the
-	// catalog builder ("skills-hub catalog build") and the build's identity.
-	"internal/hub/hubcmd": {"internal/atomicfile", "internal/buildinfo", "internal/catalogbuild", "internal/suggest", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/auditlog", "internal/hub/clawhub", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/sandbox/gvisor", "internal/web/hubadmin"},
+	// catalog builder ("skills-hub catalog build") and the build's identity;
+	// it opens the store every other hub package is handed (a backup to
+	// restore is opened as a regular file).
+	"internal/hub/hubcmd": {"internal/atomicfile", "internal/buildinfo", "internal/catalogbuild", "internal/suggest", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/auditlog", "internal/hub/clawhub", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/sandbox/gvisor", "internal/regfile", "internal/web/hubadmin"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},

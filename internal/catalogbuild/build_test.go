@@ -14,6 +14,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
 	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
 var (
@@ -158,11 +159,7 @@ func TestInstallFromBuiltCatalog(t *testing.T) {
 	if err := write(doc, snap); err != nil {
 		t.Fatal(err)
 	}
-	h, err := hub.Open(ctx, hub.Options{Dir: filepath.Join(t.TempDir(), "data"), LocalRepositories: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := openHub(t)
 	if _, err := h.ImportCatalog(ctx, doc); err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +183,7 @@ func TestInstallFromBuiltCatalog(t *testing.T) {
 	}
 	snap.Items[pdf].Commit = ""
 	write(doc, snap)
-	fresh, err := hub.Open(ctx, hub.Options{Dir: filepath.Join(t.TempDir(), "data"), LocalRepositories: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
+	fresh := openHub(t)
 	if _, err := fresh.ImportCatalog(ctx, doc); err != nil {
 		t.Fatal(err)
 	}
@@ -322,4 +315,16 @@ https://example.org/r.git#v1.2
 			t.Errorf("catalog/sources.txt: %+v", r)
 		}
 	}
+}
+
+// openHub opens a store and a hub over it that reads local repositories,
+// as the command line does.
+func openHub(t *testing.T) *hub.Hub {
+	t.Helper()
+	db, err := store.Open(context.Background(), store.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return hub.New(db, &hub.Options{LocalRepositories: true})
 }

@@ -49,23 +49,23 @@ func benchZip(b testing.TB, n, size int, salt string) []byte {
 }
 
 // benchBackends runs f on a hub on SQLite and one on PostgreSQL.
-func benchBackends(b *testing.B, f func(b *testing.B, h *hub.Hub)) {
+func benchBackends(b *testing.B, f func(b *testing.B, h *testHub)) {
 	b.Run("sqlite", func(b *testing.B) {
-		h, err := hub.Open(context.Background(), hub.Options{Dir: filepath.Join(b.TempDir(), "data")})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer h.Close()
-		f(b, h)
+		f(b, benchHub(b, store.Options{Dir: filepath.Join(b.TempDir(), "data")}))
 	})
 	b.Run("postgres", func(b *testing.B) {
-		h, err := hub.Open(context.Background(), hub.Options{Database: pg.Database(b)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer h.Close()
-		f(b, h)
+		f(b, benchHub(b, store.Options{Database: pg.Database(b)}))
 	})
+}
+
+// benchHub opens a store and a hub over it, both closed with b.
+func benchHub(b *testing.B, o store.Options) *testHub {
+	db, err := store.Open(context.Background(), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return &testHub{Hub: hub.New(db, nil), db: db}
 }
 
 // BenchmarkInstallZip installs a new 1,000-file, 20 MB package from a ZIP
@@ -73,7 +73,7 @@ func benchBackends(b *testing.B, f func(b *testing.B, h *hub.Hub)) {
 // upload, inspect, store (issue 18: ≤ 1 s). Every iteration's files but
 // SKILL.md are those of the last, so after the first only one blob is new.
 func BenchmarkInstallZip(b *testing.B) {
-	benchBackends(b, func(b *testing.B, h *hub.Hub) {
+	benchBackends(b, func(b *testing.B, h *testHub) {
 		ctx := context.Background()
 		b.SetBytes(20 << 20)
 		i := 0
@@ -98,16 +98,17 @@ func BenchmarkInstallZipFresh(b *testing.B) {
 	b.SetBytes(20 << 20)
 	for b.Loop() {
 		b.StopTimer()
-		h, err := hub.Open(ctx, hub.Options{Dir: filepath.Join(b.TempDir(), "data")})
+		db, err := store.Open(ctx, store.Options{Dir: filepath.Join(b.TempDir(), "data")})
 		if err != nil {
 			b.Fatal(err)
 		}
+		h := hub.New(db, nil)
 		b.StartTimer()
 		if _, err := h.InstallZip(ctx, hub.ZipInstall{R: bytes.NewReader(data), Size: int64(len(data)), FileName: "bench.zip"}); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		h.Close()
+		db.Close()
 		b.StartTimer()
 	}
 }
@@ -116,7 +117,7 @@ func BenchmarkInstallZipFresh(b *testing.B) {
 // pass over the files and one lookup, nothing inspected or written.
 func BenchmarkInstallZipAgain(b *testing.B) {
 	data := benchZip(b, 1000, 20<<10, "again")
-	benchBackends(b, func(b *testing.B, h *hub.Hub) {
+	benchBackends(b, func(b *testing.B, h *testHub) {
 		ctx := context.Background()
 		if _, err := h.InstallZip(ctx, hub.ZipInstall{R: bytes.NewReader(data), Size: int64(len(data)), FileName: "bench.zip"}); err != nil {
 			b.Fatal(err)
@@ -141,26 +142,26 @@ func BenchmarkOpenAndList(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		b.Run(backend, func(b *testing.B) {
 			ctx := context.Background()
-			opts := hub.Options{Dir: filepath.Join(b.TempDir(), "data")}
+			opts := store.Options{Dir: filepath.Join(b.TempDir(), "data")}
 			if backend == "postgres" {
-				opts = hub.Options{Database: pg.Database(b)}
+				opts = store.Options{Database: pg.Database(b)}
 			}
-			h, err := hub.Open(ctx, opts)
+			db, err := store.Open(ctx, opts)
 			if err != nil {
 				b.Fatal(err)
 			}
-			seed(b, h.Store(), 1000, 10)
-			h.Close()
+			seed(b, db, 1000, 10)
+			db.Close()
 			for b.Loop() {
-				h, err := hub.Open(ctx, opts)
+				db, err := store.Open(ctx, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
-				pkgs, err := h.List(ctx)
+				pkgs, err := hub.New(db, nil).List(ctx)
 				if err != nil || len(pkgs) != 1000 {
 					b.Fatal(len(pkgs), err)
 				}
-				h.Close()
+				db.Close()
 			}
 		})
 	}

@@ -2,8 +2,12 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
+	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
+	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
 )
 
 // CatalogHit is one catalog search result.
@@ -90,4 +94,79 @@ func (h *Hub) FollowCatalog(ctx context.Context) {
 		}
 		cat.Reload(ctx)
 	}
+}
+
+// ApplyCatalog replaces the catalog with the document raw (an upload) if it
+// is valid, under the name source; see RefreshCatalog.
+func (h *Hub) ApplyCatalog(ctx context.Context, raw []byte, source string) (*CatalogInfo, error) {
+	cat, err := h.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := cat.Apply(ctx, raw, source)
+	if err != nil {
+		return nil, err
+	}
+	return &CatalogInfo{Source: ix.Source(), Items: ix.Len(), Loaded: ix.Loaded()}, nil
+}
+
+// CatalogInfo summarises the catalog being served.
+type CatalogInfo struct {
+	Source string    `json:"source"`
+	Items  int       `json:"items"`
+	Loaded time.Time `json:"loaded"`
+}
+
+// installedByItem maps catalog items to the ids of the installed versions
+// that came from them: installed from the item itself, or from the same
+// repository and folder by hand. Keys are item ids ("id:" prefix) and
+// repository locations ("repo:" prefix, see repoKey).
+func (h *Hub) installedByItem(ctx context.Context) (map[string][]string, error) {
+	origins, err := h.st.VersionOrigins(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, vo := range origins {
+		var o pkgtree.Origin
+		if json.Unmarshal(vo.Origin, &o) != nil {
+			continue
+		}
+		id := VersionID(vo.Package, vo.TreeDigest)
+		if o.CatalogItem != "" {
+			out["id:"+o.CatalogItem] = append(out["id:"+o.CatalogItem], id)
+		} else if o.Repository != "" {
+			k := repoKey(o.Repository, o.Path)
+			out[k] = append(out[k], id)
+		}
+	}
+	return out, nil
+}
+
+// repoKey is a repository folder's key in installedByItem: the URL without
+// case, a trailing slash or ".git", and the folder without its slashes at
+// either end.
+func repoKey(repo, dir string) string {
+	repo = strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(strings.TrimSpace(repo)), "/"), ".git")
+	return "repo:" + repo + "\x00" + strings.Trim(dir, "/")
+}
+
+// MarkInstalled sets each hit's Installed: the versions installed from the
+// catalog item, or by hand from its repository folder.
+func (h *Hub) MarkInstalled(ctx context.Context, hits []CatalogHit) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	installed, err := h.installedByItem(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range hits {
+		it := &hits[i]
+		vs := append(installed["id:"+it.ID], installed[repoKey(it.Repository, it.Path)]...)
+		if len(vs) > 0 {
+			it.Installed = vs
+		}
+	}
+	return nil
 }

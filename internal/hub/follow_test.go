@@ -11,6 +11,7 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
 // One rule for repository locations: a server's hub (LocalRepositories
@@ -22,12 +23,13 @@ import (
 func TestRepositoryRuleAndFollowedCatalog(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
-	server, err := hub.Open(ctx, hub.Options{Dir: dir})
+	db, err := store.Open(ctx, store.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer server.Close()
-	cli := openHub(t, hub.Options{Dir: dir})
+	defer db.Close()
+	server := hub.New(db, nil)
+	cli := openHub(t, store.Options{Dir: dir})
 
 	r := newRepo(t)
 	commit := r.commit(map[string]string{"skills/pdf/SKILL.md": skillMD})

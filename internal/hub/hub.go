@@ -1,10 +1,17 @@
-// Package hub is the skill hub's operations: installing packages from a ZIP
-// upload, a git repository or a catalog item as immutable versions, listing
-// and inspecting them, labelling, uninstalling, the installable catalog, and
-// backup and restore. It wires the three hub packages together, and nothing
-// else: package trees come from pkgtree, state lives in store, and the
-// catalog is index's. The command line (`skills-hub …`) and, later, the
-// admin API call this package and nothing below it.
+// Package hub holds the skill hub's rules about skill packages, which the
+// command line (`skills-hub …`), the admin API and the ClawHub-compatible
+// registry share: how a version is named and resolved, how a package is
+// installed (from a ZIP upload, a git repository, a catalog item or a
+// publication: the repository rule, the limits, the inspection, the tree
+// digest a catalog promises), who approved a version, binding and
+// unbinding by version reference, what a new token may be, and the
+// installable catalog (search, refresh, which items are installed).
+//
+// It works on a store it is given ([Store], the few methods it calls of
+// *store.DB) and owns nothing of it: whoever opened the store closes it.
+// What is a plain read or write of the store (projects, token lists, the
+// audit log, jobs, remnants) is not here: each caller reaches the store
+// through the narrow interface it declares.
 //
 // # Version ids
 //
@@ -55,15 +62,37 @@ var (
 	ErrBadID = errors.New("not a version id")
 )
 
-// Options configure Open.
+// Store is what the hub's operations read and write of the hub's store;
+// *store.DB is one.
+type Store interface {
+	// The installable catalog's stored documents, and their feed.
+	index.SnapshotStore
+	CatalogChanges(ctx context.Context) <-chan struct{}
+
+	// Versions: installed once, then only labelled, bound or removed.
+	Install(ctx context.Context, nv store.NewVersion) (store.Version, bool, error)
+	FindVersion(ctx context.Context, treeDigest string) (store.Version, error)
+	ListPackages(ctx context.Context) ([]store.Package, error)
+	ListVersions(ctx context.Context, pkg string) ([]store.Version, error)
+	VersionOrigins(ctx context.Context) ([]store.VersionOrigin, error)
+	VersionFiles(ctx context.Context, id int64) ([]store.File, error)
+	ReadFile(ctx context.Context, id int64, path string) ([]byte, error)
+	DeleteVersion(ctx context.Context, id int64) error
+	Approve(ctx context.Context, id int64, by string) (store.Version, error)
+	Unapprove(ctx context.Context, id int64) (store.Version, error)
+	SetNotes(ctx context.Context, id int64, notes string) (store.Version, error)
+
+	// Bindings, and the project a new token is for.
+	BindVersion(ctx context.Context, projectID string, versionID int64) (store.BindResult, error)
+	UnbindVersion(ctx context.Context, projectID string, versionID int64) (store.BindResult, error)
+	Bindings(ctx context.Context, versionID int64) ([]string, error)
+	ProjectBindings(ctx context.Context, projectID string) (store.BindingList, error)
+	GetProject(ctx context.Context, id string) (store.Project, error)
+	CreateToken(ctx context.Context, nt store.NewToken) (store.Token, string, error)
+}
+
+// Options configure New. A nil *Options means all defaults.
 type Options struct {
-	// Dir is the data directory of the SQLite store. Unused when Database
-	// is set.
-	Dir string
-	// Database is a PostgreSQL URL; empty means SQLite in Dir.
-	Database string
-	// RequireApproval makes the store refuse to bind an unapproved version.
-	RequireApproval bool
 	// LocalRepositories lets installs read repositories on this machine's
 	// disk (a path or a file:// URL): the command line's. Off (the
 	// server's admin API), only https repositories are read, by direct
@@ -79,15 +108,14 @@ type Options struct {
 	// Catalog configures the installable catalog (refresh client, limits).
 	// If nil, index's defaults.
 	Catalog *index.Options
-	// Logger receives the store's and the catalog's logs. If nil, nothing
-	// is logged.
+	// Logger receives the catalog's logs. If nil, nothing is logged.
 	Logger *slog.Logger
 }
 
-// Hub is an open hub: its store and its catalog. Its methods are safe for
-// concurrent use. Close it when done.
+// Hub is the hub's operations over a store. Its methods are safe for
+// concurrent use.
 type Hub struct {
-	st         *store.DB
+	st         Store
 	localRepos bool
 	limits     pkgtree.Limits
 	github     *pkgtree.GitHubOptions
@@ -97,18 +125,12 @@ type Hub struct {
 	catalog *index.Catalog // nil until first used
 }
 
-// Open opens the hub's store, creating and migrating it when needed. The
-// catalog is opened when first used (see Hub.Catalog), so that commands
-// that do not need it do not pay for indexing it.
-func Open(ctx context.Context, opts Options) (*Hub, error) {
-	st, err := store.Open(ctx, store.Options{
-		Dir:             opts.Dir,
-		Database:        opts.Database,
-		RequireApproval: opts.RequireApproval,
-		Logger:          opts.Logger,
-	})
-	if err != nil {
-		return nil, err
+// New returns the hub's operations over st, which stays the caller's to
+// close. The catalog is opened when first used (see Hub.Catalog), so that
+// commands that do not need it do not pay for indexing it.
+func New(st Store, opts *Options) *Hub {
+	if opts == nil {
+		opts = &Options{}
 	}
 	copts := opts.Catalog
 	if copts == nil {
@@ -119,7 +141,7 @@ func Open(ctx context.Context, opts Options) (*Hub, error) {
 		c.Logger = opts.Logger
 		copts = &c
 	}
-	return &Hub{st: st, catOpts: copts, limits: opts.Limits, github: opts.GitHub, localRepos: opts.LocalRepositories}, nil
+	return &Hub{st: st, catOpts: copts, limits: opts.Limits, github: opts.GitHub, localRepos: opts.LocalRepositories}
 }
 
 // Catalog returns the installable catalog: the last snapshot stored, or the
@@ -165,13 +187,6 @@ func redactLocation(raw string) string {
 	}
 	return fmt.Sprintf("%q", raw)
 }
-
-// Close releases the store.
-func (h *Hub) Close() error { return h.st.Close() }
-
-// Store returns the hub's store, for the packages that build on the hub
-// (projects and bindings, the admin API).
-func (h *Hub) Store() *store.DB { return h.st }
 
 // Version is an installed version as the hub shows it.
 type Version struct {
@@ -394,6 +409,30 @@ func (h *Hub) Inspect(ctx context.Context, ref string) (*Inspected, error) {
 		out.Bindings = []string{}
 	}
 	return out, nil
+}
+
+// ReadFile returns one file of the version ref names, verified against its
+// digest, with its listing.
+func (h *Hub) ReadFile(ctx context.Context, ref, path string) ([]byte, File, error) {
+	sv, err := h.resolve(ctx, ref)
+	if err != nil {
+		return nil, File{}, err
+	}
+	files, err := h.st.VersionFiles(ctx, sv.ID)
+	if err != nil {
+		return nil, File{}, err
+	}
+	for _, f := range files {
+		if f.Path != path {
+			continue
+		}
+		data, err := h.st.ReadFile(ctx, sv.ID, path)
+		if err != nil {
+			return nil, File{}, err
+		}
+		return data, File{Path: f.Path, Mode: fmt.Sprintf("%o", f.Mode), Size: f.Size, Digest: fmt.Sprintf("sha256:%x", f.Digest)}, nil
+	}
+	return nil, File{}, fmt.Errorf("version %s has no file %q: %w (see its file list: `hub inspect %s`)", VersionID(sv.Package, sv.TreeDigest), path, store.ErrNotFound, VersionID(sv.Package, sv.TreeDigest))
 }
 
 // Uninstall removes the version ref names. A version bound to a project is

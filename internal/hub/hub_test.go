@@ -43,34 +43,42 @@ func TestMain(m *testing.M) {
 
 const skillMD = "---\nname: pdf-tools\ndescription: Fill and merge PDF forms.\n---\n# PDF tools\n"
 
+// testHub is a hub over a store the test opened.
+type testHub struct {
+	*hub.Hub
+	db *store.DB
+}
+
+// Store returns the store under the hub.
+func (h *testHub) Store() *store.DB { return h.db }
+
 // backends runs f against a hub on SQLite and one on PostgreSQL.
-func backends(t *testing.T, f func(t *testing.T, open func(hub.Options) *hub.Hub)) {
+func backends(t *testing.T, f func(t *testing.T, open func(store.Options) *testHub)) {
 	t.Run("sqlite", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "data")
-		f(t, func(o hub.Options) *hub.Hub { o.Dir = dir; return openHub(t, o) })
+		f(t, func(o store.Options) *testHub { o.Dir = dir; return openHub(t, o) })
 	})
 	t.Run("postgres", func(t *testing.T) {
 		url := pg.Database(t)
-		f(t, func(o hub.Options) *hub.Hub { o.Database = url; return openHub(t, o) })
+		f(t, func(o store.Options) *testHub { o.Database = url; return openHub(t, o) })
 	})
 }
 
-// openHub opens a hub as the command line does: it reads repositories
-// on this machine's disk (the tests make them there).
-func openHub(t *testing.T, o hub.Options) *hub.Hub {
+// openHub opens a store and a hub over it as the command line does: it
+// reads repositories on this machine's disk (the tests make them there).
+func openHub(t *testing.T, o store.Options) *testHub {
 	t.Helper()
-	o.LocalRepositories = true
-	h, err := hub.Open(context.Background(), o)
+	db, err := store.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Close() })
-	return h
+	t.Cleanup(func() { db.Close() })
+	return &testHub{Hub: hub.New(db, &hub.Options{LocalRepositories: true}), db: db}
 }
 
-func sqliteHub(t *testing.T) (*hub.Hub, string) {
+func sqliteHub(t *testing.T) (*testHub, string) {
 	dir := filepath.Join(t.TempDir(), "data")
-	return openHub(t, hub.Options{Dir: dir}), dir
+	return openHub(t, store.Options{Dir: dir}), dir
 }
 
 // buildZip archives files (name → content; a name ending in "*" is
@@ -98,7 +106,7 @@ func buildZip(t testing.TB, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
-func installZip(t *testing.T, h *hub.Hub, name string, data []byte, dir string) *hub.Installed {
+func installZip(t *testing.T, h *testHub, name string, data []byte, dir string) *hub.Installed {
 	t.Helper()
 	inst, err := h.InstallZip(context.Background(), hub.ZipInstall{R: bytes.NewReader(data), Size: int64(len(data)), FileName: name, Path: dir})
 	if err != nil {
@@ -108,8 +116,8 @@ func installZip(t *testing.T, h *hub.Hub, name string, data []byte, dir string) 
 }
 
 func TestInstallZip(t *testing.T) {
-	backends(t, func(t *testing.T, open func(hub.Options) *hub.Hub) {
-		h := open(hub.Options{})
+	backends(t, func(t *testing.T, open func(store.Options) *testHub) {
+		h := open(store.Options{})
 		ctx := context.Background()
 		data := buildZip(t, map[string]string{"SKILL.md": skillMD, "scripts/fill.py*": "#!/usr/bin/env python3\nprint(1)\n"})
 		var stages []string
@@ -270,8 +278,8 @@ func TestInstallGit(t *testing.T) {
 	c1 := repo.commit(map[string]string{"LICENSE": "MIT", "skills/pdf/SKILL.md": skillMD, "skills/pdf/a.md": "one"})
 	repo.tag("v1", c1)
 	c2 := repo.commit(map[string]string{"skills/pdf/a.md": "two"})
-	backends(t, func(t *testing.T, open func(hub.Options) *hub.Hub) {
-		h := open(hub.Options{})
+	backends(t, func(t *testing.T, open func(store.Options) *testHub) {
+		h := open(store.Options{})
 		ctx := context.Background()
 		inst, err := h.InstallGit(ctx, hub.GitInstall{URL: repo.dir, Path: "skills/pdf", Ref: "v1"})
 		if err != nil {
@@ -412,8 +420,8 @@ func TestResolve(t *testing.T) {
 }
 
 func TestLabelsAndUninstall(t *testing.T) {
-	backends(t, func(t *testing.T, open func(hub.Options) *hub.Hub) {
-		h := open(hub.Options{RequireApproval: true})
+	backends(t, func(t *testing.T, open func(store.Options) *testHub) {
+		h := open(store.Options{RequireApproval: true})
 		ctx := context.Background()
 		shared := "shared content"
 		v1 := installZip(t, h, "a.zip", buildZip(t, map[string]string{"SKILL.md": skillMD, "s.txt": shared}), "").Version
@@ -473,26 +481,22 @@ func TestBackupRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := h.Backup(ctx, &buf); err != nil {
+	if err := h.Store().Backup(ctx, &buf); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := h.List(ctx)
-	backup := filepath.Join(t.TempDir(), "hub.backup")
-	if err := os.WriteFile(backup, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "restored")
-	if err := hub.RestoreFile(ctx, backup, dir); err != nil {
+	if err := store.Restore(ctx, bytes.NewReader(buf.Bytes()), dir); err != nil {
 		t.Fatal(err)
 	}
-	r := openHub(t, hub.Options{Dir: dir})
+	r := openHub(t, store.Options{Dir: dir})
 	after, _ := r.List(ctx)
 	b1, _ := json.Marshal(before)
 	b2, _ := json.Marshal(after)
 	if !bytes.Equal(b1, b2) {
 		t.Errorf("restored list differs:\n%s\n%s", b1, b2)
 	}
-	if err := hub.RestoreFile(ctx, backup, dir); err == nil {
+	if err := store.Restore(ctx, bytes.NewReader(buf.Bytes()), dir); err == nil {
 		t.Error("restoring into a data directory in use succeeded")
 	}
 }
@@ -503,11 +507,12 @@ func FuzzResolve(f *testing.F) {
 	for _, s := range []string{"pdf-tools", "pdf-tools@abcd", "sha256:", "@", "pdf-tools@sha256:00", "a@b@c", ""} {
 		f.Add(s)
 	}
-	h, err := hub.Open(context.Background(), hub.Options{Dir: filepath.Join(f.TempDir(), "data")})
+	db, err := store.Open(context.Background(), store.Options{Dir: filepath.Join(f.TempDir(), "data")})
 	if err != nil {
 		f.Fatal(err)
 	}
-	defer h.Close()
+	defer db.Close()
+	h := hub.New(db, nil)
 	data := buildZip(f, map[string]string{"SKILL.md": skillMD})
 	if _, err := h.InstallZip(context.Background(), hub.ZipInstall{R: bytes.NewReader(data), Size: int64(len(data)), FileName: "a.zip"}); err != nil {
 		f.Fatal(err)

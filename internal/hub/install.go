@@ -241,27 +241,3 @@ func progress(f func(pkgtree.Progress), p pkgtree.Progress) {
 		f(p)
 	}
 }
-
-// Backup writes a consistent copy of the whole hub to w, while it stays in
-// use. Only SQLite hubs are backed up this way; a PostgreSQL hub returns
-// store.ErrBackupUnsupported, which says how to use pg_dump.
-func (h *Hub) Backup(ctx context.Context, w io.Writer) error {
-	return h.st.Backup(ctx, w)
-}
-
-// Restore puts the backup r into dir, a data directory that must be empty or
-// not exist; dir is left as it was on any failure. Open the hub on dir
-// afterwards.
-func Restore(ctx context.Context, r io.Reader, dir string) error {
-	return store.Restore(ctx, r, dir)
-}
-
-// RestoreFile restores the backup file name into dir; see Restore.
-func RestoreFile(ctx context.Context, name, dir string) error {
-	f, err := regfile.Open(name)
-	if err != nil {
-		return fmt.Errorf("opening the backup: %w", err)
-	}
-	defer f.Close()
-	return Restore(ctx, f, dir)
-}

@@ -228,11 +228,12 @@ func projectID(p int) string { return fmt.Sprintf("p%04d", p) }
 
 // setup fills o.Dir, or reads back what an earlier run put there.
 func setup(ctx context.Context, o Options) (*fixture, error) {
-	h, err := hub.Open(ctx, hub.Options{Dir: o.Dir})
+	db, err := store.Open(ctx, store.Options{Dir: o.Dir})
 	if err != nil {
 		return nil, err
 	}
-	defer h.Close()
+	defer db.Close()
+	h := hub.New(db, nil)
 	fx := &fixture{tokens: make([]string, o.Projects), uris: make([][]string, o.Projects)}
 	type version struct{ id, uri string }
 	vs := make([]version, o.Versions)
@@ -248,7 +249,7 @@ func setup(ctx context.Context, o Options) (*fixture, error) {
 	}
 	for p := range o.Projects {
 		id := projectID(p)
-		if _, err := h.CreateProject(ctx, id, id); err != nil && !errors.Is(err, store.ErrExists) {
+		if err := db.CreateProject(ctx, id, id); err != nil && !errors.Is(err, store.ErrExists) {
 			return nil, err
 		}
 		for k := range o.Bindings {

@@ -69,8 +69,12 @@ const (
 
 // Options configure New.
 type Options struct {
-	// Hub is the hub the API operates on. Required.
+	// Hub is the hub's rules the API applies: versions named by reference,
+	// installs, approval, bindings, new tokens, the catalog. Required.
 	Hub *hub.Hub
+	// Store is the hub's store, for what the API reads or changes as it is
+	// (projects, tokens, the audit log, job lists, remnants). Required.
+	Store Store
 	// Logger receives operations that failed for a reason of the hub's and
 	// audit entries that could not be written. If nil, nothing is logged.
 	Logger *slog.Logger
@@ -108,6 +112,47 @@ type Options struct {
 	OnTokenRevoked func(id string)
 }
 
+// Store is what the API reads and changes of the hub's store itself, past
+// the hub's rules; *store.DB is one.
+type Store interface {
+	TokenVerifier
+
+	// Projects.
+	CreateProject(ctx context.Context, id, name string) error
+	GetProject(ctx context.Context, id string) (store.Project, error)
+	ListProjects(ctx context.Context, page store.ProjectPage) (store.ProjectList, error)
+	RenameProject(ctx context.Context, id, name string) (store.Project, error)
+	PauseProject(ctx context.Context, id string) (store.Project, error)
+	ResumeProject(ctx context.Context, id string) (store.Project, error)
+	DuplicateProject(ctx context.Context, srcID, id, name string) (store.Project, error)
+	DeleteProject(ctx context.Context, id string) error
+	SetWellKnown(ctx context.Context, id string, on bool) (store.Project, error)
+
+	// Tokens and the audit log.
+	GetToken(ctx context.Context, id string) (store.Token, error)
+	ListTokens(ctx context.Context, f store.TokenFilter) ([]store.Token, error)
+	RevokeToken(ctx context.Context, id string) (store.Token, error)
+	AppendAudit(ctx context.Context, e store.AuditEntry) (store.AuditEntry, error)
+	AuditList(ctx context.Context, f store.AuditFilter) (store.AuditPage, error)
+
+	// The dashboard, the replicas' leases, the job lists and the versions
+	// they name.
+	Overview(ctx context.Context) (store.Overview, error)
+	Leases(ctx context.Context) ([]store.Lease, time.Time, error)
+	QueryJobs(ctx context.Context, q store.JobQuery) ([]store.ListedJob, error)
+	GetVersion(ctx context.Context, id int64) (store.Version, error)
+
+	// The remnants of deleted projects' jobs.
+	jobs.RemnantStore
+	JobRemnants(ctx context.Context) ([]store.JobRemnant, error)
+	PurgeJobRemnant(ctx context.Context, jobID string) error
+}
+
+// TokenVerifier checks a token's secret; *store.DB is one.
+type TokenVerifier interface {
+	VerifyToken(ctx context.Context, secret string) (store.Token, error)
+}
+
 // Auditor records audit entries.
 type Auditor interface {
 	Record(ctx context.Context, e store.AuditEntry)
@@ -129,6 +174,7 @@ type Backend struct {
 // API is the admin API: an http.Handler for /api/.
 type API struct {
 	hub    *hub.Hub
+	st     Store
 	log    *slog.Logger
 	opts   Options
 	mux    *http.ServeMux
@@ -146,15 +192,15 @@ func New(opts Options) (_ *API, err error) {
 			err = fmt.Errorf("admin API: building the routes: %v", r)
 		}
 	}()
-	if opts.Hub == nil {
-		return nil, errors.New("admin API: no hub")
+	if opts.Hub == nil || opts.Store == nil {
+		return nil, errors.New("admin API: no hub or no store")
 	}
 	useErrorModel()
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &API{hub: opts.Hub, log: log, opts: opts, mux: http.NewServeMux()}
+	a := &API{hub: opts.Hub, st: opts.Store, log: log, opts: opts, mux: http.NewServeMux()}
 	version := opts.Version
 	if version == "" {
 		version = "dev"
@@ -283,15 +329,16 @@ func tokenOf(ctx context.Context) store.Token {
 	return store.Token{}
 }
 
-// Authenticate checks an Authorization header's admin token and that its
-// scope includes need. The error is the answer to give: 401, 403, or 503
-// when the database is away. hubserve guards /metrics with it.
-func Authenticate(ctx context.Context, h *hub.Hub, header string, need store.Scope) (store.Token, *Error) {
+// Authenticate checks an Authorization header's admin token against
+// tokens and that its scope includes need. The error is the answer to
+// give: 401, 403, or 503 when the database is away. hubserve guards
+// /metrics with it.
+func Authenticate(ctx context.Context, tokens TokenVerifier, header string, need store.Scope) (store.Token, *Error) {
 	scheme, secret, ok := strings.Cut(header, " ")
 	if header == "" || !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
 		return store.Token{}, unauthorized("this route needs an admin token: send `Authorization: Bearer smcp_a_…` (create one with `skills-hub token create --scope admin`)", false)
 	}
-	tok, err := h.VerifyToken(ctx, strings.TrimSpace(secret))
+	tok, err := tokens.VerifyToken(ctx, strings.TrimSpace(secret))
 	switch {
 	case errors.Is(err, store.ErrTokenInvalid):
 		return store.Token{}, unauthorized("the token is not valid: unknown, revoked or expired; create a new one with `skills-hub token create`", true)
@@ -342,7 +389,7 @@ func (a *API) guard(ctx huma.Context, next func(huma.Context)) {
 	}
 	c := &call{}
 	ctx = huma.WithValue(ctx, callKey{}, c)
-	tok, e := Authenticate(ctx.Context(), a.hub, ctx.Header("Authorization"), ru.scope)
+	tok, e := Authenticate(ctx.Context(), a.st, ctx.Header("Authorization"), ru.scope)
 	if e != nil {
 		a.reply(ctx, e)
 		if e.status == http.StatusForbidden && ru.action != "" {
@@ -405,7 +452,7 @@ func (a *API) audit(ctx huma.Context, ru rule, c *call, result string) {
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx.Context()), 5*time.Second)
 	defer cancel()
-	_, err := a.hub.Audit(actx, e)
+	_, err := a.st.AppendAudit(actx, e)
 	if err != nil {
 		a.log.Error("admin API: the audit entry could not be written", "action", ru.action, "actor", c.token.ID, "result", result, "err", err)
 	}

@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 // and that status's schema.
 type env struct {
 	t     testing.TB
+	db    *store.DB
 	h     *hub.Hub
 	a     *api.API
 	srv   *httptest.Server
@@ -53,27 +54,41 @@ type env struct {
 	write string
 	read  string
 
-	opts hub.Options
+	opts store.Options
 
 	mu      sync.Mutex
 	checked map[string]bool // "METHOD /path/{x} status" answered and validated
 }
 
-// newEnv is an API over a hub opened with o, which reads local
-// repositories (the tests install from repositories they make on disk).
-func newEnv(t testing.TB, o hub.Options) *env {
+// newEnv is an API over a real store opened with o and a hub over it,
+// which reads local repositories (the tests install from repositories
+// they make on disk); mods change the hub's other options.
+func newEnv(t testing.TB, o store.Options, mods ...func(*hub.Options)) *env {
 	t.Helper()
-	o.LocalRepositories = true
-	h, err := hub.Open(context.Background(), o)
+	db := openStore(t, o)
+	return newEnvHub(t, db, o, newHub(db, mods...))
+}
+
+func openStore(t testing.TB, o store.Options) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Close() })
-	return newEnvHub(t, h, o)
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
-func newEnvHub(t testing.TB, h *hub.Hub, o hub.Options, mods ...func(*api.Options)) *env {
-	ao := api.Options{Hub: h, Version: "test", TempDir: filepath.Join(t.TempDir(), "tmp")}
+func newHub(db *store.DB, mods ...func(*hub.Options)) *hub.Hub {
+	ho := &hub.Options{LocalRepositories: true}
+	for _, m := range mods {
+		m(ho)
+	}
+	return hub.New(db, ho)
+}
+
+func newEnvHub(t testing.TB, db *store.DB, o store.Options, h *hub.Hub, mods ...func(*api.Options)) *env {
+	ao := api.Options{Hub: h, Store: db, Version: "test", TempDir: filepath.Join(t.TempDir(), "tmp")}
 	for _, m := range mods {
 		m(&ao)
 	}
@@ -81,7 +96,7 @@ func newEnvHub(t testing.TB, h *hub.Hub, o hub.Options, mods ...func(*api.Option
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, h: h, a: a, opts: o, checked: map[string]bool{}}
+	e := &env{t: t, db: db, h: h, a: a, opts: o, checked: map[string]bool{}}
 	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		a.ServeHTTP(rec, r)
@@ -115,8 +130,8 @@ func (e *env) databaseURL() string { return e.opts.Database }
 
 // backends runs f on SQLite and on PostgreSQL.
 func backends(t *testing.T, f func(t *testing.T, e *env)) {
-	t.Run("sqlite", func(t *testing.T) { f(t, newEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})) })
-	t.Run("postgres", func(t *testing.T) { f(t, newEnv(t, hub.Options{Database: pg.Database(t)})) })
+	t.Run("sqlite", func(t *testing.T) { f(t, newEnv(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})) })
+	t.Run("postgres", func(t *testing.T) { f(t, newEnv(t, store.Options{Database: pg.Database(t)})) })
 }
 
 // validate checks an answer against the document: its status is one the
@@ -300,7 +315,7 @@ func (e *env) install(files map[string]string) string {
 // request gets the route's 401, not the catch-all's 404), and every
 // registered operation is documented.
 func TestDocumentMatchesRoutes(t *testing.T) {
-	e := newEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	e := newEnv(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
 	doc := e.a.OpenAPI()
 	documented := map[string]bool{}
 	param := regexp.MustCompile(`\{[^}]+\}`)
@@ -367,7 +382,7 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 func TestAuthentication(t *testing.T) {
-	e := newEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	e := newEnv(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
 	ctx := context.Background()
 
 	a := e.do("GET", "/api/projects", "", nil)
@@ -403,7 +418,7 @@ func TestAuthentication(t *testing.T) {
 	}
 	e.want(e.do("POST", "/api/projects", e.write, map[string]string{"id": "p1", "name": "P1"}), 403, api.CodeForbidden)
 	e.want(e.do("POST", "/api/projects", e.admin, map[string]string{"id": "p1", "name": "P1"}), 201, "")
-	if _, err := e.h.Project(ctx, "p1"); err != nil {
+	if _, err := e.db.GetProject(ctx, "p1"); err != nil {
 		t.Fatal(err)
 	}
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
 // TestProjectTokenOnEveryRoute sends a project's token to every documented
@@ -18,7 +18,7 @@ import (
 // side, every MCP method and tool with the wrong project's token, is
 // endpoint.TestWrongProjectToken.)
 func TestProjectTokenOnEveryRoute(t *testing.T) {
-	e := newEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	e := newEnv(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
 	version := e.install(map[string]string{"SKILL.md": skillMD})
 	for _, p := range []string{"mine", "theirs"} {
 		e.want(e.do("POST", "/api/projects", e.admin, map[string]string{"id": p, "name": p}), 201, "")

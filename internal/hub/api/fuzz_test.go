@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
 // FuzzRequests sends arbitrary paths, queries and bodies with an admin
@@ -56,11 +56,7 @@ func FuzzRequests(f *testing.F) {
 }
 
 func newEnvF(f *testing.F) *env {
-	o := hub.Options{Dir: filepath.Join(f.TempDir(), "data")}
-	h, err := hub.Open(f.Context(), o)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { h.Close() })
-	return newEnvHub(f, h, o)
+	o := store.Options{Dir: filepath.Join(f.TempDir(), "data")}
+	db := openStore(f, o)
+	return newEnvHub(f, db, o, newHub(db))
 }

@@ -58,8 +58,8 @@ type profileInput struct {
 
 // ProfileAnswer is a version's profile with what it authorises.
 type ProfileAnswer struct {
-	SkillID string        `json:"skill_id"`
-	Profile store.Profile `json:"profile"`
+	SkillID string  `json:"skill_id"`
+	Profile Profile `json:"profile"`
 	// Authorizes lists the projects bound to the version: while the
 	// profile is enabled, each of them may run its allowed scripts.
 	Authorizes []string `json:"authorizes" doc:"The projects bound to the version, which the enabled profile authorises to run its scripts"`
@@ -138,7 +138,7 @@ type runOutput struct {
 
 type uploadOutput struct {
 	Body struct {
-		Files []store.JobFile `json:"files"`
+		Files []JobFile `json:"files"`
 	}
 }
 
@@ -179,7 +179,7 @@ func (a *API) profileAnswer(ctx context.Context, v hub.Version, p store.Profile)
 	if err != nil {
 		return nil, err
 	}
-	out := &profileOutput{Body: ProfileAnswer{SkillID: v.ID, Profile: p, Authorizes: ins.Bindings}}
+	out := &profileOutput{Body: ProfileAnswer{SkillID: v.ID, Profile: wireProfile(p), Authorizes: ins.Bindings}}
 	if out.Body.Authorizes == nil {
 		out.Body.Authorizes = []string{}
 	}
@@ -282,7 +282,7 @@ func (a *API) registerJobs() {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := a.hub.Project(ctx, in.ID); err != nil {
+		if _, err := a.st.GetProject(ctx, in.ID); err != nil {
 			return nil, err
 		}
 		list, err := svc.List(ctx, in.ID)
@@ -476,14 +476,7 @@ func (a *API) statusOutput(ctx context.Context, st jobs.Status) (*statusOutput, 
 	if err != nil {
 		return nil, err
 	}
-	out := &statusOutput{Body: JobStatus{Job: j, Stdout: st.Stdout, Stderr: st.Stderr, Inputs: st.Inputs, Outputs: st.Outputs, Stale: st.Stale, Note: st.Note}}
-	if out.Body.Inputs == nil {
-		out.Body.Inputs = []store.JobFile{}
-	}
-	if out.Body.Outputs == nil {
-		out.Body.Outputs = []store.JobFile{}
-	}
-	return out, nil
+	return &statusOutput{Body: JobStatus{Job: j, Stdout: st.Stdout, Stderr: st.Stderr, Inputs: wireJobFiles(st.Inputs), Outputs: wireJobFiles(st.Outputs), Stale: st.Stale, Note: st.Note}}, nil
 }
 
 func (a *API) startPrepare(ctx context.Context, in *SkillPath) (*preparationOutput, error) {
@@ -553,7 +546,7 @@ func (a *API) uploadFiles(ctx context.Context, in *JobPath) (*uploadOutput, erro
 	}
 	mr := multipart.NewReader(c.req.Body, params["boundary"])
 	out := &uploadOutput{}
-	out.Body.Files = []store.JobFile{}
+	out.Body.Files = []JobFile{}
 	pending := ""
 	for {
 		part, err := mr.NextPart()
@@ -586,7 +579,7 @@ func (a *API) uploadFiles(ctx context.Context, in *JobPath) (*uploadOutput, erro
 			if err != nil {
 				return nil, err
 			}
-			out.Body.Files = append(out.Body.Files, f)
+			out.Body.Files = append(out.Body.Files, wireJobFiles([]store.JobFile{f})...)
 		default:
 			// Other fields are read and ignored.
 			if _, err := io.Copy(io.Discard, part); err != nil {

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/api"
 	"github.com/skills-mcp/skills-mcp/internal/hub/auditlog"
 	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
@@ -57,28 +56,23 @@ func copier(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
 
 // newJobEnv is an API with a job service on the fake backend (checkErr:
 // the backend "does not work here").
-func newJobEnv(t *testing.T, o hub.Options, checkErr error) (*env, *jobs.Service) {
+func newJobEnv(t *testing.T, o store.Options, checkErr error) (*env, *jobs.Service) {
 	t.Helper()
 	ctx := context.Background()
-	o.LocalRepositories = true
-	h, err := hub.Open(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	db := openStore(t, o)
 	ex := fake.New()
 	ex.CheckErr = checkErr
 	ex.Respond = copier
-	audit := auditlog.New(h.Store(), &auditlog.Options{Replica: "api-test"})
+	audit := auditlog.New(db, &auditlog.Options{Replica: "api-test"})
 	t.Cleanup(func() { audit.Close(context.Background()) })
-	svc, err := jobs.New(jobs.Options{Store: h.Store(), Executor: ex, Replica: "api-test", Dir: filepath.Join(t.TempDir(), "jobs"),
+	svc, err := jobs.New(jobs.Options{Store: db, Executor: ex, Replica: "api-test", Dir: filepath.Join(t.TempDir(), "jobs"),
 		RunWait: time.Minute, Audit: audit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
 	svc.Start(ctx) // a failing backend is the test's subject
-	return newEnvHub(t, h, o, func(ao *api.Options) {
+	return newEnvHub(t, db, o, newHub(db), func(ao *api.Options) {
 		ao.Jobs = svc
 		ao.Audit, ao.Replica = audit, "api-test"
 		ao.Runtime = func(context.Context) []api.Backend {
@@ -89,11 +83,11 @@ func newJobEnv(t *testing.T, o hub.Options, checkErr error) (*env, *jobs.Service
 
 func jobBackends(t *testing.T, f func(t *testing.T, e *env, svc *jobs.Service)) {
 	t.Run("sqlite", func(t *testing.T) {
-		e, svc := newJobEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")}, nil)
+		e, svc := newJobEnv(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")}, nil)
 		f(t, e, svc)
 	})
 	t.Run("postgres", func(t *testing.T) {
-		e, svc := newJobEnv(t, hub.Options{Database: pg.Database(t)}, nil)
+		e, svc := newJobEnv(t, store.Options{Database: pg.Database(t)}, nil)
 		f(t, e, svc)
 	})
 }
@@ -331,7 +325,7 @@ func waitJob(t *testing.T, svc *jobs.Service, id string, want store.JobState) {
 // and job operations answer 503 sandbox_unavailable with the reason; with
 // no service at all, the same code.
 func TestJobsWithoutBackend(t *testing.T) {
-	e, _ := newJobEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")}, errors.New("bwrap: not installed"))
+	e, _ := newJobEnv(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")}, errors.New("bwrap: not installed"))
 	id := e.install(map[string]string{"SKILL.md": copierMD, "scripts/copy.py": "print('copy')\n"})
 	e.want(e.do("POST", "/api/projects", e.admin, map[string]string{"id": "p", "name": "p"}), 201, "")
 	e.want(e.do("PUT", "/api/projects/p/skills/"+id, e.admin, nil), 200, "")
@@ -345,7 +339,7 @@ func TestJobsWithoutBackend(t *testing.T) {
 	e.want(e.do("GET", "/api/projects/p/skill-jobs", e.read, nil), 200, "")
 	e.want(e.do("GET", "/api/skills/"+id, e.read, nil), 200, "")
 
-	plain := newEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	plain := newEnv(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
 	plain.want(plain.do("GET", "/api/projects/p/skill-jobs", plain.read, nil), 503, api.CodeSandboxUnavailable)
 }
 
@@ -353,7 +347,7 @@ func TestJobsWithoutBackend(t *testing.T) {
 // closes are either started before Close waits, and so waited for, or
 // refused with 503; none is left running once Close has returned.
 func TestPrepareRacesClose(t *testing.T) {
-	e, svc := newJobEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")}, nil)
+	e, svc := newJobEnv(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")}, nil)
 	id := e.install(map[string]string{"SKILL.md": copierMD, "scripts/copy.py": "print('copy')\n"})
 	e.want(e.do("PUT", "/api/skills/"+id+"/profile", e.admin, map[string]any{"runtime": "bash", "scripts": []string{"scripts/copy.py"}, "timeout_seconds": 5, "enabled": true}), 200, "")
 	prepare := func() int {

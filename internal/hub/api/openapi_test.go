@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/skills-mcp/skills-mcp/internal/golden"
-	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
 var updateOpenAPI = flag.Bool("update-openapi", false, "rewrite testdata/openapi.json from the API as built")
@@ -18,7 +18,7 @@ var updateOpenAPI = flag.Bool("update-openapi", false, "rewrite testdata/openapi
 // of the wire, meant or not, shows here first; one that is meant is taken
 // with -update-openapi and goes in the CHANGELOG.
 func TestOpenAPIDocument(t *testing.T) {
-	e := newEnv(t, hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	e := newEnv(t, store.Options{Dir: filepath.Join(t.TempDir(), "data")})
 	var doc bytes.Buffer
 	if err := json.Indent(&doc, e.a.Document(), "", "  "); err != nil {
 		t.Fatal(err)

@@ -18,21 +18,13 @@ import (
 // The routes the administration's dashboard and job list read: GET
 // /api/overview and GET /api/jobs, and the version every job answer names.
 
-// Job is a job as the API shows it: the store's record and the version it
-// runs.
-type Job struct {
-	store.Job
-	SkillID string `json:"skill_id" doc:"The version the job runs, NAME@ and 12 hex digits; empty if it was uninstalled"`
-	Package string `json:"package" doc:"The version's package"`
-}
-
 // JobStatus is a job with its logs and files.
 type JobStatus struct {
-	Job     Job             `json:"job"`
-	Stdout  string          `json:"stdout"`
-	Stderr  string          `json:"stderr"`
-	Inputs  []store.JobFile `json:"inputs"`
-	Outputs []store.JobFile `json:"outputs"`
+	Job     Job       `json:"job"`
+	Stdout  string    `json:"stdout"`
+	Stderr  string    `json:"stderr"`
+	Inputs  []JobFile `json:"inputs"`
+	Outputs []JobFile `json:"outputs"`
 	// Stale marks a status that could not be read fresh (the database was
 	// away during a run's wait): Job is its last state known.
 	Stale bool   `json:"stale,omitempty" doc:"The job could not be read fresh: this is its last state known; read it again"`
@@ -43,29 +35,32 @@ type JobStatus struct {
 // version within one answer.
 type versionNames struct {
 	a     *API
-	names map[int64]hub.Version
+	names map[int64]named
 }
 
+// named is a version's id and package; empty for one that is gone.
+type named struct{ ID, Package string }
+
 func (a *API) versionNames() *versionNames {
-	return &versionNames{a: a, names: map[int64]hub.Version{}}
+	return &versionNames{a: a, names: map[int64]named{}}
 }
 
 // job returns j with the version it runs; a version gone leaves the name
 // empty, any other failure to read it is the answer's.
 func (n *versionNames) job(ctx context.Context, j store.Job) (Job, error) {
-	if j.Args == nil {
-		j.Args = []string{}
-	}
 	v, ok := n.names[j.VersionID]
 	if !ok {
 		var err error
-		v, err = n.a.hub.VersionByStoreID(ctx, j.VersionID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		sv, err := n.a.st.GetVersion(ctx, j.VersionID)
+		switch {
+		case err == nil:
+			v = named{ID: hub.VersionID(sv.Package, sv.TreeDigest), Package: sv.Package}
+		case !errors.Is(err, store.ErrNotFound):
 			return Job{}, err
 		}
 		n.names[j.VersionID] = v
 	}
-	return Job{Job: j, SkillID: v.ID, Package: v.Package}, nil
+	return wireJob(j, v.ID, v.Package), nil
 }
 
 // allJobsQuery filters GET /api/jobs.
@@ -220,7 +215,7 @@ func (a *API) listAllJobs(ctx context.Context, in *allJobsQuery) (*allJobsOutput
 		}
 		q.AfterCreated, q.AfterID = time.UnixMicro(us), id
 	}
-	list, err := a.hub.QueryJobs(ctx, q)
+	list, err := a.st.QueryJobs(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -240,20 +235,17 @@ func (a *API) listAllJobs(ctx context.Context, in *allJobsQuery) (*allJobsOutput
 // listedJob is a job of the store's list, named by the version the list
 // joined.
 func listedJob(lj store.ListedJob) Job {
-	j := Job{Job: lj.Job, Package: lj.Package}
-	if j.Args == nil {
-		j.Args = []string{}
-	}
+	var skillID string
 	if lj.Package != "" {
-		j.SkillID = hub.VersionID(lj.Package, lj.TreeDigest)
+		skillID = hub.VersionID(lj.Package, lj.TreeDigest)
 	}
-	return j
+	return wireJob(lj.Job, skillID, lj.Package)
 }
 
 // replicas reads the replicas' leases, with the database's time they were
 // judged at.
 func (a *API) replicas(ctx context.Context) ([]Replica, time.Time, error) {
-	leases, now, err := a.hub.Leases(ctx)
+	leases, now, err := a.st.Leases(ctx)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -266,7 +258,7 @@ func (a *API) replicas(ctx context.Context) ([]Replica, time.Time, error) {
 }
 
 func (a *API) overview(ctx context.Context, _ *struct{}) (*overviewOutput, error) {
-	o, err := a.hub.Overview(ctx)
+	o, err := a.st.Overview(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +286,7 @@ func (a *API) overview(ctx context.Context, _ *struct{}) (*overviewOutput, error
 		store.JobSucceeded, store.JobFailed, store.JobTimedOut, store.JobStopped, store.JobLocked} {
 		c.Jobs[string(st)] = o.Jobs[st]
 	}
-	failed, err := a.hub.QueryJobs(ctx, store.JobQuery{States: failedStates, Limit: maxFailedJobs})
+	failed, err := a.st.QueryJobs(ctx, store.JobQuery{States: failedStates, Limit: maxFailedJobs})
 	if err != nil {
 		return nil, err
 	}

@@ -182,7 +182,7 @@ func TestJobListAndOverview(t *testing.T) {
 		// GET /api/replicas: a replica whose lease lapsed is listed lapsed
 		// with its last heartbeat; this one live.
 		ctx := context.Background()
-		if _, err := e.h.Store().Heartbeat(ctx, "replica-gone", time.Millisecond); err != nil {
+		if _, err := e.db.Heartbeat(ctx, "replica-gone", time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 		var rs api.ReplicasAnswer
@@ -216,14 +216,13 @@ func TestJobListAndOverview(t *testing.T) {
 func TestCatalogFacetsAndInstalled(t *testing.T) {
 	gh := githubtest.New(t)
 	_, repo := gh.Add("acme", "skills", map[string]string{"pdf/SKILL.md": strings.Replace(skillMD, "pdf-tools", "pdf", 1), "xlsx/SKILL.md": strings.Replace(skillMD, "pdf-tools", "xlsx", 1)})
-	run := func(name string, o hub.Options) {
+	run := func(name string, o store.Options) {
 		t.Run(name, func(t *testing.T) {
-			o.GitHub = gh.Options()
-			testCatalogFacets(t, newEnv(t, o), repo)
+			testCatalogFacets(t, newEnv(t, o, func(ho *hub.Options) { ho.GitHub = gh.Options() }), repo)
 		})
 	}
-	run("sqlite", hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
-	run("postgres", hub.Options{Database: pg.Database(t)})
+	run("sqlite", store.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	run("postgres", store.Options{Database: pg.Database(t)})
 }
 
 func testCatalogFacets(t *testing.T, e *env, repo string) {

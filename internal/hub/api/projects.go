@@ -3,6 +3,8 @@ package api
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -22,13 +24,13 @@ type ProjectPath struct {
 }
 
 type projectBody struct {
-	Body store.Project
+	Body Project
 }
 
 type projectsOutput struct {
 	Body struct {
-		Projects   []store.Project `json:"projects"`
-		NextCursor string          `json:"next_cursor,omitempty"`
+		Projects   []Project `json:"projects"`
+		NextCursor string    `json:"next_cursor,omitempty"`
 	}
 }
 
@@ -86,15 +88,12 @@ func (a *API) registerProjects() {
 		if err != nil {
 			return nil, err
 		}
-		pl, err := a.hub.Projects(ctx, store.ProjectPage{After: after, Limit: in.Limit})
+		pl, err := a.st.ListProjects(ctx, store.ProjectPage{After: after, Limit: in.Limit})
 		if err != nil {
 			return nil, err
 		}
 		out := &projectsOutput{}
-		out.Body.Projects, out.Body.NextCursor = pl.Projects, encodeCursor("projects", pl.Next)
-		if out.Body.Projects == nil {
-			out.Body.Projects = []store.Project{}
-		}
+		out.Body.Projects, out.Body.NextCursor = wireList(pl.Projects, wireProject), encodeCursor("projects", pl.Next)
 		return out, nil
 	})
 
@@ -103,55 +102,58 @@ func (a *API) registerProjects() {
 		Summary: "Create a project", DefaultStatus: http.StatusCreated, Errors: []int{http.StatusConflict},
 	}, rule{scope: store.ScopeAdmin, action: "project.create", kind: "project"}, func(ctx context.Context, in *createProjectInput) (*projectBody, error) {
 		setObject(ctx, in.Body.ID)
-		p, err := a.hub.CreateProject(ctx, in.Body.ID, in.Body.Name)
+		if err := a.st.CreateProject(ctx, in.Body.ID, in.Body.Name); err != nil {
+			return nil, err
+		}
+		p, err := a.st.GetProject(ctx, in.Body.ID)
 		if err != nil {
 			return nil, err
 		}
-		return &projectBody{Body: p}, nil
+		return &projectBody{Body: wireProject(p)}, nil
 	})
 
 	register(a, huma.Operation{
 		OperationID: "get-project", Method: http.MethodGet, Path: "/api/projects/{id}", Tags: []string{"projects"},
 		Summary: "Get a project",
 	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *ProjectPath) (*projectBody, error) {
-		p, err := a.hub.Project(ctx, in.ID)
+		p, err := a.st.GetProject(ctx, in.ID)
 		if err != nil {
 			return nil, err
 		}
-		return &projectBody{Body: p}, nil
+		return &projectBody{Body: wireProject(p)}, nil
 	})
 
 	register(a, huma.Operation{
 		OperationID: "rename-project", Method: http.MethodPatch, Path: "/api/projects/{id}", Tags: []string{"projects"},
 		Summary: "Rename a project (its id, and so its endpoint, stay)", Errors: []int{http.StatusConflict},
 	}, rule{scope: store.ScopeAdmin, action: "project.rename", kind: "project", param: "id"}, func(ctx context.Context, in *renameInput) (*projectBody, error) {
-		p, err := a.hub.RenameProject(ctx, in.ID, in.Body.Name)
+		p, err := a.st.RenameProject(ctx, in.ID, in.Body.Name)
 		if err != nil {
 			return nil, err
 		}
-		return &projectBody{Body: p}, nil
+		return &projectBody{Body: wireProject(p)}, nil
 	})
 
 	register(a, huma.Operation{
 		OperationID: "pause-project", Method: http.MethodPost, Path: "/api/projects/{id}/pause", Tags: []string{"projects"},
 		Summary: "Pause a project: its endpoint refuses requests until it is resumed",
 	}, rule{scope: store.ScopeAdmin, action: "project.pause", kind: "project", param: "id"}, func(ctx context.Context, in *ProjectPath) (*projectBody, error) {
-		p, err := a.hub.PauseProject(ctx, in.ID)
+		p, err := a.st.PauseProject(ctx, in.ID)
 		if err != nil {
 			return nil, err
 		}
-		return &projectBody{Body: p}, nil
+		return &projectBody{Body: wireProject(p)}, nil
 	})
 
 	register(a, huma.Operation{
 		OperationID: "resume-project", Method: http.MethodPost, Path: "/api/projects/{id}/resume", Tags: []string{"projects"},
 		Summary: "Resume a paused project",
 	}, rule{scope: store.ScopeAdmin, action: "project.resume", kind: "project", param: "id"}, func(ctx context.Context, in *ProjectPath) (*projectBody, error) {
-		p, err := a.hub.ResumeProject(ctx, in.ID)
+		p, err := a.st.ResumeProject(ctx, in.ID)
 		if err != nil {
 			return nil, err
 		}
-		return &projectBody{Body: p}, nil
+		return &projectBody{Body: wireProject(p)}, nil
 	})
 
 	register(a, huma.Operation{
@@ -161,11 +163,11 @@ func (a *API) registerProjects() {
 		Errors: []int{http.StatusConflict},
 	}, rule{scope: store.ScopeAdmin, action: "project.duplicate", kind: "project"}, func(ctx context.Context, in *duplicateInput) (*projectBody, error) {
 		setObject(ctx, in.Body.ID)
-		p, err := a.hub.DuplicateProject(ctx, in.ID, in.Body.ID, in.Body.Name)
+		p, err := a.st.DuplicateProject(ctx, in.ID, in.Body.ID, in.Body.Name)
 		if err != nil {
 			return nil, err
 		}
-		return &projectBody{Body: p}, nil
+		return &projectBody{Body: wireProject(p)}, nil
 	})
 
 	register(a, huma.Operation{
@@ -174,7 +176,11 @@ func (a *API) registerProjects() {
 		Description: "Refused with 409 jobs_in_the_way while one of its jobs runs. Job files stay for recovery.",
 		Errors:      []int{http.StatusConflict}, DefaultStatus: http.StatusNoContent,
 	}, rule{scope: store.ScopeAdmin, action: "project.delete", kind: "project", param: "id"}, func(ctx context.Context, in *ProjectPath) (*struct{}, error) {
-		if err := a.hub.DeleteProject(ctx, in.ID); err != nil {
+		if err := a.st.DeleteProject(ctx, in.ID); err != nil {
+			var je *store.JobsError
+			if errors.As(err, &je) {
+				return nil, fmt.Errorf("deleting project %s: %w; wait for them to end, then delete the project again", in.ID, err)
+			}
 			return nil, err
 		}
 		return &struct{}{}, nil
@@ -251,15 +257,15 @@ type projectTokensInput struct {
 
 type tokensOutput struct {
 	Body struct {
-		Tokens     []store.Token `json:"tokens"`
-		NextCursor string        `json:"next_cursor,omitempty"`
+		Tokens     []Token `json:"tokens"`
+		NextCursor string  `json:"next_cursor,omitempty"`
 	}
 }
 
 // NewToken is a token just created, with its secret: shown this once.
 type NewToken struct {
-	Token  store.Token `json:"token"`
-	Secret string      `json:"secret" doc:"The token itself, shown this once: the hub keeps only its hash"`
+	Token  Token  `json:"token"`
+	Secret string `json:"secret" doc:"The token itself, shown this once: the hub keeps only its hash"`
 }
 
 type newTokenOutput struct {
@@ -267,7 +273,7 @@ type newTokenOutput struct {
 }
 
 type tokenBody struct {
-	Body store.Token
+	Body Token
 }
 
 // TokenOptions are what a new token may be given.
@@ -300,13 +306,14 @@ func expiry(s string) (time.Duration, error) {
 }
 
 // tokenPage pages a token list, newest first, by (created, id).
-func tokenPage(toks []store.Token, list string, q PageQuery) ([]store.Token, string, error) {
+func tokenPage(toks []store.Token, list string, q PageQuery) ([]Token, string, error) {
 	key := func(t store.Token) string {
 		// Newest first: invert the time so that keys sort ascending.
 		return strconv.FormatInt(1<<62-t.CreatedAt.UnixMicro(), 10) + "." + t.ID
 	}
 	slices.SortFunc(toks, func(x, y store.Token) int { return cmp.Compare(key(x), key(y)) })
-	return pageOf(toks, key, list, q)
+	page, next, err := pageOf(toks, key, list, q)
+	return wireList(page, wireToken), next, err
 }
 
 func (a *API) registerTokens() {
@@ -314,10 +321,10 @@ func (a *API) registerTokens() {
 		OperationID: "list-project-tokens", Method: http.MethodGet, Path: "/api/projects/{id}/tokens", Tags: []string{"tokens"},
 		Summary: "List a project's tokens (never their secrets)",
 	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *projectTokensInput) (*tokensOutput, error) {
-		if _, err := a.hub.Project(ctx, in.ID); err != nil {
+		if _, err := a.st.GetProject(ctx, in.ID); err != nil {
 			return nil, err
 		}
-		toks, err := a.hub.Tokens(ctx, store.TokenFilter{Kind: store.ProjectToken, ProjectID: in.ID, IncludeRevoked: in.IncludeRevoked})
+		toks, err := a.st.ListTokens(ctx, store.TokenFilter{Kind: store.ProjectToken, ProjectID: in.ID, IncludeRevoked: in.IncludeRevoked})
 		if err != nil {
 			return nil, err
 		}
@@ -341,35 +348,35 @@ func (a *API) registerTokens() {
 			return nil, err
 		}
 		setObject(ctx, tok.ID)
-		return &newTokenOutput{Body: NewToken{Token: tok, Secret: secret}}, nil
+		return &newTokenOutput{Body: NewToken{Token: wireToken(tok), Secret: secret}}, nil
 	})
 
 	register(a, huma.Operation{
 		OperationID: "revoke-project-token", Method: http.MethodDelete, Path: "/api/projects/{id}/tokens/{token_id}", Tags: []string{"tokens"},
 		Summary: "Revoke a project's token at once",
 	}, rule{scope: store.ScopeAdmin, action: "token.revoke", kind: "token", param: "token_id"}, func(ctx context.Context, in *projectTokenPath) (*tokenBody, error) {
-		tok, err := a.hub.Token(ctx, in.TokenID)
+		tok, err := a.st.GetToken(ctx, in.TokenID)
 		if err != nil {
 			return nil, err
 		}
 		if !tok.ForProject(in.ID) {
 			return nil, newError(http.StatusNotFound, CodeNotFound, "project "+in.ID+" has no token "+in.TokenID)
 		}
-		tok, err = a.hub.RevokeToken(ctx, in.TokenID)
+		tok, err = a.st.RevokeToken(ctx, in.TokenID)
 		if err != nil {
 			return nil, err
 		}
 		if a.opts.OnTokenRevoked != nil {
 			a.opts.OnTokenRevoked(tok.ID)
 		}
-		return &tokenBody{Body: tok}, nil
+		return &tokenBody{Body: wireToken(tok)}, nil
 	})
 
 	register(a, huma.Operation{
 		OperationID: "list-admin-tokens", Method: http.MethodGet, Path: "/api/tokens", Tags: []string{"tokens"},
 		Summary: "List admin tokens (never their secrets)",
 	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *TokensQuery) (*tokensOutput, error) {
-		toks, err := a.hub.Tokens(ctx, store.TokenFilter{Kind: store.AdminToken, IncludeRevoked: in.IncludeRevoked})
+		toks, err := a.st.ListTokens(ctx, store.TokenFilter{Kind: store.AdminToken, IncludeRevoked: in.IncludeRevoked})
 		if err != nil {
 			return nil, err
 		}
@@ -392,25 +399,25 @@ func (a *API) registerTokens() {
 			return nil, err
 		}
 		setObject(ctx, tok.ID)
-		return &newTokenOutput{Body: NewToken{Token: tok, Secret: secret}}, nil
+		return &newTokenOutput{Body: NewToken{Token: wireToken(tok), Secret: secret}}, nil
 	})
 
 	register(a, huma.Operation{
 		OperationID: "revoke-admin-token", Method: http.MethodDelete, Path: "/api/tokens/{token_id}", Tags: []string{"tokens"},
 		Summary: "Revoke an admin token at once",
 	}, rule{scope: store.ScopeAdmin, action: "token.revoke", kind: "token", param: "token_id"}, func(ctx context.Context, in *TokenPath) (*tokenBody, error) {
-		tok, err := a.hub.Token(ctx, in.TokenID)
+		tok, err := a.st.GetToken(ctx, in.TokenID)
 		if err != nil {
 			return nil, err
 		}
 		if tok.Kind != store.AdminToken {
 			return nil, newError(http.StatusNotFound, CodeNotFound, "no admin token "+in.TokenID+" (a project's tokens are under /api/projects/{id}/tokens)")
 		}
-		tok, err = a.hub.RevokeToken(ctx, in.TokenID)
+		tok, err = a.st.RevokeToken(ctx, in.TokenID)
 		if err != nil {
 			return nil, err
 		}
-		return &tokenBody{Body: tok}, nil
+		return &tokenBody{Body: wireToken(tok)}, nil
 	})
 
 	register(a, huma.Operation{
@@ -433,12 +440,12 @@ func (a *API) registerTokens() {
 				return nil, newError(http.StatusBadRequest, CodeBadRequest, "the cursor is not one this list gave; start again without it")
 			}
 		}
-		pg, err := a.hub.AuditLog(ctx, f)
+		pg, err := a.st.AuditList(ctx, f)
 		if err != nil {
 			return nil, err
 		}
 		out := &auditOutput{}
-		out.Body.Entries = pg.Entries
+		out.Body.Entries = wireList(pg.Entries, wireAuditEntry)
 		if pg.Next > 0 {
 			out.Body.NextCursor = encodeCursor("audit", strconv.FormatInt(pg.Next, 10))
 		}
@@ -458,7 +465,7 @@ type auditQuery struct {
 
 type auditOutput struct {
 	Body struct {
-		Entries    []store.AuditEntry `json:"entries"`
-		NextCursor string             `json:"next_cursor,omitempty"`
+		Entries    []AuditEntry `json:"entries"`
+		NextCursor string       `json:"next_cursor,omitempty"`
 	}
 }

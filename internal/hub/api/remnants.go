@@ -8,7 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
@@ -19,12 +19,12 @@ type RemnantPath struct {
 
 type remnantsOutput struct {
 	Body struct {
-		Remnants []store.JobRemnant `json:"remnants"`
+		Remnants []JobRemnant `json:"remnants"`
 	}
 }
 
 type remnantOutput struct {
-	Body hub.Remnant
+	Body Remnant
 }
 
 type remnantFileInput struct {
@@ -41,15 +41,12 @@ func (a *API) registerRemnants() {
 		OperationID: "list-job-remnants", Method: http.MethodGet, Path: "/api/job-remnants", Tags: []string{"jobs"},
 		Summary: "List the remnants of deleted projects' jobs (their files are kept until purged)",
 	}, rule{scope: store.ScopeRead}, func(ctx context.Context, _ *struct{}) (*remnantsOutput, error) {
-		list, err := a.hub.Remnants(ctx)
+		list, err := a.st.JobRemnants(ctx)
 		if err != nil {
 			return nil, err
 		}
 		out := &remnantsOutput{}
-		out.Body.Remnants = list
-		if out.Body.Remnants == nil {
-			out.Body.Remnants = []store.JobRemnant{}
-		}
+		out.Body.Remnants = wireList(list, wireJobRemnant)
 		return out, nil
 	})
 
@@ -57,14 +54,11 @@ func (a *API) registerRemnants() {
 		OperationID: "get-job-remnant", Method: http.MethodGet, Path: "/api/job-remnants/{job_id}", Tags: []string{"jobs"},
 		Summary: "Read a remnant: its job's record and its files' manifest",
 	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *RemnantPath) (*remnantOutput, error) {
-		r, err := a.hub.Remnant(ctx, in.JobID)
+		r, err := jobs.ReadRemnant(ctx, a.st, in.JobID)
 		if err != nil {
 			return nil, err
 		}
-		if r.Files == nil {
-			r.Files = []store.JobFile{}
-		}
-		return &remnantOutput{Body: r}, nil
+		return &remnantOutput{Body: wireRemnant(r.JobRemnant, r.Files)}, nil
 	})
 
 	register(a, huma.Operation{
@@ -77,7 +71,7 @@ func (a *API) registerRemnants() {
 		}},
 	}, rule{scope: store.ScopeAdmin, action: "remnant.download", kind: "job"}, func(ctx context.Context, in *remnantFileInput) (*jobFileOutput, error) {
 		setObject(ctx, in.JobID+":"+in.Path)
-		data, f, err := a.hub.ReadRemnantFile(ctx, in.JobID, in.Path)
+		data, f, err := jobs.ReadRemnantFile(ctx, a.st, in.JobID, in.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +88,7 @@ func (a *API) registerRemnants() {
 		Summary:       "Purge a remnant: its files are deleted for good and their space given back",
 		DefaultStatus: http.StatusNoContent,
 	}, rule{scope: store.ScopeAdmin, action: "remnant.purge", kind: "job", param: "job_id"}, func(ctx context.Context, in *RemnantPath) (*struct{}, error) {
-		if err := a.hub.PurgeRemnant(ctx, in.JobID); err != nil {
+		if err := a.st.PurgeJobRemnant(ctx, in.JobID); err != nil {
 			return nil, err
 		}
 		return &struct{}{}, nil

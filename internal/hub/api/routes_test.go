@@ -167,7 +167,7 @@ func TestTokenRoutes(t *testing.T) {
 		if !strings.HasPrefix(nt.Secret, "smcp_p_") || nt.Token.ProjectID != "p1" || nt.Token.ExpiresAt.IsZero() {
 			t.Fatalf("project token: %s", a.body)
 		}
-		tok, err := e.h.VerifyToken(context.Background(), nt.Secret)
+		tok, err := e.db.VerifyToken(context.Background(), nt.Secret)
 		if err != nil || !tok.ForProject("p1") || tok.ForProject("p2") {
 			t.Fatalf("the secret does not open p1 alone: %v %+v", err, tok)
 		}
@@ -183,7 +183,7 @@ func TestTokenRoutes(t *testing.T) {
 		e.want(e.do("DELETE", "/api/tokens/"+nt.Token.ID, e.admin, nil), 404, api.CodeNotFound)
 		e.want(e.do("DELETE", "/api/projects/p1/tokens/"+nt.Token.ID, e.read, nil), 403, api.CodeForbidden)
 		e.want(e.do("DELETE", "/api/projects/p1/tokens/"+nt.Token.ID, e.admin, nil), 200, "")
-		if _, err := e.h.VerifyToken(context.Background(), nt.Secret); err == nil {
+		if _, err := e.db.VerifyToken(context.Background(), nt.Secret); err == nil {
 			t.Fatal("a revoked token still verifies")
 		}
 		var tl struct {
@@ -286,7 +286,7 @@ func TestBadInput(t *testing.T) {
 
 // newEnvOn opens a second API on e's database that requires approval.
 func newEnvOn(t *testing.T, e *env) *env {
-	o := hub.Options{RequireApproval: true}
+	o := store.Options{RequireApproval: true}
 	o.Database, o.Dir = e.databaseURL(), e.dataDir()
 	return newEnv(t, o)
 }
@@ -294,11 +294,11 @@ func newEnvOn(t *testing.T, e *env) *env {
 func TestAudit(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		admin, err := e.h.VerifyToken(ctx, e.admin)
+		admin, err := e.db.VerifyToken(ctx, e.admin)
 		if err != nil {
 			t.Fatal(err)
 		}
-		read, _ := e.h.VerifyToken(ctx, e.read)
+		read, _ := e.db.VerifyToken(ctx, e.read)
 		e.want(e.do("POST", "/api/projects", e.admin, map[string]string{"id": "p1", "name": "P1"}), 201, "")
 		e.want(e.do("POST", "/api/projects", e.admin, map[string]string{"id": "p1", "name": "P1"}), 409, "")
 		e.want(e.do("POST", "/api/projects/p1/pause", e.read, nil), 403, "")

@@ -18,9 +18,9 @@ import (
 // NewCapability is a capability of a project's well-known index just
 // issued: its secret, shown this once, and the path it opens.
 type NewCapability struct {
-	Token  store.Token `json:"token"`
-	Secret string      `json:"secret" doc:"The capability itself, shown this once: the hub keeps only its hash"`
-	Path   string      `json:"path" doc:"The index's URL below the hub's: give the hub's URL followed by it to npx skills add" example:"/p/support-bot/i/smcp_i_0123456789abcdef_…"`
+	Token  Token  `json:"token"`
+	Secret string `json:"secret" doc:"The capability itself, shown this once: the hub keeps only its hash"`
+	Path   string `json:"path" doc:"The index's URL below the hub's: give the hub's URL followed by it to npx skills add" example:"/p/support-bot/i/smcp_i_0123456789abcdef_…"`
 }
 
 type newCapabilityOutput struct {
@@ -39,11 +39,11 @@ func (a *API) registerWellKnown() {
 		Description: "The holders of one of the project's capabilities can then install its bound skills with `npx skills add` " +
 			"from the capability's URL, while the project is not paused. Turning it on when it is on changes nothing.",
 	}, rule{scope: store.ScopeAdmin, action: "well_known.on", kind: "project", param: "id"}, func(ctx context.Context, in *ProjectPath) (*projectBody, error) {
-		p, err := a.hub.SetWellKnown(ctx, in.ID, true)
+		p, err := a.st.SetWellKnown(ctx, in.ID, true)
 		if err != nil {
 			return nil, err
 		}
-		return &projectBody{Body: p}, nil
+		return &projectBody{Body: wireProject(p)}, nil
 	})
 
 	register(a, huma.Operation{
@@ -51,21 +51,21 @@ func (a *API) registerWellKnown() {
 		Summary:     "Turn a project's well-known index off",
 		Description: "Its URLs answer 404 until it is on again; its capabilities stay (revoke them to end them).",
 	}, rule{scope: store.ScopeAdmin, action: "well_known.off", kind: "project", param: "id"}, func(ctx context.Context, in *ProjectPath) (*projectBody, error) {
-		p, err := a.hub.SetWellKnown(ctx, in.ID, false)
+		p, err := a.st.SetWellKnown(ctx, in.ID, false)
 		if err != nil {
 			return nil, err
 		}
-		return &projectBody{Body: p}, nil
+		return &projectBody{Body: wireProject(p)}, nil
 	})
 
 	register(a, huma.Operation{
 		OperationID: "list-well-known-capabilities", Method: http.MethodGet, Path: "/api/projects/{id}/well-known/capabilities", Tags: []string{"projects"},
 		Summary: "List the capabilities of a project's well-known index (never their secrets)",
 	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *projectTokensInput) (*tokensOutput, error) {
-		if _, err := a.hub.Project(ctx, in.ID); err != nil {
+		if _, err := a.st.GetProject(ctx, in.ID); err != nil {
 			return nil, err
 		}
-		toks, err := a.hub.Tokens(ctx, store.TokenFilter{Kind: store.IndexToken, ProjectID: in.ID, IncludeRevoked: in.IncludeRevoked})
+		toks, err := a.st.ListTokens(ctx, store.TokenFilter{Kind: store.IndexToken, ProjectID: in.ID, IncludeRevoked: in.IncludeRevoked})
 		if err != nil {
 			return nil, err
 		}
@@ -91,27 +91,27 @@ func (a *API) registerWellKnown() {
 			return nil, err
 		}
 		setObject(ctx, tok.ID)
-		return &newCapabilityOutput{Body: NewCapability{Token: tok, Secret: secret, Path: hub.IndexPath(in.ID, secret)}}, nil
+		return &newCapabilityOutput{Body: NewCapability{Token: wireToken(tok), Secret: secret, Path: hub.IndexPath(in.ID, secret)}}, nil
 	})
 
 	register(a, huma.Operation{
 		OperationID: "revoke-well-known-capability", Method: http.MethodDelete, Path: "/api/projects/{id}/well-known/capabilities/{token_id}", Tags: []string{"projects"},
 		Summary: "Revoke a capability of a project's well-known index at once",
 	}, rule{scope: store.ScopeAdmin, action: "well_known.revoke", kind: "token", param: "token_id"}, func(ctx context.Context, in *projectCapabilityPath) (*tokenBody, error) {
-		tok, err := a.hub.Token(ctx, in.TokenID)
+		tok, err := a.st.GetToken(ctx, in.TokenID)
 		if err != nil {
 			return nil, err
 		}
 		if !tok.ForIndex(in.ID) {
 			return nil, newError(http.StatusNotFound, CodeNotFound, "project "+in.ID+" has no index capability "+in.TokenID)
 		}
-		tok, err = a.hub.RevokeToken(ctx, in.TokenID)
+		tok, err = a.st.RevokeToken(ctx, in.TokenID)
 		if err != nil {
 			return nil, err
 		}
 		if a.opts.OnTokenRevoked != nil {
 			a.opts.OnTokenRevoked(tok.ID)
 		}
-		return &tokenBody{Body: tok}, nil
+		return &tokenBody{Body: wireToken(tok)}, nil
 	})
 }

@@ -18,7 +18,7 @@ func TestWellKnownRoutes(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		var revoked []string
-		e = newEnvHub(t, e.h, e.opts, func(o *api.Options) { o.OnTokenRevoked = func(id string) { revoked = append(revoked, id) } })
+		e = newEnvHub(t, e.db, e.opts, e.h, func(o *api.Options) { o.OnTokenRevoked = func(id string) { revoked = append(revoked, id) } })
 		e.want(e.do("POST", "/api/projects", e.admin, map[string]string{"id": "p1", "name": "P1"}), 201, "")
 		e.want(e.do("POST", "/api/projects", e.admin, map[string]string{"id": "p2", "name": "P2"}), 201, "")
 
@@ -44,7 +44,7 @@ func TestWellKnownRoutes(t *testing.T) {
 			nc.Path != "/p/p1/i/"+nc.Secret || nc.Token.ExpiresAt.IsZero() {
 			t.Fatalf("capability: %s", a.body)
 		}
-		tok, err := e.h.VerifyToken(ctx, nc.Secret)
+		tok, err := e.db.VerifyToken(ctx, nc.Secret)
 		if err != nil || !tok.ForIndex("p1") {
 			t.Fatalf("the capability does not open p1's index: %v %+v", err, tok)
 		}
@@ -72,7 +72,7 @@ func TestWellKnownRoutes(t *testing.T) {
 		e.want(e.do("DELETE", "/api/projects/p2/well-known/capabilities/"+nc.Token.ID, e.admin, nil), 404, api.CodeNotFound)
 		e.want(e.do("DELETE", "/api/projects/p1/tokens/"+nc.Token.ID, e.admin, nil), 404, api.CodeNotFound)
 		e.want(e.do("DELETE", "/api/projects/p1/well-known/capabilities/"+nc.Token.ID, e.admin, nil), 200, "")
-		if _, err := e.h.VerifyToken(ctx, nc.Secret); err == nil {
+		if _, err := e.db.VerifyToken(ctx, nc.Secret); err == nil {
 			t.Fatal("a revoked capability still verifies")
 		}
 		if len(revoked) != 1 || revoked[0] != nc.Token.ID {
@@ -89,9 +89,9 @@ func TestWellKnownRoutes(t *testing.T) {
 			t.Fatalf("turned off: %s", a.body)
 		}
 
-		admin, _ := e.h.VerifyToken(ctx, e.admin)
-		read, _ := e.h.VerifyToken(ctx, e.read)
-		write, _ := e.h.VerifyToken(ctx, e.write)
+		admin, _ := e.db.VerifyToken(ctx, e.admin)
+		read, _ := e.db.VerifyToken(ctx, e.read)
+		write, _ := e.db.VerifyToken(ctx, e.write)
 		var page struct {
 			Entries []store.AuditEntry `json:"entries"`
 		}

@@ -56,15 +56,19 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
-// Hub is what the registry needs of the hub.
+// Hub is what the registry needs of the hub's operations.
 type Hub interface {
-	VerifyToken(ctx context.Context, secret string) (store.Token, error)
 	List(ctx context.Context) ([]hub.Package, error)
 	Versions(ctx context.Context, pkg string) ([]hub.Version, error)
 	Inspect(ctx context.Context, ref string) (*hub.Inspected, error)
 	ReadFile(ctx context.Context, ref, path string) ([]byte, hub.File, error)
 	InstallPublished(ctx context.Context, p hub.Publication) (*hub.Installed, error)
 	Limits() pkgtree.Limits
+}
+
+// Tokens checks the tokens clients send; *store.DB is one.
+type Tokens interface {
+	VerifyToken(ctx context.Context, secret string) (store.Token, error)
 }
 
 // Options configures a [Registry].
@@ -101,11 +105,12 @@ const (
 // /.well-known/clawhub.json, /.well-known/clawdhub.json and /api/v1/.
 // It is safe for concurrent use.
 type Registry struct {
-	hub  Hub
-	opts Options
-	log  *slog.Logger
-	now  func() time.Time
-	mux  *http.ServeMux
+	hub    Hub
+	tokens Tokens
+	opts   Options
+	log    *slog.Logger
+	now    func() time.Time
+	mux    *http.ServeMux
 
 	mu      sync.Mutex
 	uploads map[string]*upload // by ticket
@@ -121,9 +126,9 @@ type upload struct {
 	data    []byte // nil until uploaded
 }
 
-// New returns a registry over h.
-func New(h Hub, opts *Options) *Registry {
-	r := &Registry{hub: h, uploads: map[string]*upload{}}
+// New returns a registry over h, whose clients' tokens tokens checks.
+func New(h Hub, tokens Tokens, opts *Options) *Registry {
+	r := &Registry{hub: h, tokens: tokens, uploads: map[string]*upload{}}
 	if opts != nil {
 		r.opts = *opts
 	}
@@ -212,7 +217,7 @@ func (r *Registry) authed(need store.Scope, h func(http.ResponseWriter, *http.Re
 			fail(w, http.StatusUnauthorized, "Unauthorized: this registry needs a token; run `clawhub login --token TOKEN` with a hub admin token (`skills-hub token create --scope read`, or --scope write to publish)")
 			return
 		}
-		tok, err := r.hub.VerifyToken(req.Context(), secret)
+		tok, err := r.tokens.VerifyToken(req.Context(), secret)
 		switch {
 		case errors.Is(err, store.ErrTokenInvalid):
 			fail(w, http.StatusUnauthorized, "Unauthorized: the token is unknown, revoked or expired; create one with `skills-hub token create` and run `clawhub login --token` again")

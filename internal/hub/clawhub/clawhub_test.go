@@ -23,18 +23,20 @@ import (
 // each kind.
 type fixture struct {
 	hub                         *hub.Hub
+	db                          *store.DB
 	srv                         *httptest.Server
 	read, write, project, admin string
 }
 
 func newFixture(t testing.TB, approval bool) *fixture {
 	t.Helper()
-	h, err := hub.Open(context.Background(), hub.Options{Dir: filepath.Join(t.TempDir(), "data"), RequireApproval: approval})
+	db, err := store.Open(context.Background(), store.Options{Dir: filepath.Join(t.TempDir(), "data"), RequireApproval: approval})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Close() })
-	f := &fixture{hub: h, srv: httptest.NewServer(clawhub.New(h, &clawhub.Options{RequireApproval: approval}))}
+	t.Cleanup(func() { db.Close() })
+	h := hub.New(db, nil)
+	f := &fixture{hub: h, db: db, srv: httptest.NewServer(clawhub.New(h, db, &clawhub.Options{RequireApproval: approval}))}
 	t.Cleanup(f.srv.Close)
 	token := func(r hub.TokenRequest) string {
 		_, secret, err := h.CreateToken(context.Background(), r)
@@ -43,7 +45,7 @@ func newFixture(t testing.TB, approval bool) *fixture {
 		}
 		return secret
 	}
-	if _, err := h.CreateProject(context.Background(), "p1", "P1"); err != nil {
+	if err := db.CreateProject(context.Background(), "p1", "P1"); err != nil {
 		t.Fatal(err)
 	}
 	f.read = token(hub.TokenRequest{Scope: store.ScopeRead, Name: "reader"})

@@ -21,6 +21,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
 	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
+	"github.com/skills-mcp/skills-mcp/internal/regfile"
 )
 
 // WriteJSON writes v to w as indented JSON, without HTML escaping.
@@ -341,13 +342,13 @@ func catalogFailed(cur *index.Index, err error) error {
 	return fmt.Errorf("%w\nthe catalog is unchanged: %d items, from %s", err, cur.Len(), cur.Source())
 }
 
-// Backup writes a backup of the hub to the file out, whole or not at all,
-// and reports what it holds.
-func Backup(ctx context.Context, h *hub.Hub, w io.Writer, out string) error {
+// Backup writes a backup of the hub's store db to the file out, whole or
+// not at all, and reports what it holds.
+func Backup(ctx context.Context, db *store.DB, w io.Writer, out string) error {
 	var n int64
 	err := atomicfile.Write(out, 0o600, true, func(f io.Writer) error {
 		cw := &countingWriter{w: f}
-		err := h.Backup(ctx, cw)
+		err := db.Backup(ctx, cw)
 		n = cw.n
 		return err
 	})
@@ -357,7 +358,7 @@ func Backup(ctx context.Context, h *hub.Hub, w io.Writer, out string) error {
 		}
 		return fmt.Errorf("backing up to %s: %w", out, err)
 	}
-	stats, err := h.Store().Stats(ctx)
+	stats, err := db.Stats(ctx)
 	if err != nil {
 		return err
 	}
@@ -377,17 +378,24 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // Restore restores the backup in the file name into opts.Dir (a SQLite
-// hub), opens the result and reports what it holds.
-func Restore(ctx context.Context, opts hub.Options, w io.Writer, name string) error {
-	if err := hub.RestoreFile(ctx, name, opts.Dir); err != nil {
+// hub), which must be empty or not exist and is left as it was on any
+// failure; then it opens the result and reports what it holds.
+func Restore(ctx context.Context, opts store.Options, w io.Writer, name string) error {
+	f, err := regfile.Open(name)
+	if err != nil {
+		return fmt.Errorf("restoring %s: opening the backup: %w", name, err)
+	}
+	err = store.Restore(ctx, f, opts.Dir)
+	f.Close()
+	if err != nil {
 		return fmt.Errorf("restoring %s: %w", name, err)
 	}
-	h, err := hub.Open(ctx, opts)
+	db, err := store.Open(ctx, opts)
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	stats, err := h.Store().Stats(ctx)
+	defer db.Close()
+	stats, err := db.Stats(ctx)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
 	"github.com/skills-mcp/skills-mcp/internal/hub"
+	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
@@ -49,7 +50,7 @@ func (c *command) job(ctx context.Context, g *hubGlobals, args []string) error {
 		return err
 	}
 	defer h.Close()
-	j, err := h.Store().SettleJob(ctx, pos[0], store.Settlement{By: CLIActor, Reason: *reason, Force: *force})
+	j, err := h.db.SettleJob(ctx, pos[0], store.Settlement{By: CLIActor, Reason: *reason, Force: *force})
 	result := store.AuditOK
 	switch {
 	case errors.Is(err, store.ErrLiveReplica):
@@ -63,7 +64,7 @@ func (c *command) job(ctx context.Context, g *hubGlobals, args []string) error {
 	if j.ProjectID != "" {
 		object = j.ProjectID + "/" + j.ID
 	}
-	if _, aerr := h.Audit(ctx, store.AuditEntry{Actor: CLIActor, Action: "job.settle", ObjectKind: "job", ObjectID: object, Result: result}); aerr != nil && err == nil {
+	if _, aerr := h.db.AppendAudit(ctx, store.AuditEntry{Actor: CLIActor, Action: "job.settle", ObjectKind: "job", ObjectID: object, Result: result}); aerr != nil && err == nil {
 		fmt.Fprintf(c.stderr, "warning: the audit log did not take the entry: %v\n", aerr)
 	}
 	if err != nil {
@@ -121,7 +122,7 @@ func (c *command) remnantsList(ctx context.Context, g *hubGlobals, args []string
 		return err
 	}
 	defer h.Close()
-	list, err := h.Remnants(ctx)
+	list, err := h.db.JobRemnants(ctx)
 	if err != nil {
 		return err
 	}
@@ -160,7 +161,7 @@ func (c *command) remnantShow(ctx context.Context, g *hubGlobals, args []string)
 		return err
 	}
 	defer h.Close()
-	r, err := h.Remnant(ctx, pos[0])
+	r, err := jobs.ReadRemnant(ctx, h.db, pos[0])
 	if err != nil {
 		return err
 	}
@@ -189,7 +190,7 @@ func (c *command) remnantDownload(ctx context.Context, g *hubGlobals, args []str
 		return err
 	}
 	defer h.Close()
-	data, f, err := h.ReadRemnantFile(ctx, pos[0], pos[1])
+	data, f, err := jobs.ReadRemnantFile(ctx, h.db, pos[0], pos[1])
 	result := store.AuditOK
 	if err != nil {
 		result = "failed"
@@ -197,7 +198,7 @@ func (c *command) remnantDownload(ctx context.Context, g *hubGlobals, args []str
 			result = "not_found"
 		}
 	}
-	if _, aerr := h.Audit(ctx, store.AuditEntry{Actor: CLIActor, Action: "remnant.download", ObjectKind: "job", ObjectID: auditObject(pos[0] + ":" + pos[1]), Result: result}); aerr != nil && err == nil {
+	if _, aerr := h.db.AppendAudit(ctx, store.AuditEntry{Actor: CLIActor, Action: "remnant.download", ObjectKind: "job", ObjectID: auditObject(pos[0] + ":" + pos[1]), Result: result}); aerr != nil && err == nil {
 		fmt.Fprintf(c.stderr, "warning: the audit log did not take the entry: %v\n", aerr)
 	}
 	if err != nil {
@@ -227,7 +228,7 @@ func (c *command) remnantPurge(ctx context.Context, g *hubGlobals, args []string
 	defer h.Close()
 	var errs []error
 	for _, id := range pos {
-		err := h.PurgeRemnant(ctx, id)
+		err := h.db.PurgeJobRemnant(ctx, id)
 		result := store.AuditOK
 		if err != nil {
 			result = "failed"
@@ -238,7 +239,7 @@ func (c *command) remnantPurge(ctx context.Context, g *hubGlobals, args []string
 		} else {
 			fmt.Fprintf(c.stdout, "purged the remnant of job %s\n", id)
 		}
-		if _, aerr := h.Audit(ctx, store.AuditEntry{Actor: CLIActor, Action: "remnant.purge", ObjectKind: "job", ObjectID: auditObject(id), Result: result}); aerr != nil && err == nil {
+		if _, aerr := h.db.AppendAudit(ctx, store.AuditEntry{Actor: CLIActor, Action: "remnant.purge", ObjectKind: "job", ObjectID: auditObject(id), Result: result}); aerr != nil && err == nil {
 			fmt.Fprintf(c.stderr, "warning: the audit log did not take the entry: %v\n", aerr)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
 	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
+	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 	"github.com/skills-mcp/skills-mcp/internal/suggest"
 )
 
@@ -311,8 +312,8 @@ func (c *command) parse(fs *hubFlags, args []string, minArgs, maxArgs int, what 
 }
 
 // options resolves the global flags against their environment twins and
-// the default data directory.
-func (c *command) options(g *hubGlobals) (hub.Options, error) {
+// the default data directory: the store to open.
+func (c *command) options(g *hubGlobals) (store.Options, error) {
 	if !g.set["data"] {
 		if v, ok := c.env("SKILLS_HUB_DATA"); ok && v != "" {
 			g.data = v
@@ -327,7 +328,7 @@ func (c *command) options(g *hubGlobals) (hub.Options, error) {
 		if v, ok := c.env("SKILLS_HUB_REQUIRE_APPROVAL"); ok && v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return hub.Options{}, usagef("", "SKILLS_HUB_REQUIRE_APPROVAL=%q: want true or false", v)
+				return store.Options{}, usagef("", "SKILLS_HUB_REQUIRE_APPROVAL=%q: want true or false", v)
 			}
 			g.requireApproval = b
 		}
@@ -335,15 +336,13 @@ func (c *command) options(g *hubGlobals) (hub.Options, error) {
 	if g.database == "" && g.data == "" {
 		dir, err := c.defaultHubData()
 		if err != nil {
-			return hub.Options{}, err
+			return store.Options{}, err
 		}
 		g.data = dir
 	}
 	// Warnings only: a stored catalog passed over, say; not the migrations.
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// The command line reads repositories on this machine's disk; hub
-	// serve turns that off for its API.
-	opts := hub.Options{Dir: g.data, Database: g.database, RequireApproval: g.requireApproval, Logger: logger, LocalRepositories: true}
+	opts := store.Options{Dir: g.data, Database: g.database, RequireApproval: g.requireApproval, Logger: logger}
 	return opts, nil
 }
 
@@ -358,15 +357,29 @@ func (c *command) defaultHubData() (string, error) {
 	return "", usagef("", "no data directory: give --data DIR or set SKILLS_HUB_DATA (HOME is not set)")
 }
 
-// open opens the hub. github, if not nil, reads github.com repositories
-// through GitHub's endpoints.
-func (c *command) open(ctx context.Context, g *hubGlobals, github *pkgtree.GitHubOptions) (*hub.Hub, error) {
+// openHub is a command's hub: the store it opened and the hub's operations
+// over it. Close closes the store.
+type openHub struct {
+	*hub.Hub
+	db *store.DB
+}
+
+func (h *openHub) Close() error { return h.db.Close() }
+
+// open opens the hub's store and the hub's operations over it, which read
+// repositories on this machine's disk (the command line's; hub serve does
+// not). github, if not nil, reads github.com repositories through GitHub's
+// endpoints.
+func (c *command) open(ctx context.Context, g *hubGlobals, github *pkgtree.GitHubOptions) (*openHub, error) {
 	opts, err := c.options(g)
 	if err != nil {
 		return nil, err
 	}
-	opts.GitHub = github
-	return hub.Open(ctx, opts)
+	db, err := store.Open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &openHub{Hub: hub.New(db, &hub.Options{LocalRepositories: true, GitHub: github, Logger: opts.Logger}), db: db}, nil
 }
 
 const hubInstallUsage = `Usage: skills-hub install (--zip FILE [--path DIR] | --repo URL [--path DIR] [--ref REF | --commit SHA] | --item ID) [flags]
@@ -496,7 +509,7 @@ func (c *command) list(ctx context.Context, g *hubGlobals, args []string) error 
 		return err
 	}
 	defer h.Close()
-	return List(ctx, h, c.stdout, *asJSON)
+	return List(ctx, h.Hub, c.stdout, *asJSON)
 }
 
 const hubVersionsUsage = `Usage: skills-hub versions PACKAGE [flags]
@@ -516,7 +529,7 @@ func (c *command) versions(ctx context.Context, g *hubGlobals, args []string) er
 		return err
 	}
 	defer h.Close()
-	return Versions(ctx, h, c.stdout, pos[0], *asJSON)
+	return Versions(ctx, h.Hub, c.stdout, pos[0], *asJSON)
 }
 
 const hubInspectUsage = `Usage: skills-hub inspect VERSION [flags]
@@ -539,7 +552,7 @@ func (c *command) inspect(ctx context.Context, g *hubGlobals, args []string) err
 		return err
 	}
 	defer h.Close()
-	return Inspect(ctx, h, c.stdout, pos[0], *asJSON)
+	return Inspect(ctx, h.Hub, c.stdout, pos[0], *asJSON)
 }
 
 const hubApproveUsage = `Usage: skills-hub approve VERSION [--by NAME] [--revoke] [flags]
@@ -574,7 +587,7 @@ func (c *command) approve(ctx context.Context, g *hubGlobals, args []string) err
 		return err
 	}
 	defer h.Close()
-	return Approve(ctx, h, c.stdout, pos[0], *by, *revoke, *asJSON)
+	return Approve(ctx, h.Hub, c.stdout, pos[0], *by, *revoke, *asJSON)
 }
 
 const hubNotesUsage = `Usage: skills-hub notes VERSION TEXT [flags]
@@ -595,7 +608,7 @@ func (c *command) notes(ctx context.Context, g *hubGlobals, args []string) error
 		return err
 	}
 	defer h.Close()
-	return Notes(ctx, h, c.stdout, pos[0], pos[1], *asJSON)
+	return Notes(ctx, h.Hub, c.stdout, pos[0], pos[1], *asJSON)
 }
 
 const hubUninstallUsage = `Usage: skills-hub uninstall VERSION [flags]
@@ -616,7 +629,7 @@ func (c *command) uninstall(ctx context.Context, g *hubGlobals, args []string) e
 		return err
 	}
 	defer h.Close()
-	return Uninstall(ctx, h, c.stdout, pos[0], *asJSON)
+	return Uninstall(ctx, h.Hub, c.stdout, pos[0], *asJSON)
 }
 
 func (c *command) catalog(ctx context.Context, g *hubGlobals, args []string) error {
@@ -662,7 +675,7 @@ func (c *command) catalogSearch(ctx context.Context, g *hubGlobals, args []strin
 	}
 	defer h.Close()
 	q := index.Query{Text: strings.Join(pos, " "), Category: *category, Author: *author, Limit: *limit}
-	return Search(ctx, h, c.stdout, q, *asJSON)
+	return Search(ctx, h.Hub, c.stdout, q, *asJSON)
 }
 
 const hubCatalogRefreshUsage = `Usage: skills-hub catalog refresh [URL] [flags]
@@ -693,7 +706,7 @@ func (c *command) catalogRefresh(ctx context.Context, g *hubGlobals, args []stri
 		return err
 	}
 	defer h.Close()
-	return Refresh(ctx, h, c.stdout, c.stderr, url)
+	return Refresh(ctx, h.Hub, c.stdout, c.stderr, url)
 }
 
 const hubCatalogImportUsage = `Usage: skills-hub catalog import FILE [flags]
@@ -715,7 +728,7 @@ func (c *command) catalogImport(ctx context.Context, g *hubGlobals, args []strin
 		return err
 	}
 	defer h.Close()
-	return Import(ctx, h, c.stdout, pos[0])
+	return Import(ctx, h.Hub, c.stdout, pos[0])
 }
 
 const hubBackupUsage = `Usage: skills-hub backup --out FILE [flags]
@@ -740,7 +753,7 @@ func (c *command) backup(ctx context.Context, g *hubGlobals, args []string) erro
 		return err
 	}
 	defer h.Close()
-	return Backup(ctx, h, c.stdout, *out)
+	return Backup(ctx, h.db, c.stdout, *out)
 }
 
 const hubRestoreUsage = `Usage: skills-hub restore FILE [flags]

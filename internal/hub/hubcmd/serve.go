@@ -200,15 +200,14 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		logger = slog.New(slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{Level: level}))
 	}
 	opts.Logger = logger
-	// The API reads only https repositories: direct installs and catalog
-	// items alike.
-	opts.LocalRepositories = false
-	h, err := hub.Open(ctx, opts)
+	db, err := store.Open(ctx, opts)
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	db := h.Store()
+	defer db.Close()
+	// The API reads only https repositories: direct installs and catalog
+	// items alike.
+	h := hub.New(db, &hub.Options{Logger: logger})
 	if jf.dir, err = jobsDir(jf.dir, opts); err != nil {
 		return err
 	}
@@ -277,6 +276,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	var admin *hubadmin.Admin
 	srv, err := hubserve.New(hubserve.Options{
 		Hub:          h,
+		Store:        db,
 		Logger:       logger,
 		HTTP:         ho,
 		Projects:     ep,
@@ -290,7 +290,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 			Runtime: func(context.Context) []api.Backend { return js.backends }},
 		UI: func(a http.Handler) (http.Handler, error) {
 			var err error
-			admin, err = hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, BaseURL: strings.TrimSuffix(*baseURL, "/"), Logger: logger})
+			admin, err = hubadmin.New(hubadmin.Options{API: a, Verify: db.VerifyToken, BaseURL: strings.TrimSuffix(*baseURL, "/"), Logger: logger})
 			return admin, err
 		},
 	})
@@ -302,7 +302,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	}
 	// Said before the address, so that whoever waits for the address has
 	// read it.
-	toks, err := h.Tokens(ctx, store.TokenFilter{Kind: store.AdminToken})
+	toks, err := db.ListTokens(ctx, store.TokenFilter{Kind: store.AdminToken})
 	if err == nil && len(toks) == 0 {
 		logger.Warn("no admin token yet: the admin API refuses every request until you create one with `skills-hub token create --scope admin`" + dataFlags(opts))
 	}
@@ -323,7 +323,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 
 // jobsDir is the jobs' host folder: jobs/ in the data directory, or in the
 // user cache folder with --database.
-func jobsDir(flag string, o hub.Options) (string, error) {
+func jobsDir(flag string, o store.Options) (string, error) {
 	if flag != "" {
 		return filepath.Abs(flag)
 	}
@@ -388,7 +388,7 @@ func checkBaseURL(raw string) error {
 }
 
 // endpointCache is the folder the project endpoints unpack versions into.
-func (c *command) endpointCache(flag string, o hub.Options) (string, error) {
+func (c *command) endpointCache(flag string, o store.Options) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
@@ -413,7 +413,7 @@ func projectStats(st endpoint.Stats) []hubserve.ProjectStat {
 
 // storeText names the store for the log, without any password (userinfo,
 // a password query parameter, a keyword DSN's).
-func storeText(o hub.Options) string {
+func storeText(o store.Options) string {
 	if o.Database == "" {
 		return "sqlite " + o.Dir
 	}
@@ -423,7 +423,7 @@ func storeText(o hub.Options) string {
 // sweepTemp empties the folder uploads are spooled in (a crash leaves
 // its files there) and returns it: tmp/ in the data directory, or in the
 // jobs folder with --database and no data directory.
-func sweepTemp(o hub.Options, jobs string) (string, error) {
+func sweepTemp(o store.Options, jobs string) (string, error) {
 	dir := filepath.Join(jobs, "tmp")
 	if o.Dir != "" {
 		dir = filepath.Join(o.Dir, "tmp")
@@ -444,7 +444,7 @@ func sweepTemp(o hub.Options, jobs string) (string, error) {
 
 // dataFlags repeats the flags that name the store, for a command line the
 // user can paste.
-func dataFlags(o hub.Options) string {
+func dataFlags(o store.Options) string {
 	if o.Database != "" {
 		return " --database URL"
 	}
@@ -526,7 +526,7 @@ func (c *command) tokenCreate(ctx context.Context, g *hubGlobals, args []string)
 	if err != nil {
 		result = "failed"
 	}
-	if _, aerr := h.Audit(ctx, store.AuditEntry{Actor: CLIActor, Action: action, ObjectKind: "token", ObjectID: tok.ID, Result: result}); aerr != nil && err == nil {
+	if _, aerr := h.db.AppendAudit(ctx, store.AuditEntry{Actor: CLIActor, Action: action, ObjectKind: "token", ObjectID: tok.ID, Result: result}); aerr != nil && err == nil {
 		fmt.Fprintf(c.stderr, "warning: the audit log did not take the entry: %v\n", aerr)
 	}
 	if err != nil {
@@ -562,7 +562,7 @@ func (c *command) tokenList(ctx context.Context, g *hubGlobals, args []string) e
 	}
 	defer h.Close()
 	f := store.TokenFilter{ProjectID: *project, IncludeRevoked: *all}
-	toks, err := h.Tokens(ctx, f)
+	toks, err := h.db.ListTokens(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -622,7 +622,7 @@ func (c *command) tokenRevoke(ctx context.Context, g *hubGlobals, args []string)
 		return err
 	}
 	defer h.Close()
-	tok, err := h.RevokeToken(ctx, id)
+	tok, err := h.db.RevokeToken(ctx, id)
 	result := store.AuditOK
 	if err != nil {
 		result = "failed"
@@ -630,7 +630,7 @@ func (c *command) tokenRevoke(ctx context.Context, g *hubGlobals, args []string)
 			result = "not_found"
 		}
 	}
-	if _, aerr := h.Audit(ctx, store.AuditEntry{Actor: CLIActor, Action: "token.revoke", ObjectKind: "token", ObjectID: id, Result: result}); aerr != nil && err == nil {
+	if _, aerr := h.db.AppendAudit(ctx, store.AuditEntry{Actor: CLIActor, Action: "token.revoke", ObjectKind: "token", ObjectID: id, Result: result}); aerr != nil && err == nil {
 		fmt.Fprintf(c.stderr, "warning: the audit log did not take the entry: %v\n", aerr)
 	}
 	if err != nil {

@@ -50,7 +50,7 @@ func (c *command) wellKnownSet(ctx context.Context, g *hubGlobals, state string,
 		return err
 	}
 	defer h.Close()
-	p, err := h.SetWellKnown(ctx, id, state == "on")
+	p, err := h.db.SetWellKnown(ctx, id, state == "on")
 	result := store.AuditOK
 	if err != nil {
 		result = "failed"
@@ -58,7 +58,7 @@ func (c *command) wellKnownSet(ctx context.Context, g *hubGlobals, state string,
 			result = "not_found"
 		}
 	}
-	if _, aerr := h.Audit(ctx, store.AuditEntry{Actor: CLIActor, Action: "well_known." + state, ObjectKind: "project", ObjectID: id, Result: result}); aerr != nil && err == nil {
+	if _, aerr := h.db.AppendAudit(ctx, store.AuditEntry{Actor: CLIActor, Action: "well_known." + state, ObjectKind: "project", ObjectID: id, Result: result}); aerr != nil && err == nil {
 		fmt.Fprintf(c.stderr, "warning: the audit log did not take the entry: %v\n", aerr)
 	}
 	if err != nil {

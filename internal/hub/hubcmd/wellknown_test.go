@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
 
@@ -14,14 +13,14 @@ import (
 func TestHubWellKnown(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	h, err := hub.Open(ctx, hub.Options{Dir: dir})
+	db, err := store.Open(ctx, store.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.CreateProject(ctx, "p1", "P1"); err != nil {
+	if err := db.CreateProject(ctx, "p1", "P1"); err != nil {
 		t.Fatal(err)
 	}
-	h.Close()
+	db.Close()
 	environ := map[string]string{"SKILLS_HUB_DATA": dir}
 
 	if stdout, stderr, err := runHub(t, environ, "well-known", "on", "p1"); err != nil || !strings.Contains(stdout, "is on") {
@@ -48,12 +47,12 @@ func TestHubWellKnown(t *testing.T) {
 		}
 	}
 
-	h, err = hub.Open(ctx, hub.Options{Dir: dir})
+	db, err = store.Open(ctx, store.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.Close()
-	page, err := h.AuditLog(ctx, store.AuditFilter{Actor: CLIActor})
+	defer db.Close()
+	page, err := db.AuditList(ctx, store.AuditFilter{Actor: CLIActor})
 	if err != nil {
 		t.Fatal(err)
 	}

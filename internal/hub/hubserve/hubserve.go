@@ -47,8 +47,12 @@ import (
 
 // Options configure New.
 type Options struct {
-	// Hub is the hub served. Required.
+	// Hub is the hub's operations the admin API and the registry apply.
+	// Required.
 	Hub *hub.Hub
+	// Store is the hub's store: the admin API's, the registry's tokens, and
+	// what /readyz asks. Required.
+	Store api.Store
 	// Projects serves /p/… (the project endpoints). If nil, /p/ answers a
 	// JSON 404.
 	Projects http.Handler
@@ -61,7 +65,8 @@ type Options struct {
 	// Collectors are registered on the server's metrics registry too (the
 	// project endpoints' own metrics, say).
 	Collectors []prometheus.Collector
-	// API configures the admin API; its Hub and Logger are this server's.
+	// API configures the admin API; its Hub, Store and Logger are this
+	// server's.
 	API api.Options
 	// Registry, if not nil, configures the ClawHub-compatible registry
 	// (package clawhub) served at /api/v1/ and /.well-known/clawhub.json;
@@ -107,7 +112,7 @@ type EndpointStat struct {
 
 // Server is the hub's HTTP handler and what it counts.
 type Server struct {
-	hub      *hub.Hub
+	st       api.Store
 	log      *slog.Logger
 	api      *api.API
 	projects http.Handler
@@ -124,14 +129,14 @@ type Server struct {
 
 // New builds the server.
 func New(opts Options) (*Server, error) {
-	if opts.Hub == nil {
-		return nil, errors.New("hub server: no hub")
+	if opts.Hub == nil || opts.Store == nil {
+		return nil, errors.New("hub server: no hub or no store")
 	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{hub: opts.Hub, log: log, projects: opts.Projects, mux: http.NewServeMux(), reg: prometheus.NewRegistry()}
+	s := &Server{st: opts.Store, log: log, projects: opts.Projects, mux: http.NewServeMux(), reg: prometheus.NewRegistry()}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "skills_hub_http_requests_total", Help: "HTTP requests answered, by route, method and status.",
 	}, []string{"route", "method", "status"})
@@ -177,7 +182,7 @@ func New(opts Options) (*Server, error) {
 	}
 
 	ao := opts.API
-	ao.Hub, ao.Logger = opts.Hub, log
+	ao.Hub, ao.Store, ao.Logger = opts.Hub, opts.Store, log
 	prevStore, prevSync := ao.OnStoreError, ao.OnCatalogSync
 	ao.OnStoreError = func() {
 		s.storeErrors.Add(1)
@@ -219,7 +224,7 @@ func New(opts Options) (*Server, error) {
 		if ro.Logger == nil {
 			ro.Logger = log
 		}
-		reg := clawhub.New(opts.Hub, &ro)
+		reg := clawhub.New(opts.Hub, opts.Store, &ro)
 		s.mux.Handle("/api/v1/", reg)
 		s.mux.Handle("GET /.well-known/clawhub.json", reg)
 		s.mux.Handle("GET /.well-known/clawdhub.json", reg)
@@ -348,9 +353,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // ready reports to /readyz whether the hub can serve: its database
-// answers (within the probe's deadline).
+// answers a page of one project (within the probe's deadline).
 func (s *Server) ready(ctx context.Context) string {
-	if err := s.hub.Ping(ctx); err != nil {
+	if _, err := s.st.ListProjects(ctx, store.ProjectPage{Limit: 1}); err != nil {
 		s.storeErrors.Add(1)
 		s.log.Warn("readiness probe: the database does not answer", "err", err)
 		return "unavailable"
@@ -390,7 +395,7 @@ func (r refusals) SizeLimited(limit string)    { r.size.WithLabelValues(limit).I
 // guardMetrics lets through requests with an admin token of scope read.
 func (s *Server) guardMetrics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, e := api.Authenticate(r.Context(), s.hub, r.Header.Get("Authorization"), store.ScopeRead); e != nil {
+		if _, e := api.Authenticate(r.Context(), s.st, r.Header.Get("Authorization"), store.ScopeRead); e != nil {
 			api.WriteError(w, e)
 			return
 		}

@@ -24,14 +24,20 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func open(t *testing.T) *hub.Hub {
+// testHub is a store on SQLite and the hub over it.
+type testHub struct {
+	*hub.Hub
+	db *store.DB
+}
+
+func open(t *testing.T) *testHub {
 	t.Helper()
-	h, err := hub.Open(context.Background(), hub.Options{Dir: filepath.Join(t.TempDir(), "data")})
+	db, err := store.Open(context.Background(), store.Options{Dir: filepath.Join(t.TempDir(), "data")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Close() })
-	return h
+	t.Cleanup(func() { db.Close() })
+	return &testHub{Hub: hub.New(db, nil), db: db}
 }
 
 func get(t *testing.T, srv *httptest.Server, path, token string) (int, string) {
@@ -56,7 +62,7 @@ func TestServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, ptok, _ := func() (store.Token, string, error) {
-		if _, err := h.CreateProject(context.Background(), "p1", "P1"); err != nil {
+		if err := h.db.CreateProject(context.Background(), "p1", "P1"); err != nil {
 			t.Fatal(err)
 		}
 		return h.CreateToken(context.Background(), hub.TokenRequest{Project: "p1"})
@@ -68,7 +74,7 @@ func TestServer(t *testing.T) {
 		w.Write([]byte("project endpoint " + r.URL.Path))
 	})
 	s, err := hubserve.New(hubserve.Options{
-		Hub: h, Projects: projects,
+		Hub: h.Hub, Store: h.db, Projects: projects,
 		ProjectStats: func() []hubserve.ProjectStat {
 			return []hubserve.ProjectStat{{Project: "p1", Sessions: 2, Bindings: 3, Requests: 9}}
 		},
@@ -137,7 +143,7 @@ func TestServer(t *testing.T) {
 	}
 
 	// No project endpoints: a JSON 404.
-	s2, err := hubserve.New(hubserve.Options{Hub: h})
+	s2, err := hubserve.New(hubserve.Options{Hub: h.Hub, Store: h.db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +155,7 @@ func TestServer(t *testing.T) {
 
 	// The database gone: /readyz says so (and nothing more), /livez does
 	// not, and the API answers 503.
-	h.Close()
+	h.db.Close()
 	for _, probe := range []string{"/readyz", "/healthz"} {
 		if code, body := get(t, srv, probe, ""); code != 503 || strings.TrimSpace(body) != `{"status":"unavailable"}` {
 			t.Fatalf("%s without a database: %d %s", probe, code, body)
@@ -164,7 +170,8 @@ func TestServer(t *testing.T) {
 }
 
 func TestServeShutsDown(t *testing.T) {
-	s, err := hubserve.New(hubserve.Options{Hub: open(t)})
+	h := open(t)
+	s, err := hubserve.New(hubserve.Options{Hub: h.Hub, Store: h.db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +209,7 @@ func TestUI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := hubserve.New(hubserve.Options{Hub: h, UI: func(a http.Handler) (http.Handler, error) {
+	s, err := hubserve.New(hubserve.Options{Hub: h.Hub, Store: h.db, UI: func(a http.Handler) (http.Handler, error) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// The page asks the API, as the administration pages do.
 			req := httptest.NewRequest("GET", "/api/projects", nil)
@@ -238,7 +245,7 @@ func TestGuards(t *testing.T) {
 		t.Fatal(err)
 	}
 	projects := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
-	s, err := hubserve.New(hubserve.Options{Hub: h, Projects: projects, HTTP: httpserve.Options{
+	s, err := hubserve.New(hubserve.Options{Hub: h.Hub, Store: h.db, Projects: projects, HTTP: httpserve.Options{
 		// One request a second to a project, a burst of two.
 		ProjectRate: 1, RateBurst: 2 * time.Second,
 	}})
@@ -298,7 +305,7 @@ func TestRefusalLogsNoCapability(t *testing.T) {
 	h := open(t)
 	var logs bytes.Buffer
 	projects := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
-	s, err := hubserve.New(hubserve.Options{Hub: h, Projects: projects,
+	s, err := hubserve.New(hubserve.Options{Hub: h.Hub, Store: h.db, Projects: projects,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)

@@ -133,7 +133,7 @@ func fillHub(t *testing.T, e *env, gh *githubtest.Server) realistic {
 		if i == 0 {
 			name = "Customer support escalations (EU west, production) — the team's main assistant"
 		}
-		if _, err := e.h.CreateProject(ctx, p, name); err != nil {
+		if err := e.db.CreateProject(ctx, p, name); err != nil {
 			t.Fatal(err)
 		}
 		for k := range 4 {
@@ -152,7 +152,7 @@ func fillHub(t *testing.T, e *env, gh *githubtest.Server) realistic {
 	if _, err := e.h.Bind(ctx, r.project, r.report); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.h.PauseProject(ctx, projects[5]); err != nil {
+	if _, err := e.db.PauseProject(ctx, projects[5]); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"ci-pipeline", "security-auditor", "on-call"} {
@@ -197,7 +197,7 @@ func fillHub(t *testing.T, e *env, gh *githubtest.Server) realistic {
 	// A retired project's jobs, one run, are left as remnants when it is
 	// deleted.
 	retired := "marketing-campaign-analytics-2025-retired-after-reorg"
-	if _, err := e.h.CreateProject(ctx, retired, "Marketing campaign analytics 2025 (retired)"); err != nil {
+	if err := e.db.CreateProject(ctx, retired, "Marketing campaign analytics 2025 (retired)"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.h.Bind(ctx, retired, r.report); err != nil {
@@ -218,12 +218,12 @@ func fillHub(t *testing.T, e *env, gh *githubtest.Server) realistic {
 			}
 		}
 	}
-	if err := e.h.DeleteProject(ctx, retired); err != nil {
+	if err := e.db.DeleteProject(ctx, retired); err != nil {
 		t.Fatal(err)
 	}
 	// Another deleted project's: the remnants can be filtered by project.
 	pilot := "pilot-2025-q3"
-	if _, err := e.h.CreateProject(ctx, pilot, "Pilot"); err != nil {
+	if err := e.db.CreateProject(ctx, pilot, "Pilot"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.h.Bind(ctx, pilot, r.report); err != nil {
@@ -236,7 +236,7 @@ func fillHub(t *testing.T, e *env, gh *githubtest.Server) realistic {
 		u.call(http.MethodPost, "/api/projects/"+pilot+"/skill-jobs", map[string]string{"skill_id": r.report}, &j)
 		u.upload("/api/projects/"+pilot+"/skill-jobs/"+j.ID+"/files", "in/pilot.csv", []byte("a,b\n"))
 	}
-	if err := e.h.DeleteProject(ctx, pilot); err != nil {
+	if err := e.db.DeleteProject(ctx, pilot); err != nil {
 		t.Fatal(err)
 	}
 	return r

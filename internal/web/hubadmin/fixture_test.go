@@ -69,6 +69,7 @@ func (c *clock) add(d time.Duration) {
 type env struct {
 	t                  testing.TB
 	h                  *hub.Hub
+	db                 *store.DB
 	api                *api.API
 	srv                *httptest.Server
 	clk                *clock
@@ -94,9 +95,9 @@ type envOptions struct {
 	// keeps the service from settling what seed leaves to lapsed replicas
 	// while a test looks at it.
 	lease time.Duration
-	// seed, if set, fills the hub through its store before the job
-	// service starts (whose worker would claim a queued job first).
-	seed func(h *hub.Hub)
+	// seed, if set, fills the hub (its rules h, its store db) before the
+	// job service starts (whose worker would claim a queued job first).
+	seed func(h *hub.Hub, db *store.DB)
 }
 
 func newEnvWith(t testing.TB, o envOptions) *env {
@@ -107,19 +108,20 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 		_, err := exec.LookPath("bwrap")
 		sandboxtest.Need(t, "bubblewrap (bwrap)", err)
 	}
-	ho := hub.Options{Dir: filepath.Join(t.TempDir(), "data"), RequireApproval: o.requireApproval}
-	if o.github != nil {
-		ho.GitHub = o.github.Options()
-	}
-	h, err := hub.Open(ctx, ho)
+	db, err := store.Open(ctx, store.Options{Dir: filepath.Join(t.TempDir(), "data"), RequireApproval: o.requireApproval})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Close() })
-	if o.seed != nil {
-		o.seed(h)
+	t.Cleanup(func() { db.Close() })
+	ho := &hub.Options{}
+	if o.github != nil {
+		ho.GitHub = o.github.Options()
 	}
-	ao := api.Options{Hub: h, Version: "test"}
+	h := hub.New(db, ho)
+	if o.seed != nil {
+		o.seed(h, db)
+	}
+	ao := api.Options{Hub: h, Store: db, Version: "test"}
 	if withJobs {
 		// The sandbox runs as an unprivileged uid, which must be able to
 		// walk to the job folders.
@@ -129,7 +131,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 				t.Fatal(err)
 			}
 		}
-		svc, err := jobs.New(jobs.Options{Store: h.Store(), Executor: bwrap.New(nil), Replica: "ui-test",
+		svc, err := jobs.New(jobs.Options{Store: db, Executor: bwrap.New(nil), Replica: "ui-test",
 			Dir: filepath.Join(tmp, "jobs"), RunWait: 30 * time.Second, Lease: o.lease})
 		if err != nil {
 			t.Fatal(err)
@@ -148,8 +150,8 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, h: h, api: a, clk: &clock{t: time.Now()}}
-	adm, err := hubadmin.New(hubadmin.Options{API: a, Verify: h.VerifyToken, Now: e.clk.now, SessionTTL: time.Hour,
+	e := &env{t: t, h: h, db: db, api: a, clk: &clock{t: time.Now()}}
+	adm, err := hubadmin.New(hubadmin.Options{API: a, Verify: db.VerifyToken, Now: e.clk.now, SessionTTL: time.Hour,
 		Logger: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)

@@ -219,7 +219,7 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("refused forms created projects %v", got)
 	}
 	// A project token does not sign in.
-	if _, err := e.h.CreateProject(t.Context(), "p1", "P1"); err != nil {
+	if err := e.db.CreateProject(t.Context(), "p1", "P1"); err != nil {
 		t.Fatal(err)
 	}
 	_, psecret, err := e.h.CreateToken(t.Context(), hub.TokenRequest{Project: "p1"})
@@ -404,7 +404,7 @@ func TestCatalogUpload(t *testing.T) {
 		t.Errorf("after the upload the API serves %d items from %q", n, got)
 	}
 	// Disconnecting is destructive: it needs its confirmation too.
-	if _, err := e.h.CreateProject(t.Context(), "p", "P"); err != nil {
+	if err := e.db.CreateProject(t.Context(), "p", "P"); err != nil {
 		t.Fatal(err)
 	}
 	admin.get("/projects/p")

@@ -72,7 +72,11 @@ type remnantData struct {
 
 // remnant shows one remnant: what its job was, and its files to download.
 func (a *Admin) remnant(w http.ResponseWriter, r *http.Request) {
-	var rm hub.Remnant
+	// The API's answer: the remnant's record and its files.
+	var rm struct {
+		store.JobRemnant
+		Files []store.JobFile `json:"files"`
+	}
 	if err := a.client(r).do(r.Context(), http.MethodGet, "/api/job-remnants/"+url.PathEscape(r.PathValue("jid")), nil, nil, "", &rm); err != nil {
 		a.fail(w, r, err)
 		return

@@ -18,7 +18,7 @@ func TestRemnantsPage(t *testing.T) {
 	u := e.signIn(e.admin)
 	id := importReport(t, u)
 	ctx := context.Background()
-	st := e.h.Store()
+	st := e.db
 	v, err := e.h.Resolve(ctx, id)
 	if err != nil {
 		t.Fatal(err)

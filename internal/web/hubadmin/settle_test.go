@@ -34,8 +34,8 @@ func newStrays() *strays {
 }
 
 // seed makes the stray jobs in h; it is an envOptions.seed.
-func (s *strays) seed(t testing.TB) func(h *hub.Hub) {
-	return func(h *hub.Hub) {
+func (s *strays) seed(t testing.TB) func(h *hub.Hub, st *store.DB) {
+	return func(h *hub.Hub, st *store.DB) {
 		t.Helper()
 		ctx := context.Background()
 		zip := zipOf(t, map[string]string{
@@ -51,7 +51,6 @@ func (s *strays) seed(t testing.TB) func(h *hub.Hub) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := h.Store()
 		if err := st.CreateProject(ctx, s.project, "Data platform: nightly exports (EU central)"); err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +95,7 @@ func (s *strays) seed(t testing.TB) func(h *hub.Hub) {
 		}
 		// A 1 ms lease: wait, by the database's clock, for it to lapse.
 		for deadline := time.Now().Add(30 * time.Second); ; {
-			leases, _, err := h.Leases(ctx)
+			leases, _, err := st.Leases(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
