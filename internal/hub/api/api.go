@@ -218,13 +218,7 @@ func New(opts Options) (_ *API, err error) {
 	}
 	a.huma = humago.New(&recordingMux{ServeMux: a.mux, patterns: &a.routes}, cfg)
 	a.huma.UseMiddleware(a.guard)
-	a.registerSkills()
-	a.registerProjects()
-	a.registerTokens()
-	a.registerWellKnown()
-	a.registerJobs()
-	a.registerOverview()
-	a.registerRemnants()
+	a.addRoutes()
 	spec, err := json.Marshal(a.huma.OpenAPI())
 	if err != nil {
 		return nil, err

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/jobs"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
@@ -200,273 +198,189 @@ func (a *API) profileAnswer(ctx context.Context, v hub.Version, p store.Profile)
 	return out, nil
 }
 
-func (a *API) registerJobs() {
-	register(a, huma.Operation{
-		OperationID: "get-skill-profile", Method: http.MethodGet, Path: "/api/skills/{id}/profile", Tags: []string{"jobs"},
-		Summary: "Read a version's execution profile and what it authorises",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *SkillPath) (*profileOutput, error) {
-		svc, err := a.service()
-		if err != nil {
-			return nil, err
+func (a *API) getSkillProfile(ctx context.Context, in *SkillPath) (*profileOutput, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.version(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := svc.GetProfile(ctx, v.StoreID())
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, newError(http.StatusNotFound, CodeNotFound, v.ID+" has no execution profile: an administrator sets one with PUT /api/skills/"+v.ID+"/profile")
 		}
-		v, err := a.version(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		p, err := svc.GetProfile(ctx, v.StoreID())
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, newError(http.StatusNotFound, CodeNotFound, v.ID+" has no execution profile: an administrator sets one with PUT /api/skills/"+v.ID+"/profile")
-			}
-			return nil, err
-		}
-		return a.profileAnswer(ctx, v, p)
+		return nil, err
+	}
+	return a.profileAnswer(ctx, v, p)
+}
+
+func (a *API) setSkillProfile(ctx context.Context, in *profileInput) (*profileOutput, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.version(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	b := in.Body
+	p, err := svc.SetProfile(ctx, v.StoreID(), store.ProfileSpec{
+		Runtime: b.Runtime, Image: b.Image, RootFS: b.RootFS, Interpreter: b.Interpreter, Scripts: b.Scripts,
+		TimeoutSeconds: b.TimeoutSeconds, Network: b.Network, Enabled: b.Enabled,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return a.profileAnswer(ctx, v, p)
+}
 
-	register(a, huma.Operation{
-		OperationID: "set-skill-profile", Method: http.MethodPut, Path: "/api/skills/{id}/profile", Tags: []string{"jobs"},
-		Summary: "Set a version's execution profile",
-		Description: "Any change but enabled clears the prepared state: prepare the environment again. " +
-			"Enabling the profile authorises jobs for every project bound to the version; the answer lists them.",
-		Errors: []int{http.StatusConflict},
-	}, rule{scope: store.ScopeAdmin, action: "skill.profile", kind: "version", param: "id"}, func(ctx context.Context, in *profileInput) (*profileOutput, error) {
-		svc, err := a.service()
-		if err != nil {
-			return nil, err
-		}
-		v, err := a.version(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		b := in.Body
-		p, err := svc.SetProfile(ctx, v.StoreID(), store.ProfileSpec{
-			Runtime: b.Runtime, Image: b.Image, RootFS: b.RootFS, Interpreter: b.Interpreter, Scripts: b.Scripts,
-			TimeoutSeconds: b.TimeoutSeconds, Network: b.Network, Enabled: b.Enabled,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return a.profileAnswer(ctx, v, p)
-	})
+func (a *API) getSkillPreparation(ctx context.Context, in *SkillPath) (*preparationOutput, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.version(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return a.preparation(ctx, svc, v)
+}
 
-	register(a, huma.Operation{
-		OperationID: "prepare-skill", Method: http.MethodPost, Path: "/api/skills/{id}/prepare", Tags: []string{"jobs"},
-		Summary: "Prepare a version's environment (202: poll GET …/prepare)",
-		Description: "An explicit administrator operation that may use the network (when the profile allows it) and runs dependency build code in a build sandbox. " +
-			"It starts the preparation and answers 202 at once; GET /api/skills/{id}/prepare says whether it still runs and, once it ended, the identity and the log. " +
-			"409 while a preparation of the version runs.",
-		DefaultStatus: http.StatusAccepted,
-		Errors:        []int{http.StatusConflict},
-	}, rule{scope: store.ScopeAdmin, action: "skill.prepare", kind: "version", param: "id"}, a.startPrepare)
+func (a *API) listSkillJobs(ctx context.Context, in *ProjectPath) (*jobsOutput, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.st.GetProject(ctx, in.ID); err != nil {
+		return nil, err
+	}
+	list, err := svc.List(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &jobsOutput{}
+	out.Body.Jobs = make([]Job, len(list))
+	names := a.versionNames()
+	for i, j := range list {
+		if out.Body.Jobs[i], err = names.job(ctx, j); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "get-skill-preparation", Method: http.MethodGet, Path: "/api/skills/{id}/prepare", Tags: []string{"jobs"},
-		Summary: "Read the state of a version's preparation: running, prepared, failed or none",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *SkillPath) (*preparationOutput, error) {
-		svc, err := a.service()
-		if err != nil {
-			return nil, err
-		}
-		v, err := a.version(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		return a.preparation(ctx, svc, v)
-	})
+func (a *API) createSkillJob(ctx context.Context, in *createJobInput) (*jobOutput, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.hub.Resolve(ctx, in.Body.SkillID)
+	if err != nil {
+		return nil, err
+	}
+	j, err := svc.Create(ctx, in.ID, v.StoreID())
+	if err != nil {
+		return nil, err
+	}
+	setObject(ctx, in.ID+"/"+j.ID)
+	named, err := a.versionNames().job(ctx, j)
+	if err != nil {
+		return nil, err
+	}
+	return &jobOutput{Body: named}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "list-skill-jobs", Method: http.MethodGet, Path: "/api/projects/{id}/skill-jobs", Tags: []string{"jobs"},
-		Summary: "List a project's jobs, newest first (without their logs)",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *ProjectPath) (*jobsOutput, error) {
-		svc, err := a.service()
-		if err != nil {
-			return nil, err
-		}
-		if _, err := a.st.GetProject(ctx, in.ID); err != nil {
-			return nil, err
-		}
-		list, err := svc.List(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		out := &jobsOutput{}
-		out.Body.Jobs = make([]Job, len(list))
-		names := a.versionNames()
-		for i, j := range list {
-			if out.Body.Jobs[i], err = names.job(ctx, j); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	})
+func (a *API) getSkillJob(ctx context.Context, in *JobPath) (*statusOutput, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	st, err := svc.Get(ctx, in.ID, in.JobID)
+	if err != nil {
+		return nil, err
+	}
+	return a.statusOutput(ctx, st)
+}
 
-	register(a, huma.Operation{
-		OperationID: "create-skill-job", Method: http.MethodPost, Path: "/api/projects/{id}/skill-jobs", Tags: []string{"jobs"},
-		Summary:     "Create a job for a version bound to the project",
-		Description: "The version's profile must be enabled and prepared. Upload inputs next, then run it once.",
-		Errors:      []int{http.StatusConflict}, DefaultStatus: http.StatusCreated,
-	}, rule{scope: store.ScopeWrite, action: "job.create", kind: "job", param: "id"}, func(ctx context.Context, in *createJobInput) (*jobOutput, error) {
-		svc, err := a.service()
-		if err != nil {
-			return nil, err
-		}
-		v, err := a.hub.Resolve(ctx, in.Body.SkillID)
-		if err != nil {
-			return nil, err
-		}
-		j, err := svc.Create(ctx, in.ID, v.StoreID())
-		if err != nil {
-			return nil, err
-		}
-		setObject(ctx, in.ID+"/"+j.ID)
-		named, err := a.versionNames().job(ctx, j)
-		if err != nil {
-			return nil, err
-		}
-		return &jobOutput{Body: named}, nil
-	})
+func (a *API) deleteSkillJob(ctx context.Context, in *JobPath) (*struct{}, error) {
+	setObject(ctx, in.ID+"/"+in.JobID)
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	if err := svc.Delete(ctx, in.ID, in.JobID); err != nil {
+		return nil, err
+	}
+	return &struct{}{}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "get-skill-job", Method: http.MethodGet, Path: "/api/projects/{id}/skill-jobs/{job_id}", Tags: []string{"jobs"},
-		Summary: "Read a job: its state, exit code, stdout and stderr, inputs and output manifest",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *JobPath) (*statusOutput, error) {
-		svc, err := a.service()
-		if err != nil {
-			return nil, err
-		}
-		st, err := svc.Get(ctx, in.ID, in.JobID)
-		if err != nil {
-			return nil, err
-		}
-		return a.statusOutput(ctx, st)
-	})
+func (a *API) runSkillJob(ctx context.Context, in *runInput) (*runOutput, error) {
+	setObject(ctx, in.ID+"/"+in.JobID)
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	args, err := jobs.ParseArgs(in.Body.Args)
+	if err != nil {
+		return nil, err
+	}
+	st, err := svc.Run(jobs.WithActor(ctx, tokenOf(ctx).ID), in.ID, in.JobID, in.Body.Script, args)
+	if err != nil {
+		return nil, err
+	}
+	// The service recorded the run, queued and at its end.
+	if c := callOf(ctx); c != nil {
+		c.audited = true
+	}
+	so, err := a.statusOutput(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	out := &runOutput{Status: http.StatusOK, Body: so.Body}
+	if st.Stale {
+		out.Status, out.Location = http.StatusAccepted, "/api/projects/"+in.ID+"/skill-jobs/"+in.JobID
+	}
+	return out, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "delete-skill-job", Method: http.MethodDelete, Path: "/api/projects/{id}/skill-jobs/{job_id}", Tags: []string{"jobs"},
-		Summary:     "Delete a job and its files",
-		Description: "Refused with 409 while the job runs or is locked.",
-		Errors:      []int{http.StatusConflict}, DefaultStatus: http.StatusNoContent,
-	}, rule{scope: store.ScopeAdmin, action: "job.delete", kind: "job"}, func(ctx context.Context, in *JobPath) (*struct{}, error) {
-		setObject(ctx, in.ID+"/"+in.JobID)
-		svc, err := a.service()
-		if err != nil {
-			return nil, err
-		}
-		if err := svc.Delete(ctx, in.ID, in.JobID); err != nil {
-			return nil, err
-		}
-		return &struct{}{}, nil
-	})
+func (a *API) settleSkillJob(ctx context.Context, in *settleInput) (*statusOutput, error) {
+	setObject(ctx, in.ID+"/"+in.JobID)
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	by := "token " + tokenOf(ctx).ID
+	st, err := svc.Settle(ctx, in.ID, in.JobID, store.Settlement{By: by, Reason: auditText(in.Body.Reason), Force: in.Body.Force})
+	if err != nil {
+		return nil, err
+	}
+	return a.statusOutput(ctx, st)
+}
 
-	register(a, huma.Operation{
-		OperationID: "upload-skill-job-files", Method: http.MethodPost, Path: "/api/projects/{id}/skill-jobs/{job_id}/files", Tags: []string{"jobs"},
-		Summary: "Upload input files to a job that has not run",
-		Description: "A multipart/form-data body: each file part (field file) is stored at the path of the path field sent before it, " +
-			"else at the part's file name; a path sent again replaces that file. At most 32 MiB per file (413 beyond), streamed into the store in 1 MiB pieces: " +
-			"an upload cut off leaves the file as far as it got, and the error names it; send it again. Refused with 409 once the job has run.",
-		MaxBodyBytes: maxJobForm,
-		Errors:       []int{http.StatusConflict},
-	}, rule{scope: store.ScopeWrite, action: "job.upload", kind: "job"}, a.uploadFiles)
-	// The form is read by the handler as it arrives; documented here, after
-	// registration, so that huma does not read it first.
-	a.huma.OpenAPI().Paths["/api/projects/{id}/skill-jobs/{job_id}/files"].Post.RequestBody = &huma.RequestBody{
-		Required: true, Content: map[string]*huma.MediaType{
-			"multipart/form-data": {Schema: &huma.Schema{Type: huma.TypeObject, Properties: map[string]*huma.Schema{
-				"path": {Type: huma.TypeString, Description: "The file's path in the job's /work, e.g. in/data.csv (no .., not absolute)"},
-				"file": {Type: huma.TypeString, Format: "binary", Description: "The file's bytes"},
-			}, Required: []string{"file"}}},
-		}}
-
-	register(a, huma.Operation{
-		OperationID: "run-skill-job", Method: http.MethodPost, Path: "/api/projects/{id}/skill-jobs/{job_id}/run", Tags: []string{"jobs"},
-		Summary: "Run the job's script once",
-		Description: "script must be one of the profile's allowed scripts; args a JSON array of strings. The call waits a bounded time for the run to end; " +
-			"a job still running is answered with state running (read it again with GET). A job runs at most once: another run needs another job (409). " +
-			"When the hub's database goes away during the wait, the answer is 202 with the job's last state known, stale: true, and Location: the job; " +
-			"the run goes on: read the job, never create another one to run again (503 run_state_unknown when even the queueing's outcome is unknown: read the job before running it again).",
-		Errors:    []int{http.StatusConflict},
-		Responses: map[string]*huma.Response{"202": {Description: "The run was queued and goes on; the job's state could not be read fresh (stale: true): read it again"}},
-	}, rule{scope: store.ScopeWrite, action: "job.run", kind: "job"}, func(ctx context.Context, in *runInput) (*runOutput, error) {
-		setObject(ctx, in.ID+"/"+in.JobID)
-		svc, err := a.service()
-		if err != nil {
-			return nil, err
-		}
-		args, err := jobs.ParseArgs(in.Body.Args)
-		if err != nil {
-			return nil, err
-		}
-		st, err := svc.Run(jobs.WithActor(ctx, tokenOf(ctx).ID), in.ID, in.JobID, in.Body.Script, args)
-		if err != nil {
-			return nil, err
-		}
-		// The service recorded the run, queued and at its end.
-		if c := callOf(ctx); c != nil {
-			c.audited = true
-		}
-		so, err := a.statusOutput(ctx, st)
-		if err != nil {
-			return nil, err
-		}
-		out := &runOutput{Status: http.StatusOK, Body: so.Body}
-		if st.Stale {
-			out.Status, out.Location = http.StatusAccepted, "/api/projects/"+in.ID+"/skill-jobs/"+in.JobID
-		}
-		return out, nil
-	})
-
-	register(a, huma.Operation{
-		OperationID: "settle-skill-job", Method: http.MethodPost, Path: "/api/projects/{id}/skill-jobs/{job_id}/settle", Tags: []string{"jobs"},
-		Summary: "Settle a running or locked job by an administrator's decision",
-		Description: "The job becomes stopped, its reason naming the token and the reason given, so that it, its binding and its project can be deleted again. " +
-			"Refused with 409 replica_alive while the replica running it holds its lease, unless force: a replica that still runs the job kills its sandbox when it hears of the settlement. " +
-			"Jobs of a replica whose lease lapsed are settled by the other replicas on their own; this is for what cannot wait.",
-		Errors: []int{http.StatusConflict},
-	}, rule{scope: store.ScopeAdmin, action: "job.settle", kind: "job"}, func(ctx context.Context, in *settleInput) (*statusOutput, error) {
-		setObject(ctx, in.ID+"/"+in.JobID)
-		svc, err := a.service()
-		if err != nil {
-			return nil, err
-		}
-		by := "token " + tokenOf(ctx).ID
-		st, err := svc.Settle(ctx, in.ID, in.JobID, store.Settlement{By: by, Reason: auditText(in.Body.Reason), Force: in.Body.Force})
-		if err != nil {
-			return nil, err
-		}
-		return a.statusOutput(ctx, st)
-	})
-
-	register(a, huma.Operation{
-		OperationID: "download-skill-job-file", Method: http.MethodGet, Path: "/api/projects/{id}/skill-jobs/{job_id}/file", Tags: []string{"jobs"},
-		Summary:     "Download a job's file: its output of that path, else its input",
-		Description: "The bytes as stored, verified against their digests, as an attachment; X-Content-Digest carries the file's sha256. 409 while the job runs or is locked.",
-		Errors:      []int{http.StatusConflict},
-		Responses: map[string]*huma.Response{"200": {
-			Description: "The file's bytes",
-			Content:     map[string]*huma.MediaType{"application/octet-stream": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}},
-		}},
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *jobFileInput) (*jobFileOutput, error) {
-		svc, err := a.service()
-		if err != nil {
-			return nil, err
-		}
-		ch, err := svc.ReadFile(ctx, in.ID, in.JobID, in.Path, 0, jobs.MaxRead)
-		if err != nil {
-			return nil, err
-		}
-		if !ch.EOF {
-			// A file is at most MaxRead bytes; one that is not read whole
-			// is never served as if it were.
-			return nil, fmt.Errorf("job %s: file %s was not read whole (%d of %d bytes)", in.JobID, in.Path, len(ch.Data), ch.Size)
-		}
-		name := path.Base(ch.Path)
-		disp := mime.FormatMediaType("attachment", map[string]string{"filename": name})
-		if disp == "" {
-			disp = "attachment"
-		}
-		return &jobFileOutput{ContentType: "application/octet-stream", Disposition: disp, Digest: "sha256:" + ch.SHA256,
-			Kind: string(ch.Kind), NoSniff: "nosniff", Body: ch.Data}, nil
-	})
+func (a *API) downloadSkillJobFile(ctx context.Context, in *jobFileInput) (*jobFileOutput, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	ch, err := svc.ReadFile(ctx, in.ID, in.JobID, in.Path, 0, jobs.MaxRead)
+	if err != nil {
+		return nil, err
+	}
+	if !ch.EOF {
+		// A file is at most MaxRead bytes; one that is not read whole
+		// is never served as if it were.
+		return nil, fmt.Errorf("job %s: file %s was not read whole (%d of %d bytes)", in.JobID, in.Path, len(ch.Data), ch.Size)
+	}
+	name := path.Base(ch.Path)
+	disp := mime.FormatMediaType("attachment", map[string]string{"filename": name})
+	if disp == "" {
+		disp = "attachment"
+	}
+	return &jobFileOutput{ContentType: "application/octet-stream", Disposition: disp, Digest: "sha256:" + ch.SHA256,
+		Kind: string(ch.Kind), NoSniff: "nosniff", Body: ch.Data}, nil
 }
 
 // statusOutput is a job's status as the API shows it: named by its

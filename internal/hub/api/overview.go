@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
@@ -164,27 +162,14 @@ var failedStates = []store.JobState{store.JobFailed, store.JobTimedOut, store.Jo
 // maxFailedJobs is how many failed jobs the overview lists.
 const maxFailedJobs = 10
 
-func (a *API) registerOverview() {
-	register(a, huma.Operation{
-		OperationID: "list-jobs", Method: http.MethodGet, Path: "/api/jobs", Tags: []string{"jobs"},
-		Summary: "List jobs across projects, newest first (without their logs), filtered by state, project and skill",
-	}, rule{scope: store.ScopeRead}, a.listAllJobs)
-
-	register(a, huma.Operation{
-		OperationID: "list-replicas", Method: http.MethodGet, Path: "/api/replicas", Tags: []string{"hub"},
-		Summary: "The replicas' leases in the database, live or lapsed, judged by the database's time",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, _ *struct{}) (*replicasOutput, error) {
-		out := &replicasOutput{}
-		var err error
-		out.Body.Replicas, out.Body.CheckedAt, err = a.replicas(ctx)
-		out.Body.Replica = a.opts.Replica
-		return out, err
-	})
-
-	register(a, huma.Operation{
-		OperationID: "get-overview", Method: http.MethodGet, Path: "/api/overview", Tags: []string{"hub"},
-		Summary: "The hub's state at a glance: sandbox, store and replicas, counts, and what needs an administrator",
-	}, rule{scope: store.ScopeRead}, a.overview)
+// listReplicas answers GET /api/replicas: the replicas' leases, and this
+// replica's name.
+func (a *API) listReplicas(ctx context.Context, _ *struct{}) (*replicasOutput, error) {
+	out := &replicasOutput{}
+	var err error
+	out.Body.Replicas, out.Body.CheckedAt, err = a.replicas(ctx)
+	out.Body.Replica = a.opts.Replica
+	return out, err
 }
 
 func (a *API) listAllJobs(ctx context.Context, in *allJobsQuery) (*allJobsOutput, error) {

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"github.com/skills-mcp/skills-mcp/internal/hub"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 )
@@ -79,159 +77,117 @@ type bindingOutput struct {
 	Body hub.BindResult
 }
 
-func (a *API) registerProjects() {
-	register(a, huma.Operation{
-		OperationID: "list-projects", Method: http.MethodGet, Path: "/api/projects", Tags: []string{"projects"},
-		Summary: "List projects by id",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *PageQuery) (*projectsOutput, error) {
-		after, err := decodeCursor("projects", in.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		pl, err := a.st.ListProjects(ctx, store.ProjectPage{After: after, Limit: in.Limit})
-		if err != nil {
-			return nil, err
-		}
-		out := &projectsOutput{}
-		out.Body.Projects, out.Body.NextCursor = wireList(pl.Projects, wireProject), encodeCursor("projects", pl.Next)
-		return out, nil
-	})
+func (a *API) listProjects(ctx context.Context, in *PageQuery) (*projectsOutput, error) {
+	after, err := decodeCursor("projects", in.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := a.st.ListProjects(ctx, store.ProjectPage{After: after, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	out := &projectsOutput{}
+	out.Body.Projects, out.Body.NextCursor = wireList(pl.Projects, wireProject), encodeCursor("projects", pl.Next)
+	return out, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "create-project", Method: http.MethodPost, Path: "/api/projects", Tags: []string{"projects"},
-		Summary: "Create a project", DefaultStatus: http.StatusCreated, Errors: []int{http.StatusConflict},
-	}, rule{scope: store.ScopeAdmin, action: "project.create", kind: "project"}, func(ctx context.Context, in *createProjectInput) (*projectBody, error) {
-		setObject(ctx, in.Body.ID)
-		if err := a.st.CreateProject(ctx, in.Body.ID, in.Body.Name); err != nil {
-			return nil, err
-		}
-		p, err := a.st.GetProject(ctx, in.Body.ID)
-		if err != nil {
-			return nil, err
-		}
-		return &projectBody{Body: wireProject(p)}, nil
-	})
+func (a *API) createProject(ctx context.Context, in *createProjectInput) (*projectBody, error) {
+	setObject(ctx, in.Body.ID)
+	if err := a.st.CreateProject(ctx, in.Body.ID, in.Body.Name); err != nil {
+		return nil, err
+	}
+	p, err := a.st.GetProject(ctx, in.Body.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &projectBody{Body: wireProject(p)}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "get-project", Method: http.MethodGet, Path: "/api/projects/{id}", Tags: []string{"projects"},
-		Summary: "Get a project",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *ProjectPath) (*projectBody, error) {
-		p, err := a.st.GetProject(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		return &projectBody{Body: wireProject(p)}, nil
-	})
+func (a *API) getProject(ctx context.Context, in *ProjectPath) (*projectBody, error) {
+	p, err := a.st.GetProject(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &projectBody{Body: wireProject(p)}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "rename-project", Method: http.MethodPatch, Path: "/api/projects/{id}", Tags: []string{"projects"},
-		Summary: "Rename a project (its id, and so its endpoint, stay)", Errors: []int{http.StatusConflict},
-	}, rule{scope: store.ScopeAdmin, action: "project.rename", kind: "project", param: "id"}, func(ctx context.Context, in *renameInput) (*projectBody, error) {
-		p, err := a.st.RenameProject(ctx, in.ID, in.Body.Name)
-		if err != nil {
-			return nil, err
-		}
-		return &projectBody{Body: wireProject(p)}, nil
-	})
+func (a *API) renameProject(ctx context.Context, in *renameInput) (*projectBody, error) {
+	p, err := a.st.RenameProject(ctx, in.ID, in.Body.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &projectBody{Body: wireProject(p)}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "pause-project", Method: http.MethodPost, Path: "/api/projects/{id}/pause", Tags: []string{"projects"},
-		Summary: "Pause a project: its endpoint refuses requests until it is resumed",
-	}, rule{scope: store.ScopeAdmin, action: "project.pause", kind: "project", param: "id"}, func(ctx context.Context, in *ProjectPath) (*projectBody, error) {
-		p, err := a.st.PauseProject(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		return &projectBody{Body: wireProject(p)}, nil
-	})
+func (a *API) pauseProject(ctx context.Context, in *ProjectPath) (*projectBody, error) {
+	p, err := a.st.PauseProject(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &projectBody{Body: wireProject(p)}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "resume-project", Method: http.MethodPost, Path: "/api/projects/{id}/resume", Tags: []string{"projects"},
-		Summary: "Resume a paused project",
-	}, rule{scope: store.ScopeAdmin, action: "project.resume", kind: "project", param: "id"}, func(ctx context.Context, in *ProjectPath) (*projectBody, error) {
-		p, err := a.st.ResumeProject(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		return &projectBody{Body: wireProject(p)}, nil
-	})
+func (a *API) resumeProject(ctx context.Context, in *ProjectPath) (*projectBody, error) {
+	p, err := a.st.ResumeProject(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &projectBody{Body: wireProject(p)}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "duplicate-project", Method: http.MethodPost, Path: "/api/projects/{id}/duplicate", Tags: []string{"projects"},
-		Summary:     "Make a new project bound to the same versions",
-		Description: "Copies the bindings, never jobs, job files or tokens.", DefaultStatus: http.StatusCreated,
-		Errors: []int{http.StatusConflict},
-	}, rule{scope: store.ScopeAdmin, action: "project.duplicate", kind: "project"}, func(ctx context.Context, in *duplicateInput) (*projectBody, error) {
-		setObject(ctx, in.Body.ID)
-		p, err := a.st.DuplicateProject(ctx, in.ID, in.Body.ID, in.Body.Name)
-		if err != nil {
-			return nil, err
-		}
-		return &projectBody{Body: wireProject(p)}, nil
-	})
+func (a *API) duplicateProject(ctx context.Context, in *duplicateInput) (*projectBody, error) {
+	setObject(ctx, in.Body.ID)
+	p, err := a.st.DuplicateProject(ctx, in.ID, in.Body.ID, in.Body.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &projectBody{Body: wireProject(p)}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "delete-project", Method: http.MethodDelete, Path: "/api/projects/{id}", Tags: []string{"projects"},
-		Summary:     "Delete a project with its bindings, tokens and job records",
-		Description: "Refused with 409 jobs_in_the_way while one of its jobs runs. Job files stay for recovery.",
-		Errors:      []int{http.StatusConflict}, DefaultStatus: http.StatusNoContent,
-	}, rule{scope: store.ScopeAdmin, action: "project.delete", kind: "project", param: "id"}, func(ctx context.Context, in *ProjectPath) (*struct{}, error) {
-		if err := a.st.DeleteProject(ctx, in.ID); err != nil {
-			var je *store.JobsError
-			if errors.As(err, &je) {
-				return nil, fmt.Errorf("deleting project %s: %w; wait for them to end, then delete the project again", in.ID, err)
-			}
-			return nil, err
+func (a *API) deleteProject(ctx context.Context, in *ProjectPath) (*struct{}, error) {
+	if err := a.st.DeleteProject(ctx, in.ID); err != nil {
+		var je *store.JobsError
+		if errors.As(err, &je) {
+			return nil, fmt.Errorf("deleting project %s: %w; wait for them to end, then delete the project again", in.ID, err)
 		}
-		return &struct{}{}, nil
-	})
+		return nil, err
+	}
+	return &struct{}{}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "list-project-skills", Method: http.MethodGet, Path: "/api/projects/{id}/skills", Tags: []string{"projects"},
-		Summary: "List the versions bound to a project",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *projectSkillsInput) (*projectSkillsOutput, error) {
-		ps, err := a.hub.ProjectSkills(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		slices.SortFunc(ps.Skills, func(x, y hub.Bound) int { return strings.Compare(x.Version.ID, y.Version.ID) })
-		page, next, err := pageOf(ps.Skills, func(b hub.Bound) string { return b.Version.ID }, "bindings", in.PageQuery)
-		if err != nil {
-			return nil, err
-		}
-		out := &projectSkillsOutput{}
-		out.Body.ProjectID, out.Body.Generation, out.Body.Skills, out.Body.NextCursor = ps.ProjectID, ps.Generation, page, next
-		return out, nil
-	})
+func (a *API) listProjectSkills(ctx context.Context, in *projectSkillsInput) (*projectSkillsOutput, error) {
+	ps, err := a.hub.ProjectSkills(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(ps.Skills, func(x, y hub.Bound) int { return strings.Compare(x.Version.ID, y.Version.ID) })
+	page, next, err := pageOf(ps.Skills, func(b hub.Bound) string { return b.Version.ID }, "bindings", in.PageQuery)
+	if err != nil {
+		return nil, err
+	}
+	out := &projectSkillsOutput{}
+	out.Body.ProjectID, out.Body.Generation, out.Body.Skills, out.Body.NextCursor = ps.ProjectID, ps.Generation, page, next
+	return out, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "bind-skill", Method: http.MethodPut, Path: "/api/projects/{id}/skills/{skill_id}", Tags: []string{"projects"},
-		Summary:     "Bind a version to a project",
-		Description: "Binding a bound version again changes nothing (changed is false, nothing is announced). Refused with 422 not_approved for an unapproved version when the hub requires approval.",
-	}, rule{scope: store.ScopeAdmin, action: "project.bind", kind: "project"}, func(ctx context.Context, in *bindingInput) (*bindingOutput, error) {
-		setObject(ctx, in.ID+"/"+in.SkillID)
-		r, err := a.hub.Bind(ctx, in.ID, in.SkillID)
-		if err != nil {
-			return nil, err
-		}
-		setObject(ctx, in.ID+"/"+r.Version.ID)
-		return &bindingOutput{Body: r}, nil
-	})
+func (a *API) bindSkill(ctx context.Context, in *bindingInput) (*bindingOutput, error) {
+	setObject(ctx, in.ID+"/"+in.SkillID)
+	r, err := a.hub.Bind(ctx, in.ID, in.SkillID)
+	if err != nil {
+		return nil, err
+	}
+	setObject(ctx, in.ID+"/"+r.Version.ID)
+	return &bindingOutput{Body: r}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "unbind-skill", Method: http.MethodDelete, Path: "/api/projects/{id}/skills/{skill_id}", Tags: []string{"projects"},
-		Summary:     "Unbind a version from a project",
-		Description: "Unbinding a version that is not bound changes nothing. Refused with 409 jobs_in_the_way, listing them, while the project keeps jobs for it.",
-		Errors:      []int{http.StatusConflict},
-	}, rule{scope: store.ScopeAdmin, action: "project.unbind", kind: "project"}, func(ctx context.Context, in *bindingInput) (*bindingOutput, error) {
-		setObject(ctx, in.ID+"/"+in.SkillID)
-		r, err := a.hub.Unbind(ctx, in.ID, in.SkillID)
-		if err != nil {
-			return nil, err
-		}
-		setObject(ctx, in.ID+"/"+r.Version.ID)
-		return &bindingOutput{Body: r}, nil
-	})
+func (a *API) unbindSkill(ctx context.Context, in *bindingInput) (*bindingOutput, error) {
+	setObject(ctx, in.ID+"/"+in.SkillID)
+	r, err := a.hub.Unbind(ctx, in.ID, in.SkillID)
+	if err != nil {
+		return nil, err
+	}
+	setObject(ctx, in.ID+"/"+r.Version.ID)
+	return &bindingOutput{Body: r}, nil
 }
 
 // TokenPath is a token's id as a path parameter.
@@ -316,141 +272,116 @@ func tokenPage(toks []store.Token, list string, q PageQuery) ([]Token, string, e
 	return wireList(page, wireToken), next, err
 }
 
-func (a *API) registerTokens() {
-	register(a, huma.Operation{
-		OperationID: "list-project-tokens", Method: http.MethodGet, Path: "/api/projects/{id}/tokens", Tags: []string{"tokens"},
-		Summary: "List a project's tokens (never their secrets)",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *projectTokensInput) (*tokensOutput, error) {
-		if _, err := a.st.GetProject(ctx, in.ID); err != nil {
-			return nil, err
-		}
-		toks, err := a.st.ListTokens(ctx, store.TokenFilter{Kind: store.ProjectToken, ProjectID: in.ID, IncludeRevoked: in.IncludeRevoked})
-		if err != nil {
-			return nil, err
-		}
-		out := &tokensOutput{}
-		out.Body.Tokens, out.Body.NextCursor, err = tokenPage(toks, "ptokens", in.PageQuery)
-		return out, err
-	})
+func (a *API) listProjectTokens(ctx context.Context, in *projectTokensInput) (*tokensOutput, error) {
+	if _, err := a.st.GetProject(ctx, in.ID); err != nil {
+		return nil, err
+	}
+	toks, err := a.st.ListTokens(ctx, store.TokenFilter{Kind: store.ProjectToken, ProjectID: in.ID, IncludeRevoked: in.IncludeRevoked})
+	if err != nil {
+		return nil, err
+	}
+	out := &tokensOutput{}
+	out.Body.Tokens, out.Body.NextCursor, err = tokenPage(toks, "ptokens", in.PageQuery)
+	return out, err
+}
 
-	register(a, huma.Operation{
-		OperationID: "create-project-token", Method: http.MethodPost, Path: "/api/projects/{id}/tokens", Tags: []string{"tokens"},
-		Summary:     "Create a token for a project's endpoint",
-		Description: "The answer holds the secret, shown this once.", DefaultStatus: http.StatusCreated,
-	}, rule{scope: store.ScopeAdmin, action: "token.create", kind: "token"}, func(ctx context.Context, in *createProjectTokenInput) (*newTokenOutput, error) {
-		setObject(ctx, "project:"+in.ID)
-		d, err := expiry(in.Body.ExpiresIn)
-		if err != nil {
-			return nil, err
-		}
-		tok, secret, err := a.hub.CreateToken(ctx, hub.TokenRequest{Project: in.ID, Name: in.Body.Name, Expires: d})
-		if err != nil {
-			return nil, err
-		}
-		setObject(ctx, tok.ID)
-		return &newTokenOutput{Body: NewToken{Token: wireToken(tok), Secret: secret}}, nil
-	})
+func (a *API) createProjectToken(ctx context.Context, in *createProjectTokenInput) (*newTokenOutput, error) {
+	setObject(ctx, "project:"+in.ID)
+	d, err := expiry(in.Body.ExpiresIn)
+	if err != nil {
+		return nil, err
+	}
+	tok, secret, err := a.hub.CreateToken(ctx, hub.TokenRequest{Project: in.ID, Name: in.Body.Name, Expires: d})
+	if err != nil {
+		return nil, err
+	}
+	setObject(ctx, tok.ID)
+	return &newTokenOutput{Body: NewToken{Token: wireToken(tok), Secret: secret}}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "revoke-project-token", Method: http.MethodDelete, Path: "/api/projects/{id}/tokens/{token_id}", Tags: []string{"tokens"},
-		Summary: "Revoke a project's token at once",
-	}, rule{scope: store.ScopeAdmin, action: "token.revoke", kind: "token", param: "token_id"}, func(ctx context.Context, in *projectTokenPath) (*tokenBody, error) {
-		tok, err := a.st.GetToken(ctx, in.TokenID)
-		if err != nil {
-			return nil, err
-		}
-		if !tok.ForProject(in.ID) {
-			return nil, newError(http.StatusNotFound, CodeNotFound, "project "+in.ID+" has no token "+in.TokenID)
-		}
-		tok, err = a.st.RevokeToken(ctx, in.TokenID)
-		if err != nil {
-			return nil, err
-		}
-		if a.opts.OnTokenRevoked != nil {
-			a.opts.OnTokenRevoked(tok.ID)
-		}
-		return &tokenBody{Body: wireToken(tok)}, nil
-	})
+func (a *API) revokeProjectToken(ctx context.Context, in *projectTokenPath) (*tokenBody, error) {
+	tok, err := a.st.GetToken(ctx, in.TokenID)
+	if err != nil {
+		return nil, err
+	}
+	if !tok.ForProject(in.ID) {
+		return nil, newError(http.StatusNotFound, CodeNotFound, "project "+in.ID+" has no token "+in.TokenID)
+	}
+	tok, err = a.st.RevokeToken(ctx, in.TokenID)
+	if err != nil {
+		return nil, err
+	}
+	if a.opts.OnTokenRevoked != nil {
+		a.opts.OnTokenRevoked(tok.ID)
+	}
+	return &tokenBody{Body: wireToken(tok)}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "list-admin-tokens", Method: http.MethodGet, Path: "/api/tokens", Tags: []string{"tokens"},
-		Summary: "List admin tokens (never their secrets)",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *TokensQuery) (*tokensOutput, error) {
-		toks, err := a.st.ListTokens(ctx, store.TokenFilter{Kind: store.AdminToken, IncludeRevoked: in.IncludeRevoked})
-		if err != nil {
-			return nil, err
-		}
-		out := &tokensOutput{}
-		out.Body.Tokens, out.Body.NextCursor, err = tokenPage(toks, "atokens", in.PageQuery)
-		return out, err
-	})
+func (a *API) listAdminTokens(ctx context.Context, in *TokensQuery) (*tokensOutput, error) {
+	toks, err := a.st.ListTokens(ctx, store.TokenFilter{Kind: store.AdminToken, IncludeRevoked: in.IncludeRevoked})
+	if err != nil {
+		return nil, err
+	}
+	out := &tokensOutput{}
+	out.Body.Tokens, out.Body.NextCursor, err = tokenPage(toks, "atokens", in.PageQuery)
+	return out, err
+}
 
-	register(a, huma.Operation{
-		OperationID: "create-admin-token", Method: http.MethodPost, Path: "/api/tokens", Tags: []string{"tokens"},
-		Summary:     "Create an admin token",
-		Description: "The answer holds the secret, shown this once.", DefaultStatus: http.StatusCreated,
-	}, rule{scope: store.ScopeAdmin, action: "token.create", kind: "token"}, func(ctx context.Context, in *createAdminTokenInput) (*newTokenOutput, error) {
-		d, err := expiry(in.Body.ExpiresIn)
-		if err != nil {
-			return nil, err
-		}
-		tok, secret, err := a.hub.CreateToken(ctx, hub.TokenRequest{Scope: in.Body.Scope, Name: in.Body.Name, Expires: d})
-		if err != nil {
-			return nil, err
-		}
-		setObject(ctx, tok.ID)
-		return &newTokenOutput{Body: NewToken{Token: wireToken(tok), Secret: secret}}, nil
-	})
+func (a *API) createAdminToken(ctx context.Context, in *createAdminTokenInput) (*newTokenOutput, error) {
+	d, err := expiry(in.Body.ExpiresIn)
+	if err != nil {
+		return nil, err
+	}
+	tok, secret, err := a.hub.CreateToken(ctx, hub.TokenRequest{Scope: in.Body.Scope, Name: in.Body.Name, Expires: d})
+	if err != nil {
+		return nil, err
+	}
+	setObject(ctx, tok.ID)
+	return &newTokenOutput{Body: NewToken{Token: wireToken(tok), Secret: secret}}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "revoke-admin-token", Method: http.MethodDelete, Path: "/api/tokens/{token_id}", Tags: []string{"tokens"},
-		Summary: "Revoke an admin token at once",
-	}, rule{scope: store.ScopeAdmin, action: "token.revoke", kind: "token", param: "token_id"}, func(ctx context.Context, in *TokenPath) (*tokenBody, error) {
-		tok, err := a.st.GetToken(ctx, in.TokenID)
-		if err != nil {
-			return nil, err
-		}
-		if tok.Kind != store.AdminToken {
-			return nil, newError(http.StatusNotFound, CodeNotFound, "no admin token "+in.TokenID+" (a project's tokens are under /api/projects/{id}/tokens)")
-		}
-		tok, err = a.st.RevokeToken(ctx, in.TokenID)
-		if err != nil {
-			return nil, err
-		}
-		return &tokenBody{Body: wireToken(tok)}, nil
-	})
+func (a *API) revokeAdminToken(ctx context.Context, in *TokenPath) (*tokenBody, error) {
+	tok, err := a.st.GetToken(ctx, in.TokenID)
+	if err != nil {
+		return nil, err
+	}
+	if tok.Kind != store.AdminToken {
+		return nil, newError(http.StatusNotFound, CodeNotFound, "no admin token "+in.TokenID+" (a project's tokens are under /api/projects/{id}/tokens)")
+	}
+	tok, err = a.st.RevokeToken(ctx, in.TokenID)
+	if err != nil {
+		return nil, err
+	}
+	return &tokenBody{Body: wireToken(tok)}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "list-audit", Method: http.MethodGet, Path: "/api/audit", Tags: []string{"audit"},
-		Summary: "List the audit log, newest first",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *auditQuery) (*auditOutput, error) {
-		f := store.AuditFilter{Actor: in.Actor, Action: in.Action, ObjectKind: in.ObjectKind, ObjectID: in.ObjectID, Limit: in.Limit}
-		if !in.Since.IsZero() {
-			f.Since = in.Since
+func (a *API) listAudit(ctx context.Context, in *auditQuery) (*auditOutput, error) {
+	f := store.AuditFilter{Actor: in.Actor, Action: in.Action, ObjectKind: in.ObjectKind, ObjectID: in.ObjectID, Limit: in.Limit}
+	if !in.Since.IsZero() {
+		f.Since = in.Since
+	}
+	if !in.Until.IsZero() {
+		f.Until = in.Until
+	}
+	key, err := decodeCursor("audit", in.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		if f.Before, err = strconv.ParseInt(key, 10, 64); err != nil || f.Before <= 0 {
+			return nil, newError(http.StatusBadRequest, CodeBadRequest, "the cursor is not one this list gave; start again without it")
 		}
-		if !in.Until.IsZero() {
-			f.Until = in.Until
-		}
-		key, err := decodeCursor("audit", in.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		if key != "" {
-			if f.Before, err = strconv.ParseInt(key, 10, 64); err != nil || f.Before <= 0 {
-				return nil, newError(http.StatusBadRequest, CodeBadRequest, "the cursor is not one this list gave; start again without it")
-			}
-		}
-		pg, err := a.st.AuditList(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		out := &auditOutput{}
-		out.Body.Entries = wireList(pg.Entries, wireAuditEntry)
-		if pg.Next > 0 {
-			out.Body.NextCursor = encodeCursor("audit", strconv.FormatInt(pg.Next, 10))
-		}
-		return out, nil
-	})
+	}
+	pg, err := a.st.AuditList(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := &auditOutput{}
+	out.Body.Entries = wireList(pg.Entries, wireAuditEntry)
+	if pg.Next > 0 {
+		out.Body.NextCursor = encodeCursor("audit", strconv.FormatInt(pg.Next, 10))
+	}
+	return out, nil
 }
 
 type auditQuery struct {

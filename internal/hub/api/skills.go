@@ -195,179 +195,108 @@ type notesInput struct {
 	}
 }
 
-func (a *API) registerSkills() {
-	register(a, huma.Operation{
-		OperationID: "list-skills", Method: http.MethodGet, Path: "/api/skills", Tags: []string{"skills"},
-		Summary: "List installed packages and their versions",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *PageQuery) (*skillsOutput, error) {
-		pkgs, err := a.hub.List(ctx)
-		if err != nil {
-			return nil, err
-		}
-		page, next, err := pageOf(pkgs, func(p hub.Package) string { return p.Name }, "skills", *in)
-		if err != nil {
-			return nil, err
-		}
-		out := &skillsOutput{}
-		out.Body.Packages = make([]Package, 0, len(page))
-		out.Body.NextCursor = next
-		for _, p := range page {
-			vs, err := a.hub.Versions(ctx, p.Name)
-			if errors.Is(err, store.ErrNotFound) {
-				continue // uninstalled meanwhile
-			}
-			if err != nil {
-				return nil, err
-			}
-			out.Body.Packages = append(out.Body.Packages, Package{Name: p.Name, Versions: vs})
-		}
-		return out, nil
-	})
-
-	register(a, huma.Operation{
-		OperationID: "search-catalog", Method: http.MethodGet, Path: "/api/skills/catalog", Tags: []string{"catalog"},
-		Summary: "Search or browse the installable catalog",
-	}, rule{scope: store.ScopeRead}, a.searchCatalog)
-
-	register(a, huma.Operation{
-		OperationID: "skills-runtime", Method: http.MethodGet, Path: "/api/skills/runtime", Tags: []string{"skills"},
-		Summary: "List the sandbox backends jobs can use",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, _ *struct{}) (*runtimeOutput, error) {
-		out := &runtimeOutput{}
-		out.Body.Backends = []Backend{}
-		if a.opts.Runtime != nil {
-			if bs := a.opts.Runtime(ctx); bs != nil {
-				out.Body.Backends = bs
-			}
-		}
-		for _, b := range out.Body.Backends {
-			if b.Chosen {
-				out.Body.Chosen = b.Name
-			}
-		}
-		return out, nil
-	})
-
-	register(a, huma.Operation{
-		OperationID: "sync-catalog", Method: http.MethodPost, Path: "/api/skills/catalog/sync", Tags: []string{"catalog"},
-		Summary:      "Replace the catalog with a document from a URL or sent inline",
-		Description:  "Give exactly one of url and content. A document that is refused leaves the current catalog as it is. Installed versions and bindings are never touched.",
-		MaxBodyBytes: MaxCatalogBody,
-	}, rule{scope: store.ScopeAdmin, action: "catalog.sync", kind: "catalog"}, a.syncCatalog)
-
-	register(a, huma.Operation{
-		OperationID: "install-skill", Method: http.MethodPost, Path: "/api/skills/install", Tags: []string{"skills"},
-		Summary:     "Install a package from a catalog item or a git repository",
-		Description: "Give exactly one of catalog_id and source. Nothing in the repository runs. created is false when the same tree was installed before: nothing was written.",
-	}, rule{scope: store.ScopeAdmin, action: "skill.install", kind: "version"}, a.install)
-
-	register(a, huma.Operation{
-		OperationID: "import-skill", Method: http.MethodPost, Path: "/api/skills/import", Tags: []string{"skills"},
-		Summary:      "Install a package uploaded as a ZIP archive",
-		Description:  "A multipart form: file (the ZIP, at most 32 MiB) and an optional path. SKILL.md must be at the archive's root or in path.",
-		MaxBodyBytes: maxUploadForm,
-	}, rule{scope: store.ScopeAdmin, action: "skill.import", kind: "version"}, a.importZip)
-	// The form is read by the handler, its file spooled into the API's
-	// temporary folder (not the system's); documented here, after
-	// registration, so that huma does not read it first.
-	a.huma.OpenAPI().Paths["/api/skills/import"].Post.RequestBody = &huma.RequestBody{
-		Required: true, Content: map[string]*huma.MediaType{
-			"multipart/form-data": {Schema: &huma.Schema{Type: huma.TypeObject, Properties: map[string]*huma.Schema{
-				"file": {Type: huma.TypeString, Format: "binary", Description: "The package as a ZIP archive (at most 32 MiB)"},
-				"path": {Type: huma.TypeString, Description: "The package's folder inside the archive; empty when SKILL.md is at its root"},
-			}, Required: []string{"file"}}},
-		}}
-
-	register(a, huma.Operation{
-		OperationID: "inspect-skill", Method: http.MethodGet, Path: "/api/skills/{id}", Tags: []string{"skills"},
-		Summary: "Inspect a version: origin, inspection, files, bindings",
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *SkillPath) (*inspectOutput, error) {
-		ins, err := a.hub.Inspect(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		return &inspectOutput{Body: ins}, nil
-	})
-
-	register(a, huma.Operation{
-		OperationID: "read-skill-file", Method: http.MethodGet, Path: "/api/skills/{id}/file", Tags: []string{"skills"},
-		Summary:     "Read one file of a version",
-		Description: "The bytes as stored, verified against their digest: text/plain for UTF-8, application/octet-stream otherwise, never rendered.",
-		Responses: map[string]*huma.Response{"200": {
-			Description: "The file's bytes",
-			Content: map[string]*huma.MediaType{
-				"text/plain":               {Schema: &huma.Schema{Type: huma.TypeString}},
-				"application/octet-stream": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}},
-			},
-		}},
-	}, rule{scope: store.ScopeRead}, func(ctx context.Context, in *fileInput) (*fileOutput, error) {
-		data, f, err := a.hub.ReadFile(ctx, in.ID, in.Path)
-		if err != nil {
-			return nil, err
-		}
-		ct := "application/octet-stream"
-		if utf8.Valid(data) {
-			ct = "text/plain; charset=utf-8"
-		}
-		return &fileOutput{ContentType: ct, Digest: f.Digest, NoSniff: "nosniff", CSP: "default-src 'none'; sandbox", Body: data}, nil
-	})
-
-	register(a, huma.Operation{
-		OperationID: "uninstall-skill", Method: http.MethodDelete, Path: "/api/skills/{id}", Tags: []string{"skills"},
-		Summary:     "Uninstall a version",
-		Description: "Refused with 409 version_bound, naming the projects, while it is bound to any.",
-		Errors:      []int{http.StatusConflict},
-	}, rule{scope: store.ScopeAdmin, action: "skill.uninstall", kind: "version", param: "id"}, func(ctx context.Context, in *SkillPath) (*versionBody, error) {
-		v, err := a.hub.Uninstall(ctx, in.ID)
-		if v.ID != "" {
-			setObject(ctx, v.ID)
+func (a *API) listSkills(ctx context.Context, in *PageQuery) (*skillsOutput, error) {
+	pkgs, err := a.hub.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	page, next, err := pageOf(pkgs, func(p hub.Package) string { return p.Name }, "skills", *in)
+	if err != nil {
+		return nil, err
+	}
+	out := &skillsOutput{}
+	out.Body.Packages = make([]Package, 0, len(page))
+	out.Body.NextCursor = next
+	for _, p := range page {
+		vs, err := a.hub.Versions(ctx, p.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // uninstalled meanwhile
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &versionBody{Body: v}, nil
-	})
+		out.Body.Packages = append(out.Body.Packages, Package{Name: p.Name, Versions: vs})
+	}
+	return out, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "approve-skill", Method: http.MethodPost, Path: "/api/skills/{id}/approval", Tags: []string{"skills"},
-		Summary: "Approve a version (recorded with the token's id)",
-	}, rule{scope: store.ScopeAdmin, action: "skill.approve", kind: "version", param: "id"}, func(ctx context.Context, in *SkillPath) (*versionBody, error) {
-		tok := tokenOf(ctx)
-		by := "token " + tok.ID
-		if tok.Name != "" {
-			by += " (" + tok.Name + ")"
+func (a *API) skillsRuntime(ctx context.Context, _ *struct{}) (*runtimeOutput, error) {
+	out := &runtimeOutput{}
+	out.Body.Backends = []Backend{}
+	if a.opts.Runtime != nil {
+		if bs := a.opts.Runtime(ctx); bs != nil {
+			out.Body.Backends = bs
 		}
-		v, err := a.hub.Approve(ctx, in.ID, by)
-		if err != nil {
-			return nil, err
+	}
+	for _, b := range out.Body.Backends {
+		if b.Chosen {
+			out.Body.Chosen = b.Name
 		}
+	}
+	return out, nil
+}
+
+func (a *API) inspectSkill(ctx context.Context, in *SkillPath) (*inspectOutput, error) {
+	ins, err := a.hub.Inspect(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &inspectOutput{Body: ins}, nil
+}
+
+func (a *API) readSkillFile(ctx context.Context, in *fileInput) (*fileOutput, error) {
+	data, f, err := a.hub.ReadFile(ctx, in.ID, in.Path)
+	if err != nil {
+		return nil, err
+	}
+	ct := "application/octet-stream"
+	if utf8.Valid(data) {
+		ct = "text/plain; charset=utf-8"
+	}
+	return &fileOutput{ContentType: ct, Digest: f.Digest, NoSniff: "nosniff", CSP: "default-src 'none'; sandbox", Body: data}, nil
+}
+
+func (a *API) uninstallSkill(ctx context.Context, in *SkillPath) (*versionBody, error) {
+	v, err := a.hub.Uninstall(ctx, in.ID)
+	if v.ID != "" {
 		setObject(ctx, v.ID)
-		return &versionBody{Body: v}, nil
-	})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &versionBody{Body: v}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "unapprove-skill", Method: http.MethodDelete, Path: "/api/skills/{id}/approval", Tags: []string{"skills"},
-		Summary: "Withdraw a version's approval (its bindings stay)",
-	}, rule{scope: store.ScopeAdmin, action: "skill.unapprove", kind: "version", param: "id"}, func(ctx context.Context, in *SkillPath) (*versionBody, error) {
-		v, err := a.hub.Unapprove(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		setObject(ctx, v.ID)
-		return &versionBody{Body: v}, nil
-	})
+func (a *API) approveSkill(ctx context.Context, in *SkillPath) (*versionBody, error) {
+	tok := tokenOf(ctx)
+	by := "token " + tok.ID
+	if tok.Name != "" {
+		by += " (" + tok.Name + ")"
+	}
+	v, err := a.hub.Approve(ctx, in.ID, by)
+	if err != nil {
+		return nil, err
+	}
+	setObject(ctx, v.ID)
+	return &versionBody{Body: v}, nil
+}
 
-	register(a, huma.Operation{
-		OperationID: "set-skill-notes", Method: http.MethodPut, Path: "/api/skills/{id}/notes", Tags: []string{"skills"},
-		Summary: "Replace a version's notes",
-	}, rule{scope: store.ScopeAdmin, action: "skill.notes", kind: "version", param: "id"}, func(ctx context.Context, in *notesInput) (*versionBody, error) {
-		v, err := a.hub.SetNotes(ctx, in.ID, in.Body.Notes)
-		if err != nil {
-			return nil, err
-		}
-		setObject(ctx, v.ID)
-		return &versionBody{Body: v}, nil
-	})
+func (a *API) unapproveSkill(ctx context.Context, in *SkillPath) (*versionBody, error) {
+	v, err := a.hub.Unapprove(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	setObject(ctx, v.ID)
+	return &versionBody{Body: v}, nil
+}
+
+func (a *API) setSkillNotes(ctx context.Context, in *notesInput) (*versionBody, error) {
+	v, err := a.hub.SetNotes(ctx, in.ID, in.Body.Notes)
+	if err != nil {
+		return nil, err
+	}
+	setObject(ctx, v.ID)
+	return &versionBody{Body: v}, nil
 }
 
 func (a *API) searchCatalog(ctx context.Context, in *catalogQuery) (*catalogOutput, error) {
