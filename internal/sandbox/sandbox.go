@@ -150,6 +150,10 @@ type Executor interface {
 // confirmed: the sandbox may still run, so its files must not be served.
 var ErrUnconfirmed = errors.New("sandbox: termination not confirmed")
 
+// ErrNoImage is matched by the error of a backend that runs images (the
+// Docker engine) when the image a spec or a lookup names is not on it.
+var ErrNoImage = errors.New("sandbox: no such image")
+
 // ErrUnavailable is matched by the error of Select when no backend works.
 var ErrUnavailable = errors.New("sandbox: no backend available")
 

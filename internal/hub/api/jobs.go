@@ -82,6 +82,7 @@ type Preparation struct {
 	Error      *ErrorBody `json:"error,omitempty" doc:"Why the last preparation failed"`
 	// Identity and Log are the stored profile's.
 	Identity string `json:"identity,omitempty" doc:"The prepared environment's immutable identity: sha256:… of the layer, a Docker image id, or none"`
+	ImageID  string `json:"image_id,omitempty" doc:"The Docker image the preparation pinned (sha256:…), which every run uses until the version is prepared again, whatever its tag names since; empty on other backends"`
 	Log      string `json:"log,omitempty" doc:"The last preparation's output"`
 	Revision int64  `json:"revision" doc:"The profile's revision"`
 }
@@ -418,7 +419,7 @@ func (a *API) startPrepare(ctx context.Context, in *SkillPath) (*preparationOutp
 // preparationBody is the answer of a version's preparation state.
 func preparationBody(skillID string, p jobs.Preparation) Preparation {
 	b := Preparation{SkillID: skillID, State: p.State, Replica: p.Replica, StartedAt: p.StartedAt, FinishedAt: p.FinishedAt,
-		Identity: p.Identity, Log: p.Log, Revision: p.Revision}
+		Identity: p.Identity, ImageID: p.ImageID, Log: p.Log, Revision: p.Revision}
 	if p.State == jobs.PrepFailed && p.Error != "" {
 		b.Error = &ErrorBody{Code: CodePrepareFailed, Message: p.Error}
 	}

@@ -3,6 +3,10 @@ package endpoint_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -10,14 +14,39 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/bwrap"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/gvisor"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/sandboxtest"
 )
 
 // BenchmarkJobRoundTrip is issue 20's figure: create a job, upload 1 KiB,
 // run a Python script that copies it and read the output, end to end over
-// the MCP endpoint (one session, SQLite), with bubblewrap and Docker. It
-// reports the median round trip as ms-median/job.
+// the MCP endpoint (one session, SQLite), with bubblewrap (with and
+// without its seccomp filter, for the filter's cost), gVisor and Docker.
+// It reports the median round trip as ms-median/job.
 func BenchmarkJobRoundTrip(b *testing.B) {
 	b.Run("bwrap", func(b *testing.B) { benchJobs(b, newBwrap(b), "") })
+	b.Run("bwrap-nofilter", func(b *testing.B) {
+		newBwrap(b) // skips without bwrap
+		benchJobs(b, bwrap.New(&bwrap.Options{CgroupName: testCgroup, NoSyscallFilter: true}), "")
+	})
+	b.Run("gvisor", func(b *testing.B) {
+		_, err := exec.LookPath("runsc")
+		if err == nil && os.Geteuid() != 0 {
+			err = errors.New("runsc needs root here")
+		}
+		sandboxtest.Need(b, "gVisor (runsc)", err)
+		state := filepath.Join(os.TempDir(), fmt.Sprintf("skills-mcp-ept-runsc-%d", os.Getpid()))
+		cg := testCgroup + "-gvisor"
+		b.Cleanup(func() {
+			os.RemoveAll(state)
+			for _, ctl := range []string{"", "memory", "pids", "cpu"} {
+				os.Remove(filepath.Join("/sys/fs/cgroup", ctl, cg, "default"))
+				os.Remove(filepath.Join("/sys/fs/cgroup", ctl, cg))
+			}
+		})
+		benchJobs(b, gvisor.New(&gvisor.Options{CgroupName: cg, StateRoot: state}), "")
+	})
 	b.Run("docker", func(b *testing.B) {
 		x, image := newDocker(b)
 		benchJobs(b, x, image)

@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/atomicfile"
@@ -105,27 +107,58 @@ func replicaID(dir string) (string, error) {
 	return id, nil
 }
 
-// sandboxOwner is the owner name of this replica's sandboxes: a digest
-// of the replica id (which is random per jobs folder, so two hubs on one
-// host never share one), short enough for container and cgroup names.
-func sandboxOwner(replica string) string {
-	sum := sha256.Sum256([]byte("skills-mcp sandbox owner\x00" + replica))
-	return "hub-" + hex.EncodeToString(sum[:6])
-}
+// lockFile, in the jobs folder, is locked by the hub serve that is the
+// folder's replica, and holds its process id.
+const lockFile = "replica.lock"
 
-// withImage fills in the default Docker image of a profile that names
-// none.
-type withImage struct {
-	sandbox.Executor
-	image string
-}
-
-func (w withImage) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
-	if spec.Image == "" {
-		spec.Image = w.image
+// lockReplica takes the jobs folder's lock for the life of this process:
+// one hub serve at a time is the replica the folder names, so a second
+// one (started by mistake) never sweeps the first's uploads nor recovers,
+// and so kills, its running jobs. The lock is the kernel's (flock): it
+// goes with the process, however it ends. Close the file to release it.
+func lockReplica(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return nil, fmt.Errorf("the jobs folder %s: %w", dir, err)
 	}
-	return w.Executor.Run(ctx, spec)
+	name := filepath.Join(dir, lockFile)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("the jobs folder's lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			who := "another hub serve"
+			if b, _ := os.ReadFile(name); len(b) < 16 {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					who += fmt.Sprintf(" (process %d)", pid)
+				}
+			}
+			return nil, fmt.Errorf("%s is the replica of the jobs folder %s: stop it first, or give this one a folder of its own with --jobs", who, dir)
+		}
+		return nil, fmt.Errorf("locking the jobs folder %s: %w", dir, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
 }
+
+// sandboxOwner is the owner name of this replica's sandboxes: the store's
+// identity (random per store) and a digest of the replica id (random per
+// jobs folder), so that hubs of other stores, and other replicas of this
+// one, on the same host or Docker engine never take them for their own;
+// short enough for container and cgroup names.
+func sandboxOwner(storeID, replica string) string {
+	sum := sha256.Sum256([]byte("skills-mcp sandbox owner\x00" + replica))
+	return "hub-" + storeID[:min(len(storeID), 12)] + "-" + hex.EncodeToString(sum[:6])
+}
+
+// Labels of the containers of a hub's jobs, beside the backend's own.
+const (
+	labelStore   = "skills-mcp.store"
+	labelReplica = "skills-mcp.replica"
+)
 
 // unavailable is the executor of a hub where no backend works: its Check
 // says why each one failed, and it runs nothing.
@@ -163,7 +196,7 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, replica string, au
 	js := &jobSetup{}
 	// The backends name, label and list their sandboxes by this owner, so
 	// hubs that share a host or a Docker engine never touch each other's.
-	owner := sandboxOwner(replica)
+	owner := sandboxOwner(db.Identity(), replica)
 	js.replica = replica
 	var candidates []sandbox.Executor
 	if f.sandbox == "auto" || f.sandbox == "bwrap" {
@@ -174,16 +207,13 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, replica string, au
 		if host == "" {
 			host = "unix:///var/run/docker.sock"
 		}
-		dx, err := docker.New(&docker.Options{Host: host, Owner: owner})
+		dx, err := docker.New(&docker.Options{Host: host, Owner: owner,
+			Labels: map[string]string{labelStore: db.Identity(), labelReplica: replica}})
 		if err != nil {
 			js.backends = append(js.backends, api.Backend{Name: "docker", Detail: err.Error()})
 		} else {
 			js.closers = append(js.closers, dx)
-			var ex sandbox.Executor = dx
-			if f.dockerImage != "" {
-				ex = withImage{Executor: dx, image: f.dockerImage}
-			}
-			candidates = append(candidates, ex)
+			candidates = append(candidates, dx)
 		}
 	}
 	if f.sandbox == "auto" || f.sandbox == "gvisor" {
@@ -222,7 +252,7 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, replica string, au
 	if chosen != nil {
 		ex = chosen
 	}
-	svc, err := jobs.New(jobs.Options{Store: db, Executor: ex, Replica: replica, Dir: f.dir, Wheels: f.wheels, NpmCache: f.npmCache,
+	svc, err := jobs.New(jobs.Options{Store: db, Executor: ex, Replica: replica, Dir: f.dir, Wheels: f.wheels, NpmCache: f.npmCache, DockerImage: f.dockerImage,
 		Lease: f.lease, Audit: audit, Logger: logger})
 	if err != nil {
 		js.Close()

@@ -100,7 +100,7 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	var jf jobFlags
 	fs.StringVar(&jf.sandbox, "sandbox", "", "run script jobs in `BACKEND`: bwrap, docker, gvisor or auto (or set SKILLS_HUB_SANDBOX; default auto: bubblewrap, else Docker, else gVisor)")
 	fs.StringVar(&jf.dockerHost, "docker-host", "", "the Docker engine's `ADDR` (or set DOCKER_HOST; default unix:///var/run/docker.sock)")
-	fs.StringVar(&jf.dockerImage, "docker-image", "", "the Docker `IMAGE` of profiles that name none")
+	fs.StringVar(&jf.dockerImage, "docker-image", "", "the Docker `IMAGE` of profiles that name none (default by runtime: python:3.12-slim, node:22-bookworm-slim, debian:bookworm-slim; a preparation pins the image's id)")
 	fs.StringVar(&jf.wheels, "wheels", "", "prepare Python environments offline from the wheels in `DIR` (pip --no-index --find-links)")
 	fs.StringVar(&jf.dir, "jobs", "", "keep the jobs' host folders and this replica's id in `DIR` (or set SKILLS_HUB_JOBS; default: jobs/ in the data directory); the sandbox's user must be able to traverse every folder above it")
 	fs.StringVar(&jf.npmCache, "npm-cache", "", "prepare Node.js environments offline from the npm cache in `DIR` (npm ci --offline)")
@@ -211,6 +211,19 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 	if jf.dir, err = jobsDir(jf.dir, opts); err != nil {
 		return err
 	}
+	// The port first: a hub that cannot bind it touches nothing (no
+	// sweep, no recovery of jobs).
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w (is another server on that port? choose another with --http)", addr, err)
+	}
+	defer ln.Close()
+	// One process at a time is the replica the jobs folder names.
+	lock, err := lockReplica(jf.dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	tmp, err := sweepTemp(opts, jf.dir)
 	if err != nil {
 		return err
@@ -244,11 +257,6 @@ func (c *command) serve(ctx context.Context, g *hubGlobals, args []string) error
 		}
 	}
 	defer stopJobs()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w (is another server on that port? choose another with --http)", addr, err)
-	}
-	defer ln.Close()
 	bound := ln.Addr().String()
 	if *baseURL == "" {
 		*baseURL = "http://" + bound

@@ -107,6 +107,11 @@ type Options struct {
 	// names, for npm ci --offline; empty: npm uses its registry, which
 	// needs the profile's network.
 	NpmCache string
+	// DockerImage is the image of the profiles that name none, whatever
+	// their runtime; empty: the runtime's default (DefaultImage). Only a
+	// backend that runs images (the Docker engine) uses one. A preparation
+	// pins the image's id, which its runs use.
+	DockerImage string
 	// RunWait is how long Run waits for the job to end before it answers
 	// that it is running. If zero, DefaultRunWait.
 	RunWait time.Duration

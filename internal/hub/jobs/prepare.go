@@ -46,8 +46,11 @@ type Preparation struct {
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	Error      string    `json:"error,omitempty"`
 	Identity   string    `json:"identity,omitempty"`
-	Log        string    `json:"log,omitempty"`
-	Revision   int64     `json:"revision"`
+	// ImageID is the Docker image the preparation pinned, which every run
+	// uses until the version is prepared again; empty on other backends.
+	ImageID  string `json:"image_id,omitempty"`
+	Log      string `json:"log,omitempty"`
+	Revision int64  `json:"revision"`
 }
 
 // The states of a Preparation.
@@ -59,7 +62,7 @@ const (
 )
 
 func preparationOf(p store.Profile) Preparation {
-	out := Preparation{VersionID: p.VersionID, Identity: p.Identity, Log: p.PrepareLog, Revision: p.Revision, Error: p.PrepareError, FinishedAt: p.PreparedAt}
+	out := Preparation{VersionID: p.VersionID, Identity: p.Identity, ImageID: p.ImageID, Log: p.PrepareLog, Revision: p.Revision, Error: p.PrepareError, FinishedAt: p.PreparedAt}
 	switch {
 	case p.PreparingBy != "":
 		out.State, out.Replica, out.StartedAt, out.FinishedAt = PrepRunning, p.PreparingBy, p.PreparingSince, time.Time{}
@@ -228,7 +231,11 @@ func (s *Service) prepare(ctx context.Context, p store.Profile, name string) (st
 	if err != nil {
 		return fail(fmt.Errorf("preparing version %d: the package's files could not be verified: %w", versionID, err), "")
 	}
-	interp := interpreter(p)
+	image, err := s.pinImage(ctx, p)
+	if err != nil {
+		return fail(fmt.Errorf("%w: version %d: %w", ErrPrepareFailed, versionID, err), "")
+	}
+	interp := s.interpreter(p)
 	var (
 		argv   []string
 		mounts = []sandbox.Mount{{Host: pkg, Target: packageTarget}}
@@ -293,7 +300,7 @@ func (s *Service) prepare(ctx context.Context, p store.Profile, name string) (st
 	lim.WorkTree, lim.WorkFiles = store.MaxLayerBytes, store.MaxLayerEntries // a layer may be large
 	lim.FileSize = 1 << 30
 	spec := sandbox.Spec{Name: name, Argv: argv, Dir: packageTarget, Env: env, Mounts: mounts,
-		Image: p.Image, RootFS: p.RootFS, Network: p.Network, Limits: lim}
+		Image: image, RootFS: p.RootFS, Network: p.Network, Limits: lim}
 	if build != "" {
 		spec.Dir = layerTarget
 	}
@@ -307,7 +314,7 @@ func (s *Service) prepare(ctx context.Context, p store.Profile, name string) (st
 	if r.Reason != sandbox.ReasonExited || r.ExitCode != 0 {
 		return fail(fmt.Errorf("%w: version %d: %s ended with %s, exit status %d; its log is kept with the profile", ErrPrepareFailed, versionID, path.Base(argv[0]), r.Reason, r.ExitCode), log)
 	}
-	end := store.PreparationEnd{Identity: identityNone, Log: log}
+	end := store.PreparationEnd{Identity: identityNone, Log: log, ImageID: image}
 	if build != "" {
 		layer, err := s.keepLayer(build)
 		if err != nil {

@@ -201,6 +201,9 @@ func (s *Service) runJob(ctx context.Context, j store.Job) (store.JobResult, []s
 	case !p.Allows(j.Script):
 		return failed("the script is no longer allowed by the execution profile"), nil, ""
 	}
+	if _, err := s.runImage(p); err != nil {
+		return failed(err.Error()), nil, ""
+	}
 	var pkg string
 	err = s.whileAway(ctx, func() (err error) { pkg, err = s.st.Materialize(ctx, j.VersionID, s.dir("packages")); return err })
 	if err != nil {
@@ -305,10 +308,15 @@ func (s *Service) result(ctx context.Context, p store.Profile, r sandbox.Result)
 	return out
 }
 
-// interpreter is the profile's interpreter inside the sandbox.
-func interpreter(p store.Profile) string {
+// interpreter is the profile's interpreter inside the sandbox: the
+// profile's, else the one of the runtime's default image when the profile
+// runs on it, else the Debian path.
+func (s *Service) interpreter(p store.Profile) string {
 	if p.Interpreter != "" {
 		return p.Interpreter
+	}
+	if s.usesDefaultImage(p) {
+		return defaultImages[p.Runtime].interpreter
 	}
 	switch p.Runtime {
 	case store.RuntimePython:
@@ -331,7 +339,7 @@ const (
 // spec is the sandbox of a job's run: the interpreter, the script and the
 // arguments as they are (no shell), /work its own, the package read-only.
 func (s *Service) spec(p store.Profile, pkg, layer, work string, j store.Job) sandbox.Spec {
-	argv := append([]string{interpreter(p), path.Join(packageTarget, j.Script)}, j.Args...)
+	argv := append([]string{s.interpreter(p), path.Join(packageTarget, j.Script)}, j.Args...)
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + workTarget, "LANG=C.UTF-8"}
 	mounts := []sandbox.Mount{
 		{Host: pkg, Target: packageTarget},
@@ -356,7 +364,7 @@ func (s *Service) spec(p store.Profile, pkg, layer, work string, j store.Job) sa
 	lim := s.limit
 	lim.Wall = time.Duration(p.TimeoutSeconds) * time.Second
 	return sandbox.Spec{Name: SandboxName(j.ID), Argv: argv, Dir: workTarget, Env: env, Mounts: mounts,
-		Image: p.Image, RootFS: p.RootFS, Network: p.Network, Limits: lim}
+		Image: p.ImageID, RootFS: p.RootFS, Network: p.Network, Limits: lim}
 }
 
 // layOutInputs writes the job's inputs into a fresh work folder, each
@@ -574,18 +582,20 @@ func (s *Service) Recover(ctx context.Context) (RecoverReport, error) {
 		name := SandboxName(j.ID)
 		handled[name] = true
 		res := store.JobResult{State: store.JobFailed, Reason: "the hub stopped during the run (a crash or a restart) and its result was lost; create another job to run it again"}
+		// Killed when it still runs; else what it left (its empty cgroup
+		// folders, its stopped container) is removed with its job.
+		if err := s.ex.Kill(ctx, name); err != nil {
+			if j.State != store.JobLocked {
+				if _, err := s.st.LockJob(ctx, j.ID, s.opts.Replica, "after a restart its sandbox could not be confirmed gone: "+err.Error()); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			rep.Locked = append(rep.Locked, j.ID)
+			lockedHere[j.ID] = true
+			continue
+		}
 		switch {
 		case running[name]:
-			if err := s.ex.Kill(ctx, name); err != nil {
-				if j.State != store.JobLocked {
-					if _, err := s.st.LockJob(ctx, j.ID, s.opts.Replica, "after a restart its sandbox could not be confirmed gone: "+err.Error()); err != nil {
-						errs = append(errs, err)
-					}
-				}
-				rep.Locked = append(rep.Locked, j.ID)
-				lockedHere[j.ID] = true
-				continue
-			}
 			rep.Killed = append(rep.Killed, name)
 			res = store.JobResult{State: store.JobStopped, Reason: "the hub restarted during the run; its sandbox was killed"}
 		case j.State == store.JobLocked:

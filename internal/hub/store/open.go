@@ -69,6 +69,7 @@ type DB struct {
 	fixedClock bool
 
 	url       string // the PostgreSQL URL; empty on SQLite
+	identity  string // the store's id (store_identity), read at open
 	log       *slog.Logger
 	pollEvery time.Duration
 	local     *localHub // SQLite: this process's stores on the same file
@@ -162,6 +163,11 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 			return nil, sqliteOpenError(filepath.Join(opts.Dir, DatabaseFile), err)
 		}
 		return nil, fmt.Errorf("hub database %s: %w", redactURL(opts.Database), scrub(s.d.wrap(err), opts.Database))
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT id FROM store_identity WHERE one = 1`).Scan(&s.identity); err != nil {
+		s.stopAll()
+		db.Close()
+		return nil, fmt.Errorf("hub database: reading the store's identity: %w", s.d.wrap(err))
 	}
 	if opts.Database == "" {
 		if converted, err := s.useIncrementalVacuum(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -77,7 +78,13 @@ type Profile struct {
 	// Identity names the prepared environment: the content digest of the
 	// prepared layer ("sha256:…"), or "none" when there was nothing to
 	// install. Empty when the profile is not prepared.
-	Identity   string    `json:"identity,omitempty"`
+	Identity string `json:"identity,omitempty"`
+	// ImageID is the id of the Docker image the preparation ran on
+	// ("sha256:…"), resolved from Image (or the runtime's default image)
+	// when it was prepared: every run uses it, so a tag moved since never
+	// changes a prepared profile; preparing again resolves the tag anew.
+	// Empty when prepared on another backend, or not prepared.
+	ImageID    string    `json:"image_id,omitempty"`
 	PreparedAt time.Time `json:"prepared_at,omitzero"`
 	// PrepareLog is the last preparation's output, kept whether it
 	// succeeded or not.
@@ -170,7 +177,7 @@ func validateProfileSpec(ps ProfileSpec) error {
 }
 
 const profileColumns = `version_id, runtime, image, rootfs, interpreter, scripts, timeout_s, network, enabled,
-	revision, identity, prepare_log, prepared_at, updated_at, prepare_error, preparing_by, preparing_since`
+	revision, identity, prepare_log, prepared_at, updated_at, prepare_error, preparing_by, preparing_since, image_id`
 
 func scanProfile(r scanner) (Profile, error) {
 	var (
@@ -182,7 +189,7 @@ func scanProfile(r scanner) (Profile, error) {
 		updated           int64
 	)
 	if err := r.Scan(&p.VersionID, &p.Runtime, &p.Image, &p.RootFS, &p.Interpreter, &scripts, &p.TimeoutSeconds,
-		&network, &enabled, &p.Revision, &identity, &p.PrepareLog, &preparedAt, &updated, &p.PrepareError, &by, &since); err != nil {
+		&network, &enabled, &p.Revision, &identity, &p.PrepareLog, &preparedAt, &updated, &p.PrepareError, &by, &since, &p.ImageID); err != nil {
 		return Profile{}, err
 	}
 	p.PreparingBy = by.String
@@ -252,7 +259,7 @@ func (s *DB) SetProfile(ctx context.Context, versionID int64, ps ProfileSpec) (P
 			_, err = tx.ExecContext(ctx, q(`UPDATE profiles SET enabled = ?, updated_at = ? WHERE version_id = ?`), b2i(ps.Enabled), now, versionID)
 		default:
 			_, err = tx.ExecContext(ctx, q(`UPDATE profiles SET runtime = ?, image = ?, rootfs = ?, interpreter = ?, scripts = ?,
-				timeout_s = ?, network = ?, enabled = ?, revision = revision + 1, identity = NULL, prepare_log = '',
+				timeout_s = ?, network = ?, enabled = ?, revision = revision + 1, identity = NULL, image_id = '', prepare_log = '',
 				prepared_at = NULL, updated_at = ? WHERE version_id = ?`),
 				string(ps.Runtime), ps.Image, ps.RootFS, ps.Interpreter, string(scripts),
 				ps.TimeoutSeconds, b2i(ps.Network), b2i(ps.Enabled), now, versionID)
@@ -338,6 +345,9 @@ type PreparationEnd struct {
 	Replica string
 	// Identity names the prepared environment; empty when it failed.
 	Identity string
+	// ImageID is the Docker image the preparation ran on ("sha256:" and
+	// 64 hex digits), which its runs use; empty on other backends.
+	ImageID string
 	// Log is the preparation's output; Error why it failed.
 	Log, Error string
 	// Layer, if not nil, is the prepared layer Identity names
@@ -345,6 +355,9 @@ type PreparationEnd struct {
 	// replica can lay it out.
 	Layer *Layer
 }
+
+// imageIDRE is a Docker image id: the digest of its configuration.
+var imageIDRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // ErrPreparing is matched by a *PreparingError.
 var ErrPreparing = errors.New("a preparation of the version runs")
@@ -445,6 +458,9 @@ func (s *DB) EndPreparation(ctx context.Context, versionID, revision int64, end 
 	if len(identity) > 200 || strings.IndexFunc(identity, unicode.IsControl) >= 0 {
 		return Profile{}, invalidf("prepared identity %q: at most 200 characters without control characters", truncate(identity, 80))
 	}
+	if end.ImageID != "" && (identity == "" || !imageIDRE.MatchString(end.ImageID)) {
+		return Profile{}, invalidf("version %d: the prepared image id %q: want sha256: and 64 hex digits, with an identity", versionID, truncate(end.ImageID, 80))
+	}
 	if end.Layer != nil && identity != "sha256:"+end.Layer.Digest {
 		return Profile{}, invalidf("version %d: the prepared identity %s does not name the layer sha256:%s", versionID, truncate(identity, 80), end.Layer.Digest)
 	}
@@ -491,8 +507,8 @@ func (s *DB) EndPreparation(ctx context.Context, versionID, revision int64, end 
 			identArg = sql.NullString{String: identity, Valid: true}
 			at = sql.NullInt64{Int64: now, Valid: true}
 		}
-		if _, err := tx.ExecContext(ctx, q(`UPDATE profiles SET identity = ?, prepare_log = ?, prepare_error = ?, prepared_at = ?, updated_at = ?
-			WHERE version_id = ?`), identArg, log, clipLog(end.Error, MaxJobReason), at, now, versionID); err != nil {
+		if _, err := tx.ExecContext(ctx, q(`UPDATE profiles SET identity = ?, image_id = ?, prepare_log = ?, prepare_error = ?, prepared_at = ?, updated_at = ?
+			WHERE version_id = ?`), identArg, end.ImageID, log, clipLog(end.Error, MaxJobReason), at, now, versionID); err != nil {
 			return nil, err
 		}
 		if err := s.dropUnusedLayers(ctx, tx); err != nil {

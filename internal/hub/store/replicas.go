@@ -40,6 +40,13 @@ func (s *DB) Now(ctx context.Context) (time.Time, error) {
 	return time.UnixMicro(us).UTC(), nil
 }
 
+// Identity is the store's id: 32 hex digits drawn at random when the store
+// was made, the same for every process and replica that opens it (and for
+// a restored backup of it). The hub names and labels its sandboxes with it
+// and its replica, so that hubs of other stores sharing a host or a Docker
+// engine never take them for their own.
+func (s *DB) Identity() string { return s.identity }
+
 // Lease is a replica's lease as the store keeps it.
 type Lease struct {
 	Replica string `json:"replica"`

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -398,4 +399,41 @@ func TestRedactSecrets(t *testing.T) {
 			t.Errorf("RedactSecrets(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestStoreIdentity: a store is given a random id when it is made, the
+// same for every process that opens it (and for a restored backup), and
+// another store's differs.
+func TestStoreIdentity(t *testing.T) {
+	ctx := context.Background()
+	hex32 := regexp.MustCompile(`^[0-9a-f]{32}$`)
+	check := func(what string, first, again, other *store.DB) {
+		t.Helper()
+		if !hex32.MatchString(first.Identity()) {
+			t.Errorf("%s: identity %q; want 32 hex digits", what, first.Identity())
+		}
+		if again.Identity() != first.Identity() {
+			t.Errorf("%s: reopened, the identity is %q; want %q", what, again.Identity(), first.Identity())
+		}
+		if other.Identity() == first.Identity() {
+			t.Errorf("%s: two stores share the identity %q", what, first.Identity())
+		}
+	}
+	dir := t.TempDir()
+	a := open(t, store.Options{Dir: dir})
+	check("SQLite", a, open(t, store.Options{Dir: dir}), open(t, store.Options{Dir: t.TempDir()}))
+	var buf bytes.Buffer
+	if err := a.Backup(ctx, &buf); err != nil {
+		t.Fatal(err)
+	}
+	restored := filepath.Join(t.TempDir(), "restored")
+	if err := store.Restore(ctx, &buf, restored); err != nil {
+		t.Fatal(err)
+	}
+	if got := open(t, store.Options{Dir: restored}).Identity(); got != a.Identity() {
+		t.Errorf("a restored backup's identity is %q; want the store's, %q", got, a.Identity())
+	}
+	url := pg.Database(t)
+	p := open(t, store.Options{Database: url})
+	check("PostgreSQL", p, open(t, store.Options{Database: url}), open(t, store.Options{Database: pg.Database(t)}))
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -61,6 +62,11 @@ type Options struct {
 	// is in each container's name and LabelOwner, and Running and Kill see
 	// only this owner's. Letters, digits, '-' and '_'; empty: "default".
 	Owner string
+	// Labels are added to every container's (the hub: its store's
+	// identity and its replica's id, for whoever lists the engine's
+	// containers); LabelJob and LabelOwner are the backend's own and
+	// cannot be replaced.
+	Labels map[string]string
 	// Poll is how often the writable mounts are measured against
 	// Limits.WorkTree and WorkFiles; zero: 100 ms.
 	Poll time.Duration
@@ -225,7 +231,11 @@ func (e *Executor) remove(ctx context.Context, id string) error {
 }
 
 func isNotFound(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "No such container") || strings.Contains(strings.ToLower(err.Error()), "not found"))
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "no such container") || strings.Contains(msg, "no such image") || strings.Contains(msg, "not found")
 }
 
 // Run runs spec in a new container and waits for it to end.
@@ -278,6 +288,11 @@ func (e *Executor) run(ctx context.Context, spec sandbox.Spec, r *sandbox.Run) (
 		dir = "/"
 	}
 	ulimit := func(name string, v int64) *container.Ulimit { return &container.Ulimit{Name: name, Soft: v, Hard: v} }
+	labels := maps.Clone(e.opts.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelJob], labels[LabelOwner] = spec.Name, e.opts.Owner
 	cfg := &container.Config{
 		Image:           spec.Image,
 		Entrypoint:      spec.Argv[:1],
@@ -288,7 +303,7 @@ func (e *Executor) run(ctx context.Context, spec sandbox.Spec, r *sandbox.Run) (
 		NetworkDisabled: !spec.Network,
 		AttachStdout:    true,
 		AttachStderr:    true,
-		Labels:          map[string]string{LabelJob: spec.Name, LabelOwner: e.opts.Owner},
+		Labels:          labels,
 	}
 	host := &container.HostConfig{
 		NetworkMode:    network,
@@ -321,6 +336,9 @@ func (e *Executor) run(ctx context.Context, spec sandbox.Spec, r *sandbox.Run) (
 	setup, endSetup := context.WithTimeout(bg, engineWait)
 	defer endSetup()
 	created, err := e.cli.ContainerCreate(setup, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: name})
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "no such image") {
+		return res, fmt.Errorf("%w: the engine has no image %s (removed since it was named?): %v", sandbox.ErrNoImage, spec.Image, err)
+	}
 	if err != nil {
 		return res, fmt.Errorf("creating the container: %w", err)
 	}

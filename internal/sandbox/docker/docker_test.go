@@ -130,3 +130,69 @@ func TestCrashRecovery(t *testing.T) {
 	t.Setenv("SANDBOXTEST_DOCKER_IMAGE", e.Image)
 	sandboxtest.Crash(t, x, sandboxtest.Options{Prefix: "dkc-", Image: e.Image}, "TestCrashServer")
 }
+
+// TestImageIDFollowsTheTag: ImageID resolves a tag to the image it names
+// now; a run given the id keeps its image after the tag moves; an image
+// the engine lacks is ErrNoImage, named, for a lookup and for a run.
+func TestImageIDFollowsTheTag(t *testing.T) {
+	x, e := newExecutor(t)
+	ctx := context.Background()
+	const ref = "skills-mcp-test/pin:2"
+	ids := map[string]string{}
+	for _, v := range []string{"A", "B"} {
+		tar, err := dockertest.ImageTar(map[string]string{"etc/marker": v + "\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Import(tar, ref); err != nil {
+			t.Fatal(err)
+		}
+		id, err := x.ImageID(ctx, ref)
+		if err != nil || !strings.HasPrefix(id, "sha256:") {
+			t.Fatalf("ImageID(%s) after importing %s = %q, %v", ref, v, id, err)
+		}
+		ids[v] = id
+	}
+	if ids["A"] == ids["B"] {
+		t.Fatalf("the tag names the same image after it moved: %s", ids["A"])
+	}
+	for _, v := range []string{"A", "B"} {
+		res, err := x.Run(ctx, sandbox.Spec{Name: "pin-" + strings.ToLower(v), Image: ids[v],
+			Argv: []string{"/usr/bin/bash", "-c", "read -r m < /etc/marker; echo $m"}})
+		if err != nil || string(res.Stdout) != v+"\n" {
+			t.Errorf("run on image %s (%s): %+v %v", v, ids[v], res, err)
+		}
+	}
+	_, err := x.ImageID(ctx, "skills-mcp-test/absent:1")
+	if !errors.Is(err, sandbox.ErrNoImage) || !strings.Contains(err.Error(), "skills-mcp-test/absent:1") || !strings.Contains(err.Error(), "docker pull") {
+		t.Errorf("ImageID of an image the engine lacks: %v; want ErrNoImage naming it and how to get it", err)
+	}
+	gone := "sha256:" + strings.Repeat("0", 64)
+	if _, err := x.Run(ctx, sandbox.Spec{Name: "pin-gone", Image: gone, Argv: []string{"/usr/bin/true"}}); !errors.Is(err, sandbox.ErrNoImage) || !strings.Contains(err.Error(), gone) {
+		t.Errorf("a run on an image the engine lacks: %v; want ErrNoImage naming it", err)
+	}
+}
+
+// TestImageTarRunsHostPrograms: an image made of the skeleton and a host
+// program with its libraries runs it without the host's /usr.
+func TestImageTarRunsHostPrograms(t *testing.T) {
+	e := engine.Engine(t)
+	x, err := docker.New(&docker.Options{Host: e.Host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	tar, err := dockertest.ImageTar(map[string]string{"etc/marker": "own\n"}, "/usr/bin/bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := e.Import(tar, "skills-mcp-test/bash:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := x.Run(context.Background(), sandbox.Spec{Name: "own-bash", Image: id,
+		Argv: []string{"/usr/bin/bash", "-c", "read -r m < /etc/marker; echo $m; [ -e /usr/bin/python3 ] || echo no-host-usr"}})
+	if err != nil || string(res.Stdout) != "own\nno-host-usr\n" {
+		t.Fatalf("bash from its own image: %+v %v", res, err)
+	}
+}

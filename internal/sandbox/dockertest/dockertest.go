@@ -23,6 +23,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,10 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,55 +179,200 @@ func (e *Engine) logTail() string {
 // Skeleton returns the skeleton image's tar: empty folders for the
 // mounts, the usr-merge links, and passwd/group naming root and nobody.
 func Skeleton() []byte {
+	b, err := ImageTar(nil)
+	if err != nil {
+		panic(err) // no host file is read
+	}
+	return b
+}
+
+// ImageTar returns a root file system tar: the skeleton's, with the host
+// programs progs (absolute paths, e.g. /usr/bin/bash) and the shared
+// libraries they load copied in, and files (path inside → content) added,
+// so that an image runs those programs without the host's /usr bound. The
+// host's /bin, /lib, /lib64 and /sbin are taken for /usr's (usr-merge).
+func ImageTar(files map[string]string, progs ...string) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	mod := time.Unix(0, 0)
+	dirs := map[string]bool{}
+	mkdir := func(d string, mode int64) {
+		if !dirs[d] {
+			dirs[d] = true
+			tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: mode, ModTime: mod})
+		}
+	}
 	for _, d := range []string{"usr", "etc", "tmp", "work", "package", "proc", "dev", "sys"} {
 		mode := int64(0o755)
 		if d == "tmp" {
 			mode = 0o1777
 		}
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: mode, ModTime: mod})
+		mkdir(d, mode)
 	}
 	for _, l := range []string{"bin", "lib", "lib64", "sbin"} {
 		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: l, Linkname: "usr/" + l, Mode: 0o777, ModTime: mod})
 	}
-	for name, body := range map[string]string{
+	all := map[string]string{
 		"etc/passwd": "root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
 		"etc/group":  "root:x:0:\nnogroup:x:65534:\n",
-	} {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: int64(len(body)), Mode: 0o644, ModTime: mod})
-		tw.Write([]byte(body))
 	}
-	tw.Close()
-	return buf.Bytes()
+	for name, body := range files {
+		all[strings.TrimPrefix(path.Clean("/"+name), "/")] = body
+	}
+	host, err := withLibraries(progs)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(all)+len(host))
+	for name := range all {
+		names = append(names, name)
+	}
+	for inside := range host {
+		names = append(names, inside)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		var parents []string
+		for d := path.Dir(name); d != "."; d = path.Dir(d) {
+			parents = append(parents, d)
+		}
+		for i := len(parents) - 1; i >= 0; i-- {
+			mkdir(parents[i], 0o755)
+		}
+		body, mode := []byte(all[name]), int64(0o644)
+		if src, ok := host[name]; ok {
+			if body, err = os.ReadFile(src); err != nil {
+				return nil, err
+			}
+			mode = 0o755
+		}
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: int64(len(body)), Mode: mode, ModTime: mod})
+		tw.Write(body)
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// withLibraries maps each program, and each shared library it loads
+// (its ELF interpreter and needed libraries, found in the host's library
+// folders, recursively), from its place inside the image (under usr/) to
+// the host file to copy.
+func withLibraries(progs []string) (map[string]string, error) {
+	out := map[string]string{}
+	inside := func(p string) string {
+		p = strings.TrimPrefix(path.Clean(p), "/")
+		for _, top := range []string{"bin/", "lib/", "lib64/", "sbin/"} {
+			if strings.HasPrefix(p, top) {
+				return "usr/" + p
+			}
+		}
+		return p
+	}
+	var libDirs []string
+	for _, d := range []string{"/lib", "/usr/lib", "/lib64", "/usr/lib64"} {
+		libDirs = append(libDirs, filepath.Join(d, archTriplet()), d)
+	}
+	var add func(p string) error
+	add = func(p string) error {
+		if _, done := out[inside(p)]; done {
+			return nil
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return err
+		}
+		out[inside(p)] = real
+		f, err := elf.Open(real)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		defer f.Close()
+		for _, prog := range f.Progs {
+			if prog.Type == elf.PT_INTERP {
+				b, err := io.ReadAll(prog.Open())
+				if err != nil {
+					return err
+				}
+				if err := add(strings.TrimRight(string(b), "\x00")); err != nil {
+					return err
+				}
+			}
+		}
+		needed, err := f.ImportedLibraries()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		for _, lib := range needed {
+			found := ""
+			for _, d := range libDirs {
+				if _, err := os.Stat(filepath.Join(d, lib)); err == nil {
+					found = filepath.Join(d, lib)
+					break
+				}
+			}
+			if found == "" {
+				return fmt.Errorf("%s needs %s, which is in none of %v", p, lib, libDirs)
+			}
+			if err := add(found); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, p := range progs {
+		if err := add(p); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// archTriplet is Debian's multiarch folder name of this machine.
+func archTriplet() string {
+	if runtime.GOARCH == "arm64" {
+		return "aarch64-linux-gnu"
+	}
+	return "x86_64-linux-gnu"
 }
 
 func (e *Engine) importSkeleton() error {
+	id, err := e.Import(Skeleton(), Image)
+	e.Image = id
+	return err
+}
+
+// Import makes an image of the root file system tar rootfs (see ImageTar)
+// and tags it ref ("name:tag"), moving the tag when another image had it;
+// it returns the new image's id. No registry is involved.
+func (e *Engine) Import(rootfs []byte, ref string) (string, error) {
 	c := e.httpClient()
 	defer c.CloseIdleConnections()
-	repo, tag, _ := strings.Cut(Image, ":")
+	repo, tag, _ := strings.Cut(ref, ":")
+	if tag == "" {
+		tag = "latest"
+	}
 	q := url.Values{"fromSrc": {"-"}, "repo": {repo}, "tag": {tag}}
-	resp, err := c.Post("http://docker/images/create?"+q.Encode(), "application/x-tar", bytes.NewReader(Skeleton()))
+	resp, err := c.Post("http://docker/images/create?"+q.Encode(), "application/x-tar", bytes.NewReader(rootfs))
 	if err != nil {
-		return err
+		return "", err
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", resp.Status, body)
+	if resp.StatusCode != http.StatusOK || bytes.Contains(body, []byte(`"error"`)) {
+		return "", fmt.Errorf("importing %s: %s: %s", ref, resp.Status, body)
 	}
-	resp, err = c.Get("http://docker/images/" + url.PathEscape(Image) + "/json")
+	resp, err = c.Get("http://docker/images/" + url.PathEscape(repo+":"+tag) + "/json")
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer resp.Body.Close()
 	var img struct{ Id string }
 	if err := json.NewDecoder(resp.Body).Decode(&img); err != nil || img.Id == "" {
-		return fmt.Errorf("the imported image is not there (%v; import said %s)", err, body)
+		return "", fmt.Errorf("the imported image %s is not there (%v; import said %s)", ref, err, body)
 	}
-	e.Image = img.Id
-	return nil
+	return img.Id, nil
 }
 
 // Stop stops dockerd by its pid (SIGTERM, then SIGKILL after 20 s), makes
@@ -303,4 +452,43 @@ func (s *Shared) Engine(t testing.TB) *Engine {
 		t.Skipf("SKIPPED LOUDLY: no Docker engine for this test: %v", s.err)
 	}
 	return s.e
+}
+
+// Container is one of the engine's containers, as a test sees it.
+type Container struct {
+	Name   string // without the leading '/'
+	State  string // created, running, exited, …
+	Labels map[string]string
+}
+
+// Containers lists the engine's containers, stopped ones too.
+func (e *Engine) Containers() ([]Container, error) {
+	c := e.httpClient()
+	defer c.CloseIdleConnections()
+	resp, err := c.Get("http://docker/containers/json?all=1")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return nil, fmt.Errorf("listing containers: %s: %s", resp.Status, b)
+	}
+	var list []struct {
+		Names  []string
+		State  string
+		Labels map[string]string
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return nil, err
+	}
+	out := make([]Container, 0, len(list))
+	for _, c := range list {
+		name := ""
+		if len(c.Names) > 0 {
+			name = strings.TrimPrefix(c.Names[0], "/")
+		}
+		out = append(out, Container{Name: name, State: c.State, Labels: c.Labels})
+	}
+	return out, nil
 }

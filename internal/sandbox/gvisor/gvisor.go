@@ -27,6 +27,7 @@ package gvisor
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,6 +146,9 @@ func (e *Executor) Check(ctx context.Context) (sandbox.Enforced, error) {
 	if err := sandbox.CheckOwner(e.opts.Owner); err != nil {
 		return sandbox.Enforced{}, err
 	}
+	if err := supported(); err != nil {
+		return sandbox.Enforced{}, err
+	}
 	bin, err := e.binary()
 	if err != nil {
 		return sandbox.Enforced{}, err
@@ -156,9 +160,7 @@ func (e *Executor) Check(ctx context.Context) (sandbox.Enforced, error) {
 		return sandbox.Enforced{}, fmt.Errorf("gVisor check: no /usr/bin/true to probe with: %w", err)
 	}
 	var b [6]byte
-	if _, err := unix.Getrandom(b[:], 0); err != nil {
-		return sandbox.Enforced{}, fmt.Errorf("gVisor check: %w", err)
-	}
+	rand.Read(b[:])
 	res, err := e.Run(ctx, sandbox.Spec{Name: fmt.Sprintf("check-%x", b), Argv: []string{"/usr/bin/true"}, Limits: sandbox.Limits{Wall: 30 * time.Second}})
 	if err != nil {
 		return sandbox.Enforced{}, fmt.Errorf("gVisor check: %w", err)
@@ -267,6 +269,9 @@ func (e *Executor) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, 
 	if err := sandbox.CheckSpec(spec); err != nil {
 		return sandbox.Result{}, err
 	}
+	if err := supported(); err != nil {
+		return sandbox.Result{}, fmt.Errorf("gvisor: %w", err)
+	}
 	bin, err := e.binary()
 	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("gvisor: %w", err)
@@ -338,7 +343,7 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *sa
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = sandbox.ConfirmWait / 2
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithServer()
 	if err := cmd.Start(); err != nil {
 		return res, fmt.Errorf("starting runsc: %w", err)
 	}

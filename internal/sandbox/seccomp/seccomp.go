@@ -27,7 +27,6 @@ import (
 	libseccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
-	"golang.org/x/sys/unix"
 )
 
 // Rule is one line of the table: a system call refused, always or when
@@ -56,9 +55,25 @@ const (
 )
 
 // The namespace flags of clone: a job makes no namespace (bwrap already
-// refuses user namespaces; this also covers the others).
-const cloneNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
-	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+// refuses user namespaces; this also covers the others). They are the
+// Linux kernel's values, written here rather than taken from the build's
+// system, so the table means the same wherever it is compiled.
+const (
+	cloneNewTime   = 0x00000080
+	cloneNewNS     = 0x00020000
+	cloneNewCgroup = 0x02000000
+	cloneNewUTS    = 0x04000000
+	cloneNewIPC    = 0x08000000
+	cloneNewUser   = 0x10000000
+	cloneNewPID    = 0x20000000
+	cloneNewNet    = 0x40000000
+
+	cloneNamespaces = cloneNewNS | cloneNewUTS | cloneNewIPC | cloneNewUser | cloneNewPID | cloneNewNet | cloneNewCgroup | cloneNewTime
+)
+
+// linuxENOSYS is the Linux kernel's ENOSYS ("function not implemented"),
+// whatever the build's system calls it.
+const linuxENOSYS = 38
 
 // personas are the personality(2) values a job may set or query, as
 // Docker's default profile allows them: Linux, the 32-bit one, UNAME26,
@@ -177,7 +192,7 @@ func Policies(goarch string) ([]*libseccomp.Policy, error) {
 		return nil, err
 	}
 	eperm := libseccomp.ActionErrno // the library adds EPERM
-	enosys := libseccomp.Action(uint32(libseccomp.ActionErrno) | uint32(unix.ENOSYS))
+	enosys := libseccomp.Action(uint32(libseccomp.ActionErrno) | linuxENOSYS)
 	refused := libseccomp.SyscallGroup{Action: eperm}
 	unimplemented := libseccomp.SyscallGroup{Action: enosys}
 	byArgs := map[string]*libseccomp.SyscallGroup{}
@@ -257,6 +272,10 @@ func Programs() ([][]byte, error) {
 }
 
 func build(goarch string) ([][]byte, error) {
+	if runtime.GOOS != "linux" {
+		// Nothing else runs them; the bubblewrap backend needs Linux anyway.
+		return nil, fmt.Errorf("seccomp: syscall filters are the Linux kernel's; this is %s", runtime.GOOS)
+	}
 	if goarch != runtime.GOARCH {
 		// The library assembles for the running architecture only.
 		return nil, fmt.Errorf("seccomp: cannot build %s's programs on %s", goarch, runtime.GOARCH)

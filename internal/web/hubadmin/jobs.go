@@ -37,6 +37,7 @@ type preparation struct {
 		Message string `json:"message"`
 	} `json:"error"`
 	Identity string `json:"identity"`
+	ImageID  string `json:"image_id"`
 	Log      string `json:"log"`
 	Revision int64  `json:"revision"`
 }
@@ -104,6 +105,7 @@ type prepView struct {
 	Seconds    float64   `json:"seconds"`
 	Lines      []string  `json:"lines"`
 	Identity   string    `json:"-"`
+	ImageID    string    `json:"-"` // the Docker image the runs use
 	FinishedAt time.Time `json:"-"`
 }
 
@@ -111,7 +113,7 @@ type prepView struct {
 const maxPrepLines = 400
 
 func viewOf(p preparation, now time.Time) *prepView {
-	v := &prepView{State: p.State, Identity: p.Identity, FinishedAt: p.FinishedAt}
+	v := &prepView{State: p.State, Identity: p.Identity, ImageID: p.ImageID, FinishedAt: p.FinishedAt}
 	if !p.StartedAt.IsZero() {
 		end := now
 		if !p.FinishedAt.IsZero() {
@@ -130,6 +132,9 @@ func viewOf(p preparation, now time.Time) *prepView {
 	}
 	if p.State == "prepared" {
 		v.Lines = append(v.Lines, "Prepared: "+p.Identity)
+		if p.ImageID != "" {
+			v.Lines = append(v.Lines, "Docker image: "+p.ImageID)
+		}
 	}
 	if len(v.Lines) > maxPrepLines {
 		v.Lines = append([]string{"…"}, v.Lines[len(v.Lines)-maxPrepLines:]...)
