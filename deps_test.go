@@ -37,8 +37,11 @@ var allowed = map[string][]string{
 	"internal/attacktest": nil, // test support: the attack run's harness
 	"internal/buildinfo":  nil, // the binary's version, revision and Go version
 	"internal/suggest":    nil, // "did you mean": names close to a mistyped one
-	"internal/mcpclient":  nil,
-	"internal/mcpschema":  nil, // the MCP JSON schemas, vendored
+	// The option tables, usage errors, exit statuses and cobra wiring the
+	// command lines of skills-mcp and skills-hub share.
+	"internal/cmdline":   {"internal/suggest"},
+	"internal/mcpclient": nil,
+	"internal/mcpschema": nil, // the MCP JSON schemas, vendored
 	// The research profile's wire vocabulary, shared by its server
 	// (adversarial) and the client that reads it (check).
 	"internal/adversarial/oracle": nil,
