@@ -37,8 +37,11 @@ var allowed = map[string][]string{
 	"internal/attacktest": nil, // test support: the attack run's harness
 	"internal/buildinfo":  nil, // the binary's version, revision and Go version
 	"internal/suggest":    nil, // "did you mean": names close to a mistyped one
-	"internal/mcpclient":  nil,
-	"internal/mcpschema":  nil, // the MCP JSON schemas, vendored
+	// The option tables, usage errors, exit statuses and cobra wiring the
+	// command lines of skills-mcp and skills-hub share.
+	"internal/cmdline":   {"internal/suggest"},
+	"internal/mcpclient": nil,
+	"internal/mcpschema": nil, // the MCP JSON schemas, vendored
 	// The research profile's wire vocabulary, shared by its server
 	// (adversarial) and the client that reads it (check).
 	"internal/adversarial/oracle": nil,
@@ -120,7 +123,7 @@ var allowed = map[string][]string{
 	// catalog builder ("skills-hub catalog build") and the build's identity;
 	// it opens the store every other hub package is handed (a backup to
 	// restore is opened as a regular file).
-	"internal/hub/hubcmd": {"internal/atomicfile", "internal/buildinfo", "internal/catalogbuild", "internal/suggest", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/auditlog", "internal/hub/clawhub", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/sandbox/gvisor", "internal/regfile", "internal/web/hubadmin"},
+	"internal/hub/hubcmd": {"internal/atomicfile", "internal/buildinfo", "internal/catalogbuild", "internal/cmdline", "internal/httpserve", "internal/hub", "internal/hub/api", "internal/hub/auditlog", "internal/hub/clawhub", "internal/hub/endpoint", "internal/hub/hubserve", "internal/hub/index", "internal/hub/jobs", "internal/hub/pkgtree", "internal/hub/store", "internal/sandbox", "internal/sandbox/bwrap", "internal/sandbox/docker", "internal/sandbox/gvisor", "internal/regfile", "internal/web/hubadmin"},
 	// Top: the command line wires everything; nothing imports it.
 	"internal/cli":     {"*"},
 	"cmd/skills-mcp":   {"internal/cli"},

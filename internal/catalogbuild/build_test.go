@@ -2,9 +2,11 @@ package catalogbuild
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,29 +194,35 @@ func TestInstallFromBuiltCatalog(t *testing.T) {
 	}
 }
 
-func TestMainWritesAtomicallyAndByteIdentical(t *testing.T) {
+func TestRunWritesAtomicallyAndByteIdentical(t *testing.T) {
 	r := hostileRepo(t)
 	dir := t.TempDir()
 	out, report := filepath.Join(dir, "skills.json"), filepath.Join(dir, "report.json")
-	env := func(k string) (string, bool) {
-		if k == "SKILLS_CATALOG_REPORT" {
-			return report, true
+	// run builds cfg with the command line's defaults for what it leaves
+	// zero, reporting to report.
+	// It returns the error and the log, which ends with the error as the
+	// command line prints it.
+	run := func(cfg Config) (error, string) {
+		var log bytes.Buffer
+		cfg.Report = report
+		if cfg.ResolveWith == "" {
+			cfg.ResolveWith = ResolveGit
 		}
-		return "", false
-	}
-	run := func(args ...string) (int, string) {
-		var stdout, stderr bytes.Buffer
-		code := Main(context.Background(), append([]string{"build"}, args...), &stdout, &stderr, env)
-		return code, stderr.String()
+		cfg.MaxPages, cfg.Parallel = cmp.Or(cfg.MaxPages, DefaultMaxPages), cmp.Or(cfg.Parallel, 2)
+		err := Run(context.Background(), cfg, &log)
+		if err != nil {
+			fmt.Fprintf(&log, "Error: %v\n", err)
+		}
+		return err, log.String()
 	}
 	repoArg := r.dir + "=https://github.com/acme/skills"
-	code, stderr := run("--repositories", repoArg, "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+	err, stderr := run(Config{Repositories: []string{repoArg}, Out: out})
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
 	}
 	first, _ := os.ReadFile(out)
-	if code, stderr := run("--repositories", repoArg, "--out", out); code != 0 {
-		t.Fatalf("rebuild: exit %d: %s", code, stderr)
+	if err, stderr := run(Config{Repositories: []string{repoArg}, Out: out}); err != nil {
+		t.Fatalf("rebuild: %v: %s", err, stderr)
 	}
 	if second, _ := os.ReadFile(out); !bytes.Equal(first, second) {
 		t.Error("two builds of the same commit differ")
@@ -236,9 +244,9 @@ func TestMainWritesAtomicallyAndByteIdentical(t *testing.T) {
 	// An unreachable repository fails the build; the existing output
 	// stays as it was, and the report says why.
 	unreachable := "https://127.0.0.1:1/nobody/skills.git"
-	code, stderr = run("--repositories", repoArg+","+unreachable, "--out", out)
-	if code != 1 || !strings.Contains(stderr, "1 of 2 repositories could not be read: "+unreachable) || !strings.Contains(stderr, "--keep-going") {
-		t.Errorf("unreachable: exit %d: %s", code, stderr)
+	err, stderr = run(Config{Repositories: []string{repoArg, unreachable}, Out: out})
+	if _, usage := errors.AsType[*ConfigError](err); err == nil || usage || !strings.Contains(stderr, "1 of 2 repositories could not be read: "+unreachable) || !strings.Contains(stderr, "--keep-going") {
+		t.Errorf("unreachable: %v: %s", err, stderr)
 	}
 	if now, _ := os.ReadFile(out); !bytes.Equal(now, first) {
 		t.Error("a failed build changed the existing output")
@@ -248,8 +256,8 @@ func TestMainWritesAtomicallyAndByteIdentical(t *testing.T) {
 		t.Errorf("report of the failed build: %s", raw)
 	}
 	// --keep-going publishes without it, and the sources say so.
-	if code, stderr := run("--repositories", repoArg+","+unreachable, "--out", out, "--keep-going"); code != 0 {
-		t.Fatalf("keep going: exit %d: %s", code, stderr)
+	if err, stderr := run(Config{Repositories: []string{repoArg, unreachable}, Out: out, KeepGoing: true}); err != nil {
+		t.Fatalf("keep going: %v: %s", err, stderr)
 	}
 	if now, _ := os.ReadFile(out); !bytes.Equal(now, first) {
 		t.Error("--keep-going without the unreachable repository should write the same catalog")
@@ -257,16 +265,22 @@ func TestMainWritesAtomicallyAndByteIdentical(t *testing.T) {
 	// Nothing valid at all: fails, writes nothing.
 	empty := newTestRepo(t, true)
 	empty.commit(t1, map[string]string{"README.md": "x"})
-	if code, stderr := run("--repositories", empty.dir, "--out", filepath.Join(dir, "none.json")); code != 1 || !strings.Contains(stderr, "an empty catalog is not written") {
-		t.Errorf("empty: exit %d: %s", code, stderr)
+	if err, stderr := run(Config{Repositories: []string{empty.dir}, Out: filepath.Join(dir, "none.json")}); err == nil || !strings.Contains(stderr, "an empty catalog is not written") {
+		t.Errorf("empty: %v: %s", err, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "none.json")); !os.IsNotExist(err) {
 		t.Errorf("an empty build wrote its output: %v", err)
 	}
-	// Usage errors.
-	for _, args := range [][]string{{"--out", out}, {"--repositories", repoArg}, {"--repositories", "x", "--out", out, "--resolve-with", "svn"}, {"--repositories", "https://github.com/a/b@123", "--out", out}} {
-		if code, _ := run(args...); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
+	// Configs that cannot run: nothing is read.
+	for _, cfg := range []Config{
+		{Out: out},
+		{Repositories: []string{repoArg}},
+		{Repositories: []string{"x"}, Out: out, ResolveWith: "svn"},
+		{Repositories: []string{"https://github.com/a/b@123"}, Out: out},
+		{Repositories: []string{repoArg}, Out: out, Parallel: -1},
+	} {
+		if err, _ := run(cfg); !errors.As(err, new(*ConfigError)) {
+			t.Errorf("%+v: %v, want a ConfigError", cfg, err)
 		}
 	}
 	entries, _ := os.ReadDir(dir)

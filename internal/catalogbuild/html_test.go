@@ -141,7 +141,7 @@ func TestDiscoverMillionLinks(t *testing.T) {
 	}
 }
 
-func TestMainHTML(t *testing.T) {
+func TestRunHTML(t *testing.T) {
 	d := newDirectory(t)
 	saved := savePage(t, `<a href="cat/docs">docs</a>`)
 	mirrors := t.TempDir()
@@ -150,11 +150,11 @@ func TestMainHTML(t *testing.T) {
 	if err := os.Rename(r.dir, filepath.Join(mirrors, "anthropics+skills")); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
+	var stderr bytes.Buffer
 	out := filepath.Join(t.TempDir(), "skills.json")
-	code := Main(context.Background(), []string{"build", "--html", saved, "--base", d.srv.URL + "/skills/", "--mirrors", mirrors, "--out", out}, &stdout, &stderr, func(string) (string, bool) { return "", false })
-	if code != 0 || !strings.Contains(stderr.String(), "found 1 repositories on 4 pages") {
-		t.Fatalf("exit %d: %s", code, stderr.String())
+	err := Run(context.Background(), Config{HTML: saved, Base: d.srv.URL + "/skills/", Mirrors: mirrors, Out: out, ResolveWith: ResolveGit, MaxPages: DefaultMaxPages, Parallel: 2}, &stderr)
+	if err != nil || !strings.Contains(stderr.String(), "found 1 repositories on 4 pages") {
+		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	raw, _ := os.ReadFile(out)
 	if !bytes.Contains(raw, []byte(`"id": "github.com/anthropics/skills/skills/pdf"`)) || !bytes.Contains(raw, []byte(`"commit": "`+r.head.String())) {

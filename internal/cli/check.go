@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/skills-mcp/skills-mcp/internal/check"
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 )
 
 // checkCommand checks any SEP-2640 server from the client side.
 type checkCommand struct {
 	streams
 	cfg  *checkConfig
-	opts *options
+	opts *cmdline.Table
 }
 
 // checkConfig is everything check needs, after flags.
@@ -35,12 +36,12 @@ type checkConfig struct {
 const adversarialMaxPages = 100
 
 // table is check's table of flags and variables.
-func (c *checkCommand) table() *options {
+func (c *checkCommand) table() *cmdline.Table {
 	if c.opts != nil {
 		return c.opts
 	}
 	cfg := &checkConfig{}
-	o := newOptions("check")
+	o := cmdline.NewTable("check")
 	c.cfg, c.opts = cfg, o
 	o.String(&cfg.url, "url", "", "", "check the Streamable HTTP server at `URL`")
 	o.Bool(&cfg.json, "json", "", "print a JSON report on stdout instead of lines")
@@ -74,26 +75,26 @@ func (c *checkCommand) finish(pos []string) (*checkConfig, error) {
 	const hint = ""
 	switch {
 	case len(pos) > 0:
-		return nil, usagef(hint, "unexpected argument %q", pos[0])
+		return nil, cmdline.Usagef(hint, "unexpected argument %q", pos[0])
 	case hasCommand && len(cfg.command) == 0:
-		return nil, usagef(hint, "--command needs the server command line after it")
+		return nil, cmdline.Usagef(hint, "--command needs the server command line after it")
 	case hasCommand && cfg.url != "":
-		return nil, usagef(hint, "give --url or --command, not both")
+		return nil, cmdline.Usagef(hint, "give --url or --command, not both")
 	case !hasCommand && cfg.url == "":
-		return nil, usagef(hint, "say where the server is: --url URL or --command CMD ARGS…")
+		return nil, cmdline.Usagef(hint, "say where the server is: --url URL or --command CMD ARGS…")
 	case cfg.timeout <= 0:
-		return nil, usagef(hint, "--timeout must be positive")
+		return nil, cmdline.Usagef(hint, "--timeout must be positive")
 	case cfg.maxPages < 0:
-		return nil, usagef(hint, "--max-pages must be positive")
+		return nil, cmdline.Usagef(hint, "--max-pages must be positive")
 	case cfg.deadline <= 0:
-		return nil, usagef(hint, "--deadline must be positive")
+		return nil, cmdline.Usagef(hint, "--deadline must be positive")
 	}
 	return cfg, nil
 }
 
 // exec implements subcommand.
 func (c *checkCommand) exec(ctx context.Context, args []string) error {
-	if err := c.table().fromEnv(c.env, ""); err != nil {
+	if err := c.table().FromEnv(c.env, ""); err != nil {
 		return err
 	}
 	cfg, err := c.finish(args)
@@ -117,7 +118,7 @@ func (c *checkCommand) check(ctx context.Context, cfg *checkConfig) error {
 	var dial check.Dialer
 	if cfg.url != "" {
 		if dial, err = check.HTTP(cfg.url, 0); err != nil {
-			return usagef("", "--url: %v", err)
+			return cmdline.Usagef("", "--url: %v", err)
 		}
 	} else {
 		dial = check.Command(cfg.command, c.stderr, 0)

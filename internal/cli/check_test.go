@@ -15,6 +15,7 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/adversarial"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/server"
 )
 
@@ -66,12 +67,12 @@ func TestCheckArgs(t *testing.T) {
 		{"--bogus"},
 	} {
 		code, _, stderr := runCheck(t, args...)
-		if code != exitUsage || !strings.Contains(stderr, "Error: ") {
+		if code != cmdline.ExitUsage || !strings.Contains(stderr, "Error: ") {
 			t.Errorf("%q: exit %d\n%s", args, code, stderr)
 		}
 	}
 	code, stdout, stderr := runCheck(t, "-h")
-	if code != exitOK || !strings.Contains(stdout, "Usage: skills-mcp check") || !strings.Contains(stdout, "--page-size-probe") {
+	if code != cmdline.ExitOK || !strings.Contains(stdout, "Usage: skills-mcp check") || !strings.Contains(stdout, "--page-size-probe") {
 		t.Errorf("-h: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// --command swallows the rest, flags included.
@@ -84,7 +85,7 @@ func TestCheckArgs(t *testing.T) {
 func TestCheckHTTP(t *testing.T) {
 	url := serveHTTP(t, checkLibraryServer(t))
 	code, stdout, stderr := runCheck(t, "--url", url, "--page-size-probe")
-	if code != exitOK || !strings.Contains(stdout, "PASS  frontmatter-identical") || !strings.Contains(stdout, " 0 failed, 0 warnings") {
+	if code != cmdline.ExitOK || !strings.Contains(stdout, "PASS  frontmatter-identical") || !strings.Contains(stdout, " 0 failed, 0 warnings") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	for line := range strings.SplitSeq(strings.TrimSpace(stdout), "\n") {
@@ -98,7 +99,7 @@ func TestCheckHTTP(t *testing.T) {
 		Versions []string `json:"protocolVersions"`
 		Results  []struct{ Status, ID, Clause, Message string }
 	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != exitOK || len(rep.Versions) != 2 || len(rep.Results) < 30 {
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != cmdline.ExitOK || len(rep.Versions) != 2 || len(rep.Results) < 30 {
 		t.Errorf("--json: exit %d, %v: %+v", code, err, rep)
 	}
 }
@@ -109,18 +110,18 @@ func TestCheckAdversarial(t *testing.T) {
 	// a second of CPU under -race, which beside other load took longer than
 	// the default timeout of 10 s, and the archive fixtures went undetected.
 	code, stdout, stderr := runCheck(t, "--url", url, "--adversarial", "--timeout", "60s")
-	if code != exitOK || !strings.Contains(stdout, "25 fixtures: 22 detected by check, 3 host-only, 0 not detected") ||
+	if code != cmdline.ExitOK || !strings.Contains(stdout, "25 fixtures: 22 detected by check, 3 host-only, 0 not detected") ||
 		!strings.Contains(stdout, "adv-content-rotation  REJECT") || !strings.Contains(stdout, "host must:") {
 		t.Fatalf("--adversarial: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// Without --adversarial, the profile fails the checks.
 	code, stdout, stderr = runCheck(t, "--url", url, "--timeout", "60s", "--max-pages", "30")
-	if code != exitFailure || !strings.Contains(stderr, "checks failed") || !strings.Contains(stdout, "FAIL  frontmatter-identical") {
+	if code != cmdline.ExitFailure || !strings.Contains(stderr, "checks failed") || !strings.Contains(stdout, "FAIL  frontmatter-identical") {
 		t.Errorf("plain check of the profile: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// A server with no fixtures.
 	code, _, stderr = runCheck(t, "--url", serveHTTP(t, checkLibraryServer(t)), "--adversarial")
-	if code != exitFailure || !strings.Contains(stderr, "offers no adversarial fixtures") {
+	if code != cmdline.ExitFailure || !strings.Contains(stderr, "offers no adversarial fixtures") {
 		t.Errorf("--adversarial on a faithful server: exit %d\n%s", code, stderr)
 	}
 }
@@ -151,11 +152,11 @@ func TestCheckStdio(t *testing.T) {
 	}
 	t.Setenv("SKILLS_MCP_CHECK_CLI_HELPER", dir)
 	code, stdout, stderr := runCheck(t, "--command", os.Args[0], "-test.run=^TestCheckHelperServer$")
-	if code != exitOK || !strings.Contains(stdout, "over 2026-07-28 and 2025-11-25") {
+	if code != cmdline.ExitOK || !strings.Contains(stdout, "over 2026-07-28 and 2025-11-25") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	code, _, stderr = runCheck(t, "--timeout", "2s", "--command", "sh", "-c", "echo not a server")
-	if code != exitFailure || !strings.Contains(stderr, "checks failed") {
+	if code != cmdline.ExitFailure || !strings.Contains(stderr, "checks failed") {
 		t.Errorf("not a server: exit %d\n%s", code, stderr)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/pull/pulltest"
 )
 
@@ -56,7 +57,7 @@ func TestPullDeadline(t *testing.T) {
 			os.WriteFile(filepath.Join(dest, "demo/SKILL.md"), []byte("previous copy"), 0o644)
 			args := append([]string{"--all", "--force", "--timeout", "1m", "--to", dest, "--url", ts.URL}, tc.flags...)
 			code, _, stderr := runPull(t, tc.env, args...)
-			if code != exitFailure || !strings.Contains(stderr, "Error: pull stopped at its --deadline of 1s before it finished "+tc.doing) ||
+			if code != cmdline.ExitFailure || !strings.Contains(stderr, "Error: pull stopped at its --deadline of 1s before it finished "+tc.doing) ||
 				!strings.Contains(stderr, "nothing was written") {
 				t.Errorf("exit %d\n%s", code, stderr)
 			}
@@ -67,11 +68,11 @@ func TestPullDeadline(t *testing.T) {
 		})
 	}
 	code, _, stderr := runPull(t, map[string]string{"SKILLS_DEADLINE": "soon"}, "--all", "--url", "http://127.0.0.1:1")
-	if code != exitUsage || !strings.Contains(stderr, `SKILLS_DEADLINE="soon": want a duration`) {
+	if code != cmdline.ExitUsage || !strings.Contains(stderr, `SKILLS_DEADLINE="soon": want a duration`) {
 		t.Errorf("bad SKILLS_DEADLINE: exit %d\n%s", code, stderr)
 	}
 	code, _, stderr = runPull(t, nil, "--all", "--deadline", "-1s", "--url", "http://127.0.0.1:1")
-	if code != exitUsage || !strings.Contains(stderr, "--deadline must be positive") {
+	if code != cmdline.ExitUsage || !strings.Contains(stderr, "--deadline must be positive") {
 		t.Errorf("negative --deadline: exit %d\n%s", code, stderr)
 	}
 }
@@ -84,7 +85,7 @@ func TestCheckDeadline(t *testing.T) {
 	defer ts.Close()
 	defer f.Stop()
 	code, stdout, stderr := runCheck(t, "--url", ts.URL, "--timeout", "1m", "--deadline", "1s")
-	if code != exitFailure || !strings.Contains(stderr, "Error: check stopped at its --deadline of 1s before it finished; the results above are partial") {
+	if code != cmdline.ExitFailure || !strings.Contains(stderr, "Error: check stopped at its --deadline of 1s before it finished; the results above are partial") {
 		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "stopped: the --deadline was reached") {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/golden"
 )
 
@@ -27,7 +28,7 @@ func TestHelp(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
 			code := run(context.Background(), args, streams{stdin: bytes.NewReader(nil), stdout: &out, stderr: &out, env: noEnv})
-			if code != exitOK {
+			if code != cmdline.ExitOK {
 				t.Fatalf("%v exited %d:\n%s", args, code, out.String())
 			}
 			golden.Check(t, filepath.Join("testdata", "help", name+".txt"), out.Bytes(), *updateHelp, "update-help")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/examples"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/library"
 )
 
@@ -23,7 +24,7 @@ type libraries struct {
 // openLibraries opens the command-line libraries and, when --config is
 // given, the config file's. Any problem is an error: at start, nothing is
 // served half-configured.
-func openLibraries(ctx context.Context, cfg *serveConfig, env env, log *slog.Logger) (*libraries, error) {
+func openLibraries(ctx context.Context, cfg *serveConfig, env cmdline.Env, log *slog.Logger) (*libraries, error) {
 	cache := newCache(cfg, env, log)
 	set := library.NewSet(library.SetOptions{
 		Cache: cache, Logger: log, AllowUnverified: cfg.allowUnverified, ConfigPath: cfg.configPath, Root: cfg.root != "",
@@ -61,7 +62,7 @@ func openLibraries(ctx context.Context, cfg *serveConfig, env env, log *slog.Log
 			if _, ok := errors.AsType[*library.FetchError](err); ok {
 				return nil, err // the network's or the server's failure: exit 1
 			}
-			return nil, usagef("point --lib/--root at a readable folder of skills, a .zip, or an https URL pinned with #sha256=", "%v", err)
+			return nil, cmdline.Usagef("point --lib/--root at a readable folder of skills, a .zip, or an https URL pinned with #sha256=", "%v", err)
 		}
 	}
 	if cfg.configPath != "" {
@@ -70,7 +71,7 @@ func openLibraries(ctx context.Context, cfg *serveConfig, env env, log *slog.Log
 			if _, ok := errors.AsType[*library.FetchError](err); ok {
 				return nil, err
 			}
-			return nil, usagef("fix the config file, or start without --config", "%v", err)
+			return nil, cmdline.Usagef("fix the config file, or start without --config", "%v", err)
 		}
 	}
 	if set.Empty() {
@@ -85,7 +86,7 @@ func openLibraries(ctx context.Context, cfg *serveConfig, env env, log *slog.Log
 }
 
 // newCache returns the archive and download cache under SKILLS_CACHE_DIR.
-func newCache(cfg *serveConfig, env env, log *slog.Logger) *library.Cache {
+func newCache(cfg *serveConfig, env cmdline.Env, log *slog.Logger) *library.Cache {
 	dir := cfg.cacheDir
 	if dir == "" {
 		if d, err := os.UserCacheDir(); err == nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/lint"
 	"github.com/skills-mcp/skills-mcp/internal/lint/lintcmd"
 )
@@ -19,7 +20,7 @@ type lintCommand struct {
 	streams
 	cfg    *lintConfig
 	failOn string
-	opts   *options
+	opts   *cmdline.Table
 }
 
 // lintConfig is everything lint needs, after flags.
@@ -31,12 +32,12 @@ type lintConfig struct {
 }
 
 // table is lint's table of flags.
-func (c *lintCommand) table() *options {
+func (c *lintCommand) table() *cmdline.Table {
 	if c.opts != nil {
 		return c.opts
 	}
 	cfg := &lintConfig{}
-	o := newOptions("lint")
+	o := cmdline.NewTable("lint")
 	c.cfg, c.opts = cfg, o
 	o.String(&cfg.format, "format", "", "text", "report `format`: text, json or sarif (SARIF 2.1.0, for code scanning)")
 	o.String(&c.failOn, "fail-on", "", "error", "exit 1 when an unsuppressed finding reaches `level`: error, warning, info or none")
@@ -63,28 +64,28 @@ func (c *lintCommand) finish(paths []string) (*lintConfig, error) {
 	switch cfg.format {
 	case "text", "json", "sarif":
 	default:
-		return nil, usagef(hint, "--format must be text, json or sarif, not %q", cfg.format)
+		return nil, cmdline.Usagef(hint, "--format must be text, json or sarif, not %q", cfg.format)
 	}
 	if strings.EqualFold(failOn, "none") {
 		cfg.never = true
 	} else {
 		sev, err := lint.ParseSeverity(failOn)
 		if err != nil {
-			return nil, usagef(hint, "--fail-on must be error, warning, info or none, not %q", failOn)
+			return nil, cmdline.Usagef(hint, "--fail-on must be error, warning, info or none, not %q", failOn)
 		}
 		cfg.failOn = sev
 	}
 	if len(cfg.paths) == 0 {
-		return nil, usagef(hint, "give at least one PATH: a folder of skills, a skill or a .zip")
+		return nil, cmdline.Usagef(hint, "give at least one PATH: a folder of skills, a skill or a .zip")
 	}
 	for _, p := range cfg.paths {
 		info, err := os.Stat(p)
 		switch {
 		case err != nil:
-			return nil, usagef(hint, "PATH %s: %v", p, unwrapPathErr(err))
+			return nil, cmdline.Usagef(hint, "PATH %s: %v", p, unwrapPathErr(err))
 		case info.IsDir(), strings.EqualFold(filepath.Ext(p), ".zip"), filepath.Base(p) == "SKILL.md":
 		default:
-			return nil, usagef(hint, "PATH %s is not a folder, a SKILL.md or a .zip", p)
+			return nil, cmdline.Usagef(hint, "PATH %s is not a folder, a SKILL.md or a .zip", p)
 		}
 	}
 	return cfg, nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/lint"
 	"github.com/skills-mcp/skills-mcp/internal/lint/lintcmd"
 	"github.com/skills-mcp/skills-mcp/internal/skill/skilltest"
@@ -55,17 +56,17 @@ func TestLintArgs(t *testing.T) {
 		want int
 		msg  string
 	}{
-		{nil, exitUsage, "give at least one PATH"},
-		{[]string{"--format", "xml", dir}, exitUsage, "--format must be"},
-		{[]string{"--fail-on", "fatal", dir}, exitUsage, "--fail-on must be"},
-		{[]string{filepath.Join(dir, "missing")}, exitUsage, "PATH"},
-		{[]string{filepath.Join(dir, "notes.txt")}, exitUsage, "not a folder"},
-		{[]string{"--bogus", dir}, exitUsage, "unknown flag --bogus"},
-		{[]string{"--formt", "json", dir}, exitUsage, "did you mean --format?"},
-		{[]string{"-h"}, exitOK, ""},
-		{[]string{dir, "--format", "json"}, exitOK, ""}, // flags after paths
-		{[]string{"--fail-on", "none", "--", filepath.Join(dir, "ok")}, exitOK, ""},
-		{[]string{filepath.Join(dir, "ok", "SKILL.md")}, exitOK, ""},
+		{nil, cmdline.ExitUsage, "give at least one PATH"},
+		{[]string{"--format", "xml", dir}, cmdline.ExitUsage, "--format must be"},
+		{[]string{"--fail-on", "fatal", dir}, cmdline.ExitUsage, "--fail-on must be"},
+		{[]string{filepath.Join(dir, "missing")}, cmdline.ExitUsage, "PATH"},
+		{[]string{filepath.Join(dir, "notes.txt")}, cmdline.ExitUsage, "not a folder"},
+		{[]string{"--bogus", dir}, cmdline.ExitUsage, "unknown flag --bogus"},
+		{[]string{"--formt", "json", dir}, cmdline.ExitUsage, "did you mean --format?"},
+		{[]string{"-h"}, cmdline.ExitOK, ""},
+		{[]string{dir, "--format", "json"}, cmdline.ExitOK, ""}, // flags after paths
+		{[]string{"--fail-on", "none", "--", filepath.Join(dir, "ok")}, cmdline.ExitOK, ""},
+		{[]string{filepath.Join(dir, "ok", "SKILL.md")}, cmdline.ExitOK, ""},
 	} {
 		got, _, stderr := runLint(t, tc.args...)
 		if got != tc.want || !strings.Contains(stderr, tc.msg) {
@@ -90,7 +91,7 @@ func fileRules() []string {
 
 func TestLintTextMalicious(t *testing.T) {
 	status, out, stderr := runLint(t, filepath.Join(lintCorpus, "malicious"))
-	if status != exitFailure || !strings.Contains(stderr, "at error or above") {
+	if status != cmdline.ExitFailure || !strings.Contains(stderr, "at error or above") {
 		t.Fatalf("status %d, stderr %q", status, stderr)
 	}
 	for _, rule := range append(fileRules(), lint.RuleSkillFrontmatter, lint.RuleSkillName) {
@@ -117,7 +118,7 @@ func TestLintTextMalicious(t *testing.T) {
 
 func TestLintClean(t *testing.T) {
 	status, out, stderr := runLint(t, "--fail-on", "warning", filepath.Join(lintCorpus, "clean"))
-	if status != exitOK {
+	if status != cmdline.ExitOK {
 		t.Fatalf("clean corpus: status %d\n%s%s", status, out, stderr)
 	}
 	for _, line := range strings.Split(out, "\n") {
@@ -126,18 +127,18 @@ func TestLintClean(t *testing.T) {
 		}
 	}
 	// The clean corpus has info-level mentions: --fail-on info fails.
-	if status, _, _ := runLint(t, "--fail-on", "info", filepath.Join(lintCorpus, "clean")); status != exitFailure {
+	if status, _, _ := runLint(t, "--fail-on", "info", filepath.Join(lintCorpus, "clean")); status != cmdline.ExitFailure {
 		t.Errorf("--fail-on info on the clean corpus: status %d", status)
 	}
 	// --fail-on none never fails on findings.
-	if status, _, _ := runLint(t, "--fail-on", "none", filepath.Join(lintCorpus, "malicious")); status != exitOK {
+	if status, _, _ := runLint(t, "--fail-on", "none", filepath.Join(lintCorpus, "malicious")); status != cmdline.ExitOK {
 		t.Errorf("--fail-on none: status %d", status)
 	}
 }
 
 func TestLintJSON(t *testing.T) {
 	status, out, _ := runLint(t, "--format", "json", filepath.Join(lintCorpus, "malicious"), filepath.Join(lintCorpus, "clean"))
-	if status != exitFailure {
+	if status != cmdline.ExitFailure {
 		t.Fatalf("status %d", status)
 	}
 	var report struct {
@@ -184,7 +185,7 @@ func TestLintSARIF(t *testing.T) {
 		"vendored/conftest.py":      "import os\n",
 	})
 	status, out, _ := runLint(t, "--format", "sarif", dir, filepath.Join(lintCorpus, "malicious"))
-	if status != exitFailure {
+	if status != cmdline.ExitFailure {
 		t.Fatalf("status %d", status)
 	}
 	var log map[string]any
@@ -326,7 +327,7 @@ func TestLintNoSkill(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"README.md": "# nothing here\n"})
 	status, out, stderr := runLint(t, dir)
-	if status != exitFailure || !strings.Contains(stderr, "no SKILL.md found") || !strings.Contains(out, "0 skill(s)") {
+	if status != cmdline.ExitFailure || !strings.Contains(stderr, "no SKILL.md found") || !strings.Contains(out, "0 skill(s)") {
 		t.Errorf("status %d, out %q, stderr %q", status, out, stderr)
 	}
 }

@@ -7,7 +7,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -15,38 +14,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skills-mcp/skills-mcp/internal/buildinfo"
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 )
-
-// Exit statuses.
-const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
-)
-
-// usageError is bad input from the user: the command exits 2 and prints the
-// hint after the error.
-type usageError struct {
-	err  error
-	hint string
-}
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-func usagef(hint, format string, args ...any) error {
-	return &usageError{err: fmt.Errorf(format, args...), hint: hint}
-}
-
-// env is the process environment as a lookup function, so tests can run
-// commands without touching the real one.
-type env func(string) (string, bool)
 
 // streams are a command's standard streams.
 type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	env            env
+	env            cmdline.Env
 	// server is the command line after --command (pull, check), which
 	// the flag parser never sees; hasServer says --command was given.
 	server    []string
@@ -73,18 +48,15 @@ func run(ctx context.Context, args []string, st streams) int {
 	root.SetArgs(normalizeArgs(args, sets...))
 	cmd, err := root.ExecuteContextC(ctx)
 	switch {
-	case err == nil, errors.Is(err, errHelp):
-		return exitOK
+	case err == nil, errors.Is(err, cmdline.ErrHelp):
+		return cmdline.ExitOK
 	}
 	path := "skills-mcp"
 	if cmd != nil {
 		path = cmd.CommandPath()
 	}
-	return printError(st.stderr, path, err)
+	return cmdline.PrintError(st.stderr, path, err)
 }
-
-// errHelp is returned by a command that printed its help on request.
-var errHelp = errors.New("help requested")
 
 // splitCommand splits off "--command CMD ARGS…" (or --command=CMD), which
 // takes the rest of the command line as a server to run over stdio.

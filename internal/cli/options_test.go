@@ -14,13 +14,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/config"
 )
 
 // tables are the option tables of every command, by command name.
-func tables() map[string]*options {
+func tables() map[string]*cmdline.Table {
 	st := streams{env: func(string) (string, bool) { return "", false }}
-	return map[string]*options{
+	return map[string]*cmdline.Table{
 		"serve": (&serveCommand{streams: st}).table(),
 		"pull":  (&pullCommand{streams: st}).table(),
 		"lint":  (&lintCommand{streams: st}).table(),
@@ -72,7 +73,7 @@ func TestOptionTable(t *testing.T) {
 	tabs := tables()
 	inTable := map[string]bool{}
 	for _, o := range tabs {
-		for _, n := range o.names() {
+		for _, n := range o.Names() {
 			inTable[n] = true
 		}
 	}
@@ -84,24 +85,24 @@ func TestOptionTable(t *testing.T) {
 	for cmd, o := range tabs {
 		var out bytes.Buffer
 		code := run(context.Background(), []string{cmd, "--help"}, streams{stdin: strings.NewReader(""), stdout: &out, stderr: &out, env: func(string) (string, bool) { return "", false }})
-		if code != exitOK {
+		if code != cmdline.ExitOK {
 			t.Fatalf("%s --help: exit %d", cmd, code)
 		}
-		for _, n := range o.names() {
+		for _, n := range o.Names() {
 			if !strings.Contains(out.String(), n) {
 				t.Errorf("%s --help does not name %s, which %s reads", cmd, n, cmd)
 			}
 		}
-		for _, r := range o.rows {
-			if r.env != "" && !strings.HasPrefix(r.env, "SKILLS_") {
-				t.Errorf("%s: --%s's variable %s lacks the SKILLS_ prefix", cmd, r.name, r.env)
+		for _, r := range o.Options() {
+			if r.Env != "" && !strings.HasPrefix(r.Env, "SKILLS_") {
+				t.Errorf("%s: --%s's variable %s lacks the SKILLS_ prefix", cmd, r.Name, r.Env)
 			}
 		}
 	}
 	keys := map[string]bool{}
-	for _, r := range tabs["serve"].rows {
-		if r.config != "" {
-			keys[r.config] = true
+	for _, r := range tabs["serve"].Options() {
+		if r.ConfigKey != "" {
+			keys[r.ConfigKey] = true
 		}
 	}
 	typ := reflect.TypeFor[config.Config]()
@@ -132,11 +133,11 @@ func TestEnvErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{map[string]string{"SKILLS_DEPTH": "abc"}, []string{"--stats"}, exitUsage, `SKILLS_DEPTH="abc": want an integer (the variable of --depth)`},
-		{map[string]string{"SKILLS_STRICT": "yes"}, []string{"--stats"}, exitUsage, `SKILLS_STRICT="yes": want true or false (the variable of --strict)`},
-		{map[string]string{"SKILLS_TTL": "soon"}, []string{"--stats"}, exitUsage, `SKILLS_TTL="soon": want a duration`},
-		{map[string]string{"SKILLS_LOG_FORMAT": "xml"}, []string{"--stats"}, exitUsage, `SKILLS_LOG_FORMAT="xml": "xml" is neither text nor json`},
-		{map[string]string{"SKILLS_DEPTH": "abc"}, []string{"--depth", "2", "--root", "../../testdata/library", "--stats"}, exitOK, ""},
+		{map[string]string{"SKILLS_DEPTH": "abc"}, []string{"--stats"}, cmdline.ExitUsage, `SKILLS_DEPTH="abc": want an integer (the variable of --depth)`},
+		{map[string]string{"SKILLS_STRICT": "yes"}, []string{"--stats"}, cmdline.ExitUsage, `SKILLS_STRICT="yes": want true or false (the variable of --strict)`},
+		{map[string]string{"SKILLS_TTL": "soon"}, []string{"--stats"}, cmdline.ExitUsage, `SKILLS_TTL="soon": want a duration`},
+		{map[string]string{"SKILLS_LOG_FORMAT": "xml"}, []string{"--stats"}, cmdline.ExitUsage, `SKILLS_LOG_FORMAT="xml": want text or json`},
+		{map[string]string{"SKILLS_DEPTH": "abc"}, []string{"--depth", "2", "--root", "../../testdata/library", "--stats"}, cmdline.ExitOK, ""},
 	} {
 		var out, errb bytes.Buffer
 		env := func(k string) (string, bool) {
@@ -150,7 +151,7 @@ func TestEnvErrors(t *testing.T) {
 		if code != tc.code || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v %v: exit %d, stderr %q; want %d and %q", tc.env, tc.args, code, errb.String(), tc.code, tc.want)
 		}
-		if code == exitUsage && !strings.HasSuffix(errb.String(), "Try: skills-mcp --help\n") {
+		if code == cmdline.ExitUsage && !strings.HasSuffix(errb.String(), "Try: skills-mcp --help\n") {
 			t.Errorf("%v: stderr %q does not end with the help to try", tc.env, errb.String())
 		}
 	}

@@ -11,13 +11,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/pack"
 )
 
 // packCommand builds a vault's release zip.
 type packCommand struct {
 	streams
-	opts                  *options
+	opts                  *cmdline.Table
 	dir, out, wrapper, ns string
 	allStatuses, dryRun   bool
 }
@@ -37,11 +38,11 @@ It prints the --lib line that serves the pack, pinned by its digest.
 var nonNamespace = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_.-]+`) })
 
 // table is pack's table of flags.
-func (c *packCommand) table() *options {
+func (c *packCommand) table() *cmdline.Table {
 	if c.opts != nil {
 		return c.opts
 	}
-	o := newOptions("pack")
+	o := cmdline.NewTable("pack")
 	c.opts = o
 	o.String(&c.dir, "vault", "", "", "the vault root `DIR` to pack")
 	o.String(&c.out, "out", "", "", "write the zip to `FILE` (default: the vault folder's name + .zip, here)")
@@ -64,37 +65,37 @@ func (c *packCommand) Run(ctx context.Context, args []string) error {
 // exec implements subcommand.
 func (c *packCommand) exec(ctx context.Context, args []string) error {
 	if len(args) > 0 {
-		return usagef("", "unexpected argument %q", args[0])
+		return cmdline.Usagef("", "unexpected argument %q", args[0])
 	}
 	dir, out, wrapper, allStatuses, dryRun, ns := &c.dir, &c.out, &c.wrapper, &c.allStatuses, &c.dryRun, &c.ns
 	if *dir == "" {
-		return usagef("", "--vault is required: the vault root to pack")
+		return cmdline.Usagef("", "--vault is required: the vault root to pack")
 	}
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
-		return usagef("", "--vault: %v", err)
+		return cmdline.Usagef("", "--vault: %v", err)
 	}
 	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
-		return usagef("", "--vault %s: no such folder", *dir)
+		return cmdline.Usagef("", "--vault %s: no such folder", *dir)
 	}
 	base := filepath.Base(abs)
 	if *out == "" {
 		*out = base + ".zip"
 	}
 	if !strings.EqualFold(filepath.Ext(*out), ".zip") {
-		return usagef("", "--out %q must end in .zip: the server recognises archive libraries by it", *out)
+		return cmdline.Usagef("", "--out %q must end in .zip: the server recognises archive libraries by it", *out)
 	}
 	if *ns == "" {
 		*ns = strings.Trim(nonNamespace().ReplaceAllString(base, "-"), "-.")
 	}
 	if !namespacePattern().MatchString(*ns) {
-		return usagef("", "--namespace %q must match %s", *ns, namespacePattern())
+		return cmdline.Usagef("", "--namespace %q must match %s", *ns, namespacePattern())
 	}
 
 	p, err := pack.Plan(ctx, abs, pack.Options{Wrapper: *wrapper, AllStatuses: *allStatuses})
 	if err != nil {
 		if errors.Is(err, pack.ErrNotVault) {
-			return usagef("give --vault the vault root (the folder that holds 00-CORE)", "%s: %v", *dir, err)
+			return cmdline.Usagef("give --vault the vault root (the folder that holds 00-CORE)", "%s: %v", *dir, err)
 		}
 		return fmt.Errorf("packing %s: %w", *dir, err)
 	}

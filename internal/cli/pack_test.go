@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 )
 
 const fixtureVault = "../../testdata/vault"
@@ -70,7 +71,7 @@ func TestPackCommand(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "bob.zip")
 	code, stdout, stderr := runCmd(t, "pack", "--vault", fixtureVault, "--out", out, "--namespace", "bob")
-	if code != exitOK {
+	if code != cmdline.ExitOK {
 		t.Fatalf("pack: %d\n%s%s", code, stdout, stderr)
 	}
 	side, err := os.ReadFile(out + ".sha256")
@@ -98,7 +99,7 @@ func TestPackCommand(t *testing.T) {
 	// A dry run writes nothing and prints the same digest.
 	dry := filepath.Join(dir, "dry.zip")
 	code, stdout, _ = runCmd(t, "pack", "--vault", fixtureVault, "--out", dry, "--dry-run")
-	if code != exitOK || !strings.Contains(stdout, "sha256 "+sum) {
+	if code != cmdline.ExitOK || !strings.Contains(stdout, "sha256 "+sum) {
 		t.Errorf("dry run: %d %s", code, stdout)
 	}
 	if _, err := os.Stat(dry); !os.IsNotExist(err) {
@@ -118,7 +119,7 @@ func TestPackUsage(t *testing.T) {
 		{[]string{"pack", "--vault", fixtureVault, "extra"}, "unexpected argument"},
 	} {
 		code, _, stderr := runCmd(t, tc.args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+		if code != cmdline.ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, %q", tc.args, code, stderr)
 		}
 	}
@@ -174,7 +175,7 @@ func TestVaultFlags(t *testing.T) {
 	}{
 		{[]string{"--lib", "a=" + fixtureVault, "--vault", "b=" + fixtureVault}, `no library "b"`},
 		{[]string{"--lib", "a=" + fixtureVault, "--vault", "a=" + fixtureVault, "--vault", "a=" + fixtureVault}, "given twice"},
-		{[]string{"--lib", "a=" + fixtureVault, "--vault", "nonsense"}, "not NS=DIR"},
+		{[]string{"--lib", "a=" + fixtureVault, "--vault", "nonsense"}, `--vault "nonsense": want NS=DIR`},
 	} {
 		c := &serveCommand{streams: streams{stdout: io.Discard, stderr: io.Discard, env: func(string) (string, bool) { return "", false }}}
 		if _, err := c.parseArgs(tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/pull"
 )
@@ -20,7 +21,7 @@ import (
 type pullCommand struct {
 	streams
 	cfg  *pullConfig
-	opts *options
+	opts *cmdline.Table
 }
 
 // pullConfig is everything pull needs, after flags.
@@ -45,12 +46,12 @@ type pullConfig struct {
 }
 
 // table is pull's table of flags and variables.
-func (c *pullCommand) table() *options {
+func (c *pullCommand) table() *cmdline.Table {
 	if c.opts != nil {
 		return c.opts
 	}
 	cfg := &pullConfig{}
-	o := newOptions("pull")
+	o := cmdline.NewTable("pull")
 	c.cfg, c.opts = cfg, o
 	o.String(&cfg.url, "url", "", "", "pull from the Streamable HTTP server at `URL`")
 	o.String(&cfg.to, "to", "", pull.DefaultDest, "destination `DIR`; each skill goes to DIR/<name>/")
@@ -111,53 +112,53 @@ func (c *pullCommand) finish(refs []string) (*pullConfig, error) {
 	const hint = "skills-mcp pull -h"
 	switch {
 	case hasCommand && len(cfg.command) == 0:
-		return nil, usagef(hint, "--command needs the server command line after it")
+		return nil, cmdline.Usagef(hint, "--command needs the server command line after it")
 	case hasCommand && cfg.url != "":
-		return nil, usagef(hint, "give --url or --command, not both")
+		return nil, cmdline.Usagef(hint, "give --url or --command, not both")
 	case !hasCommand && cfg.url == "":
-		return nil, usagef(hint, "say where the server is: --url URL or --command CMD ARGS…")
+		return nil, cmdline.Usagef(hint, "say where the server is: --url URL or --command CMD ARGS…")
 	case hasCommand && (cfg.header != nil || cfg.tokenEnv != ""):
-		return nil, usagef(hint, "--header and --token-env apply to --url only")
+		return nil, cmdline.Usagef(hint, "--header and --token-env apply to --url only")
 	case cfg.sync && cfg.force:
-		return nil, usagef(hint, "--sync and --force exclude each other: --sync updates in place, --force replaces")
+		return nil, cmdline.Usagef(hint, "--sync and --force exclude each other: --sync updates in place, --force replaces")
 	case cfg.timeout <= 0:
-		return nil, usagef(hint, "--timeout must be positive")
+		return nil, cmdline.Usagef(hint, "--timeout must be positive")
 	}
 	if cfg.deadline <= 0 {
-		return nil, usagef(hint, "--deadline must be positive")
+		return nil, cmdline.Usagef(hint, "--deadline must be positive")
 	}
 	if cfg.list {
 		for _, name := range []string{"all", "to", "keep-path", "with-deps", "sync", "force", "dry-run", "allow-dynamic", "allow-oversize"} {
-			if c.opts.fs.Changed(name) {
-				return nil, usagef(hint, "--list only lists; it takes no --%s", name)
+			if c.opts.Changed(name) {
+				return nil, cmdline.Usagef(hint, "--list only lists; it takes no --%s", name)
 			}
 		}
 		if len(cfg.refs) > 0 {
-			return nil, usagef(hint, "--list lists every skill; it takes no skill names")
+			return nil, cmdline.Usagef(hint, "--list lists every skill; it takes no skill names")
 		}
 	} else {
 		switch {
 		case cfg.all && len(cfg.refs) > 0:
-			return nil, usagef(hint, "give skill names or --all, not both")
+			return nil, cmdline.Usagef(hint, "give skill names or --all, not both")
 		case !cfg.all && len(cfg.refs) == 0:
-			return nil, usagef(hint, "name the skills to pull, or give --all (or --list to see them)")
+			return nil, cmdline.Usagef(hint, "name the skills to pull, or give --all (or --list to see them)")
 		}
 	}
 	if cfg.url != "" {
 		if err := pull.CheckURL(cfg.url); err != nil {
-			return nil, usagef(hint, "--url: %v", err)
+			return nil, cmdline.Usagef(hint, "--url: %v", err)
 		}
 	}
 	if cfg.tokenEnv != "" {
 		tok, ok := c.env(cfg.tokenEnv)
 		if !ok || strings.TrimSpace(tok) == "" {
-			return nil, usagef("export the token first, e.g. "+cfg.tokenEnv+"=…", "--token-env: environment variable %s is not set", cfg.tokenEnv)
+			return nil, cmdline.Usagef("export the token first, e.g. "+cfg.tokenEnv+"=…", "--token-env: environment variable %s is not set", cfg.tokenEnv)
 		}
 		if cfg.header.Get("Authorization") != "" {
-			return nil, usagef(hint, "--token-env and --header 'Authorization: …' both set Authorization; give one")
+			return nil, cmdline.Usagef(hint, "--token-env and --header 'Authorization: …' both set Authorization; give one")
 		}
 		if strings.ContainsAny(tok, "\r\n\x00") {
-			return nil, usagef("", "--token-env: the token in %s contains a line break or NUL", cfg.tokenEnv)
+			return nil, cmdline.Usagef("", "--token-env: the token in %s contains a line break or NUL", cfg.tokenEnv)
 		}
 		if cfg.header == nil {
 			cfg.header = http.Header{}
@@ -178,7 +179,7 @@ func (c *pullCommand) Run(ctx context.Context, args []string) error {
 
 // exec implements subcommand.
 func (c *pullCommand) exec(ctx context.Context, args []string) error {
-	if err := c.table().fromEnv(c.env, ""); err != nil {
+	if err := c.table().FromEnv(c.env, ""); err != nil {
 		return err
 	}
 	cfg, err := c.finish(args)
@@ -221,10 +222,10 @@ func (c *pullCommand) pull(ctx context.Context, cfg *pullConfig) error {
 	_, unknown := errors.AsType[*pull.UnknownSkillError](err)
 	_, conflict := errors.AsType[*pull.ConflictError](err)
 	if _, ok := errors.AsType[*pull.SelectError](err); ok && !unknown {
-		return &usageError{err: err, hint: "run pull with --list instead of skill names to see every listed skill"}
+		return &cmdline.UsageError{Err: err, Hint: "run pull with --list instead of skill names to see every listed skill"}
 	}
 	if unknown || conflict {
-		return &usageError{err: err}
+		return &cmdline.UsageError{Err: err}
 	}
 	return err
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/pull"
 	"github.com/skills-mcp/skills-mcp/internal/pull/pulltest"
 	"github.com/skills-mcp/skills-mcp/internal/server"
@@ -41,19 +42,19 @@ func runPull(t *testing.T, env map[string]string, args ...string) (int, string, 
 
 // exitStatus maps a command's error to its exit status, as run does.
 func exitStatus(err error, stderr *bytes.Buffer) int {
-	var ue *usageError
+	var ue *cmdline.UsageError
 	switch {
-	case err == nil, errors.Is(err, errHelp):
-		return exitOK
+	case err == nil, errors.Is(err, cmdline.ErrHelp):
+		return cmdline.ExitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "Error: %v\n", ue.err)
-		if ue.hint != "" {
-			fmt.Fprintf(stderr, "Try: %s\n", ue.hint)
+		fmt.Fprintf(stderr, "Error: %v\n", ue.Err)
+		if ue.Hint != "" {
+			fmt.Fprintf(stderr, "Try: %s\n", ue.Hint)
 		}
-		return exitUsage
+		return cmdline.ExitUsage
 	}
 	fmt.Fprintf(stderr, "Error: %v\n", err)
-	return exitFailure
+	return cmdline.ExitFailure
 }
 
 func TestPullArgs(t *testing.T) {
@@ -118,12 +119,12 @@ func TestPullUsage(t *testing.T) {
 		{[]string{"--all", "--url", "http://h", "--bogus"}, "unknown flag --bogus"},
 	} {
 		code, _, stderr := runPull(t, map[string]string{"TOK": "t"}, tc.args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+		if code != cmdline.ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
 	code, stdout, _ := runPull(t, nil, "-h")
-	if code != exitOK || !strings.Contains(stdout, "Usage: skills-mcp pull [SKILL…] (--url URL | --command CMD ARGS…)") {
+	if code != cmdline.ExitOK || !strings.Contains(stdout, "Usage: skills-mcp pull [SKILL…] (--url URL | --command CMD ARGS…)") {
 		t.Errorf("-h: exit %d, %q", code, stdout)
 	}
 }
@@ -203,7 +204,7 @@ func TestPullHTTP(t *testing.T) {
 
 	// Selection errors are usage errors and list the candidates.
 	code, _, stderr = runPull(t, nil, "refundz", "--to", dest, "--url", url)
-	if code != exitUsage || !strings.Contains(stderr, `no skill "refundz" is listed; listed skills include`) {
+	if code != cmdline.ExitUsage || !strings.Contains(stderr, `no skill "refundz" is listed; listed skills include`) {
 		t.Errorf("absent: exit %d, %s", code, stderr)
 	}
 
@@ -231,7 +232,7 @@ func TestPullRefusesLyingServer(t *testing.T) {
 	os.MkdirAll(filepath.Join(dest, "demo"), 0o755)
 	os.WriteFile(filepath.Join(dest, "demo/SKILL.md"), []byte("previous copy"), 0o644)
 	code, stdout, stderr := runPull(t, nil, "demo", "--force", "--json", "--to", dest, "--url", ts.URL)
-	if code != exitFailure || !strings.Contains(stderr, "Error: verification failed for skill://demo/a.md: digest mismatch: listed sha256:") {
+	if code != cmdline.ExitFailure || !strings.Contains(stderr, "Error: verification failed for skill://demo/a.md: digest mismatch: listed sha256:") {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
 	var rep pull.Report
@@ -246,7 +247,7 @@ func TestPullRefusesLyingServer(t *testing.T) {
 	ts2 := httptest.NewServer(nf.Handler(true))
 	defer ts2.Close()
 	code, _, stderr = runPull(t, nil, "--list", "--url", ts2.URL)
-	if code != exitFailure || !strings.Contains(stderr, "does not declare the MCP Skills extension (io.modelcontextprotocol/skills)") {
+	if code != cmdline.ExitFailure || !strings.Contains(stderr, "does not declare the MCP Skills extension (io.modelcontextprotocol/skills)") {
 		t.Errorf("no extension: exit %d\n%s", code, stderr)
 	}
 	if slices.Contains(nf.Methods(), "skills/list") {
@@ -271,7 +272,7 @@ func TestPullHeadersAndToken(t *testing.T) {
 	if code, _, stderr := runPull(t, env, "--list", "--url", ts.URL, "--header", "X-Team: blue", "--token-env", "SKILLS_PULL_TOKEN"); code != 0 {
 		t.Errorf("with credentials: exit %d\n%s", code, stderr)
 	}
-	if code, _, _ := runPull(t, env, "--list", "--url", ts.URL, "--header", "X-Team: blue"); code != exitFailure {
+	if code, _, _ := runPull(t, env, "--list", "--url", ts.URL, "--header", "X-Team: blue"); code != cmdline.ExitFailure {
 		t.Errorf("without the token: exit %d", code)
 	}
 }
@@ -309,7 +310,7 @@ func TestPullWithDeps(t *testing.T) {
 		t.Error("a dependency resolved outside its library")
 	}
 	code, _, stderr = runPull(t, nil, "broken", "--with-deps", "--to", dest, "--url", ts.URL)
-	if code != exitFailure || !strings.Contains(stderr, "required runtime dependencies are not served: lib/broken → gone (not listed)") {
+	if code != cmdline.ExitFailure || !strings.Contains(stderr, "required runtime dependencies are not served: lib/broken → gone (not listed)") {
 		t.Errorf("missing dependency: exit %d\n%s", code, stderr)
 	}
 }
@@ -351,7 +352,7 @@ func TestPullStdio(t *testing.T) {
 	}
 	// A server command that is not a server.
 	code, _, stderr = runPull(t, nil, "--list", "--command", "sh", "-c", "echo not a server; echo oops >&2")
-	if code != exitFailure || !strings.Contains(stderr, "connecting to the server") || !strings.Contains(stderr, "server stderr (last lines):\n    oops") {
+	if code != cmdline.ExitFailure || !strings.Contains(stderr, "connecting to the server") || !strings.Contains(stderr, "server stderr (last lines):\n    oops") {
 		t.Errorf("not a server: exit %d\n%s", code, stderr)
 	}
 }
@@ -370,7 +371,7 @@ func TestPullUnlistedURI(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	code, _, stderr = runPull(t, nil, "skill://hidden/nope/SKILL.md", "--to", dest, "--url", ts.URL)
-	if code != exitUsage || !strings.Contains(stderr, `no skill "skill://hidden/nope/SKILL.md" is listed`) || !strings.Contains(stderr, "skills/get skill://hidden/nope/SKILL.md") {
+	if code != cmdline.ExitUsage || !strings.Contains(stderr, `no skill "skill://hidden/nope/SKILL.md" is listed`) || !strings.Contains(stderr, "skills/get skill://hidden/nope/SKILL.md") {
 		t.Errorf("unknown URI: exit %d\n%s", code, stderr)
 	}
 }

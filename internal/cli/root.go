@@ -2,22 +2,20 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/skills-mcp/skills-mcp/internal/buildinfo"
-	"github.com/skills-mcp/skills-mcp/internal/suggest"
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 )
 
 // subcommand is one sub-command as the command tree runs it: its table of
 // flags and variables, and what it does once they are parsed and checked.
 type subcommand interface {
-	table() *options
+	table() *cmdline.Table
 	// exec runs the command on the arguments left after the flags.
 	exec(ctx context.Context, args []string) error
 }
@@ -50,19 +48,24 @@ func newRoot(st streams) *cobra.Command {
 				if args[0] == "hub" {
 					rest = args[1:]
 				}
-				return &usageError{err: err, hint: "the hub and the catalog builder are a binary of their own: " + strings.Join(append([]string{"skills-hub"}, rest...), " ")}
+				return &cmdline.UsageError{Err: err, Hint: "the hub and the catalog builder are a binary of their own: " + strings.Join(append([]string{"skills-hub"}, rest...), " ")}
 			}
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			if s := cmdline.SuggestCommands(cmd, args[0]); len(s) > 0 {
 				err = fmt.Errorf("unknown command %q: did you mean %s?", args[0], strings.Join(s, " or "))
 			}
-			return &usageError{err: err}
+			return &cmdline.UsageError{Err: err}
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return rootServe.exec(cmd.Context(), args)
 		},
 	}
 	root.SetVersionTemplate("skills-mcp {{.Version}}\n")
-	root.Flags().AddFlagSet(rootServe.table().fs)
+	// Before the completion command is made: its scripts go to the
+	// writer the root had then.
+	root.SetOut(st.stdout)
+	root.SetErr(st.stderr)
+	root.SetIn(st.stdin)
+	root.Flags().AddFlagSet(rootServe.table().Flags())
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) {
 		if cmd == root {
 			fmt.Fprint(st.stdout, mainUsage)
@@ -71,7 +74,7 @@ func newRoot(st streams) *cobra.Command {
 		// cobra's own commands (completion) keep cobra's help.
 		fmt.Fprint(st.stdout, cmd.UsageString())
 	})
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(cmdline.FlagError)
 	for _, sc := range []struct {
 		info commandInfo
 		cmd  subcommand
@@ -87,37 +90,15 @@ func newRoot(st streams) *cobra.Command {
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "print the version",
-		Args:  usageArgs(cobra.NoArgs),
+		Args:  cmdline.UsageArgs(cobra.NoArgs),
 		Run: func(*cobra.Command, []string) {
 			fmt.Fprintln(st.stdout, "skills-mcp", buildinfo.Read())
 		},
 	})
 	// A shell cobra's completion command does not know is bad usage
 	// (exit 2), not its help.
-	root.InitDefaultCompletionCmd()
-	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
-		c.Args = cobra.ArbitraryArgs
-		c.RunE = func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("", "completion needs a shell: bash, zsh, fish or powershell")
-			}
-			return usagef("", "unknown shell %q: want bash, zsh, fish or powershell", args[0])
-		}
-	}
-	root.SetOut(st.stdout)
-	root.SetErr(st.stderr)
-	root.SetIn(st.stdin)
+	cmdline.RefuseUnknownShells(root)
 	return root
-}
-
-// usageArgs makes the errors of an argument check usage errors.
-func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return &usageError{err: err}
-		}
-		return nil
-	}
 }
 
 // cobraCommand is the cobra command of sc.
@@ -135,7 +116,7 @@ func cobraCommand(info commandInfo, sc subcommand, st streams) *cobra.Command {
 			return sc.exec(cmd.Context(), args)
 		},
 	}
-	cmd.Flags().AddFlagSet(t.fs)
+	cmd.Flags().AddFlagSet(t.Flags())
 	cmd.SetHelpFunc(func(*cobra.Command, []string) {
 		fmt.Fprint(st.stdout, helpText(info, t))
 	})
@@ -143,23 +124,12 @@ func cobraCommand(info commandInfo, sc subcommand, st streams) *cobra.Command {
 }
 
 // helpText is a command's help: its text, its flags, its variables.
-func helpText(info commandInfo, t *options) string {
-	var b strings.Builder
-	b.WriteString(info.intro)
-	if !strings.HasSuffix(info.intro, "Flags:\n") {
-		b.WriteString("\nFlags:\n")
-	}
-	all := pflag.NewFlagSet(t.fs.Name(), pflag.ContinueOnError)
-	all.SortFlags = false
-	all.AddFlagSet(t.fs)
-	all.BoolP("help", "h", false, "print this help")
-	b.WriteString(all.FlagUsagesWrapped(100))
-	b.WriteString(info.after)
-	b.WriteString(t.envHelp())
+func helpText(info commandInfo, t *cmdline.Table) string {
+	h := cmdline.Help{Intro: info.intro, Flags: t, After: info.after}
 	if !strings.Contains(info.intro, "Exit status:") {
-		b.WriteString(exitStatusHelp)
+		h.ExitStatus = exitStatusHelp
 	}
-	return b.String()
+	return h.String()
 }
 
 // exitStatusHelp is the exit-status contract, the same for every command.
@@ -169,97 +139,22 @@ above), 2 bad usage (a flag, a variable, an argument or a path named on the
 command line).
 `
 
-// flagError turns the flag parser's errors into usage errors that name the
-// flag, the type it wants and, for an unknown flag, the likely one.
-func flagError(cmd *cobra.Command, err error) error {
-	return &usageError{err: describeFlagError(cmd.Flags(), err)}
-}
-
-func describeFlagError(fs *pflag.FlagSet, err error) error {
-	if e, ok := errors.AsType[*pflag.InvalidValueError](err); ok {
-		f := e.GetFlag()
-		want := wantOf(f)
-		cause := e.Unwrap()
-		if cause != nil && !strings.Contains(cause.Error(), "strconv.") && !strings.Contains(cause.Error(), "time: ") && !strings.Contains(cause.Error(), "parse error") {
-			return fmt.Errorf("--%s %q: %v", f.Name, e.GetValue(), cause)
-		}
-		return fmt.Errorf("--%s %q: want %s", f.Name, e.GetValue(), want)
-	}
-	if e, ok := errors.AsType[*pflag.NotExistError](err); ok {
-		name := e.GetSpecifiedName()
-		if s := similarFlags(fs, name); len(s) > 0 {
-			return fmt.Errorf("unknown flag --%s: did you mean --%s?", name, strings.Join(s, " or --"))
-		}
-		return fmt.Errorf("unknown flag --%s", name)
-	}
-	if e, ok := errors.AsType[*pflag.ValueRequiredError](err); ok {
-		return fmt.Errorf("--%s needs a value (%s)", e.GetSpecifiedName(), wantOf(e.GetFlag()))
-	}
-	return err
-}
-
-// wantOf names the type of value flag f takes.
-func wantOf(f *pflag.Flag) string {
-	switch f.Value.Type() {
-	case "int", "int64", "uint", "uint64":
-		return "an integer"
-	case "bool":
-		return "true or false"
-	case "duration":
-		return "a duration such as 90s, 5m or 1h"
-	case "float64":
-		return "a number"
-	}
-	if name, _ := pflag.UnquoteUsage(f); name != "" && name != "value" && name != "string" {
-		return name
-	}
-	return "a value"
-}
-
-// similarFlags are the flags of fs whose names are close to name.
-func similarFlags(fs *pflag.FlagSet, name string) []string {
-	var names []string
-	fs.VisitAll(func(f *pflag.Flag) {
-		if !f.Hidden {
-			names = append(names, f.Name)
-		}
-	})
-	return suggest.Closest(name, names)
-}
-
 // parseFlags parses args with t's flags, then their variables: what a
 // command's Run does when called without the command tree (tests).
-func parseFlags(t *options, args []string, env env, hint string) ([]string, error) {
-	if err := t.fs.Parse(normalizeArgs(args, t.fs)); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil, errHelp
-		}
-		return nil, &usageError{err: describeFlagError(t.fs, err), hint: hint}
-	}
-	if err := t.fromEnv(env, hint); err != nil {
-		return nil, err
-	}
-	return t.fs.Args(), nil
+func parseFlags(t *cmdline.Table, args []string, env cmdline.Env, hint string) ([]string, error) {
+	return cmdline.Parse(t, normalizeArgs(args, t.Flags()), env, hint)
 }
 
 // normalizeArgs accepts the Go flag package's single dash for long flags
 // ("-depth 3"), which the house's commands took before, and gives a bare
 // --http its default address.
 func normalizeArgs(args []string, sets ...*pflag.FlagSet) []string {
+	args = cmdline.NormalizeArgs(args, sets...)
 	out := make([]string, 0, len(args)+1)
 	for i, a := range args {
 		if a == "--" {
 			out = append(out, args[i:]...)
 			break
-		}
-		if len(a) > 2 && a[0] == '-' && a[1] != '-' {
-			name, _, _ := strings.Cut(a[1:], "=")
-			for _, fs := range sets {
-				if len(name) > 1 && fs.Lookup(name) != nil {
-					a = "-" + a
-					break
-				}
-			}
 		}
 		out = append(out, a)
 		if a == "--http" && (i+1 == len(args) || strings.HasPrefix(args[i+1], "-")) {
@@ -267,20 +162,4 @@ func normalizeArgs(args []string, sets ...*pflag.FlagSet) []string {
 		}
 	}
 	return out
-}
-
-// printError writes err as the command line's one error, with the hint
-// and what to try, and returns the exit status.
-func printError(w io.Writer, cmdPath string, err error) int {
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(w, "Error: %v\n", ue.err)
-		if ue.hint != "" && !strings.HasSuffix(ue.hint, " -h") && !strings.HasSuffix(ue.hint, " --help") && ue.hint != "skills-mcp help" {
-			fmt.Fprintf(w, "Hint: %s\n", ue.hint)
-		}
-		fmt.Fprintf(w, "Try: %s --help\n", cmdPath)
-		return exitUsage
-	}
-	fmt.Fprintf(w, "Error: %v\n", err)
-	return exitFailure
 }

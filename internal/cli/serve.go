@@ -24,6 +24,7 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/adversarial"
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/engine"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 	"github.com/skills-mcp/skills-mcp/internal/metrics"
@@ -88,7 +89,7 @@ type libSpec struct{ ns, dir string }
 type serveCommand struct {
 	streams
 	cfg  *serveConfig
-	opts *options
+	opts *cmdline.Table
 	// metrics counts what an HTTP server does; nil over stdio.
 	metrics *metrics.Metrics
 	// wellKnown is the Agent Skills well-known index served over HTTP;
@@ -104,12 +105,12 @@ const defaultHTTPAddr = httpserve.DefaultAddr
 
 // table is serve's table of settings: every flag with its SKILLS_*
 // variable and, where the config file has one, its key.
-func (c *serveCommand) table() *options {
+func (c *serveCommand) table() *cmdline.Table {
 	if c.opts != nil {
 		return c.opts
 	}
 	cfg := &serveConfig{rate: httpserve.DefaultRateSettings(), logFormat: "text"}
-	o := newOptions("serve")
+	o := cmdline.NewTable("serve")
 	c.cfg, c.opts = cfg, o
 	o.Func("lib", "SKILLS_LIBS", "NS=DIR", "serve the skills in `NS=DIR` (a folder, a .zip, or https://…zip#sha256=HEX) under namespace NS (repeatable)", true, func(v string) error {
 		l, err := parseLib(v)
@@ -120,7 +121,7 @@ func (c *serveCommand) table() *options {
 	o.Func("vault", "SKILLS_VAULTS", "NS=DIR", "read playbooks and value chains of library NS from the vault root `NS=DIR` (repeatable; NS may be empty with --root); by default a vault is recognised inside the library root", true, func(v string) error {
 		ns, dir, ok := strings.Cut(v, "=")
 		if !ok || dir == "" {
-			return fmt.Errorf("%q is not NS=DIR", v)
+			return errors.New("want NS=DIR")
 		}
 		cfg.vaults = append(cfg.vaults, libSpec{ns: ns, dir: dir})
 		return nil
@@ -128,7 +129,7 @@ func (c *serveCommand) table() *options {
 	o.String(&cfg.configPath, "config", "SKILLS_CONFIG", "", "read more libraries and settings from the JSON config `FILE`; edits apply while serving (SIGHUP forces a reload)")
 	o.Int(&cfg.depth, "depth", "SKILLS_DEPTH", catalog.DefaultDepth, "how many folder `levels` below a library root are searched for skills")
 	o.Func("exclude", "SKILLS_EXCLUDE", "folder names", "folder `NAMES` never entered, comma-separated (repeatable)", true, func(v string) error {
-		cfg.exclude = append(cfg.exclude, splitList(v)...)
+		cfg.exclude = append(cfg.exclude, cmdline.SplitList(v)...)
 		return nil
 	})
 	o.Bool(&cfg.strict, "strict", "SKILLS_STRICT", "withhold a skill whose frontmatter name differs from its folder, instead of serving it under its name")
@@ -136,11 +137,11 @@ func (c *serveCommand) table() *options {
 	o.Int64(&cfg.maxFileBytes, "max-file-bytes", "SKILLS_MAX_FILE_BYTES", catalog.DefaultMaxFileBytes, "largest file served, in `bytes`; larger files are skipped with a warning")
 	o.Bool(&cfg.noScripts, "no-scripts", "SKILLS_NO_SCRIPTS", "withhold every executable from every library: scripts by extension or shebang line, compiled programs by magic bytes").Config("noScripts")
 	o.Func("exclude-tiers", "SKILLS_EXCLUDE_TIERS", "tier names", "withhold skills whose frontmatter pricing-tier is one of `TIERS` (comma-separated)", true, func(v string) error {
-		cfg.excludeTiers = append(cfg.excludeTiers, splitList(v)...)
+		cfg.excludeTiers = append(cfg.excludeTiers, cmdline.SplitList(v)...)
 		return nil
 	}).Config("excludeTiers")
 	o.Func("dev-status", "SKILLS_DEV_STATUS", "status names", "serve only skills whose frontmatter dev-status is one of `STATUSES` (skills without one are served)", true, func(v string) error {
-		cfg.devStatus = append(cfg.devStatus, splitList(v)...)
+		cfg.devStatus = append(cfg.devStatus, cmdline.SplitList(v)...)
 		return nil
 	}).Config("devStatus")
 	o.Bool(&cfg.showDisabled, "show-disabled", "SKILLS_SHOW_DISABLED", "list skills marked disable-model-invocation: true (they always answer skills/get), and serve vault playbooks of every status")
@@ -160,7 +161,7 @@ func (c *serveCommand) table() *options {
 	o.String(&cfg.http, "http", "SKILLS_HTTP", "", "serve Streamable HTTP at `ADDR` (port, :port or host:port; bare --http means "+defaultHTTPAddr+") instead of stdio")
 	o.String(&cfg.tokenFile, "token-file", "SKILLS_TOKEN_FILE", "", "require a bearer token over HTTP: one token per line of `FILE` (or set SKILLS_TOKEN)")
 	o.Func("allowed-hosts", "SKILLS_ALLOWED_HOSTS", "host names", "extra Host/Origin `NAMES` accepted over HTTP, comma-separated", true, func(v string) error {
-		cfg.allowedHosts = append(cfg.allowedHosts, splitList(v)...)
+		cfg.allowedHosts = append(cfg.allowedHosts, cmdline.SplitList(v)...)
 		return nil
 	})
 	o.Bool(&cfg.noUI, "no-ui", "SKILLS_NO_UI", "serve no skill browser at / over HTTP (the MCP endpoint is unaffected)")
@@ -179,9 +180,9 @@ func (c *serveCommand) table() *options {
 		"rate-limit-token":   "requests per second",
 		"rate-limit-burst":   "a duration such as 2s",
 	})
-	o.row("rate-limit-address").Config("rateLimitAddress")
-	o.row("rate-limit-token").Config("rateLimitToken")
-	o.row("rate-limit-burst").Config("rateLimitBurst")
+	o.Option("rate-limit-address").Config("rateLimitAddress")
+	o.Option("rate-limit-token").Config("rateLimitToken")
+	o.Option("rate-limit-burst").Config("rateLimitBurst")
 	limits := flag.NewFlagSet("limits", flag.ContinueOnError)
 	cfg.limits.Register(limits)
 	o.Go(limits, map[string]string{
@@ -200,13 +201,13 @@ func (c *serveCommand) table() *options {
 	o.Bool(&cfg.stats, "stats", "", "scan, print catalog statistics as JSON (with library paths: for operators) and exit")
 	o.Func("log-level", "SKILLS_LOG_LEVEL", "debug, info, warn or error", "log `level`: debug, info, warn or error (default info)", false, func(v string) error {
 		if err := cfg.logLevel.UnmarshalText([]byte(v)); err != nil {
-			return fmt.Errorf("%q is not debug, info, warn or error", v)
+			return errors.New("want debug, info, warn or error")
 		}
 		return nil
 	})
 	o.Func("log-format", "SKILLS_LOG_FORMAT", "text or json", "log `format`: text (key=value lines) or json (one object a line) (default text)", false, func(v string) error {
 		if v != "text" && v != "json" {
-			return fmt.Errorf("%q is neither text nor json", v)
+			return errors.New("want text or json")
 		}
 		cfg.logFormat = v
 		return nil
@@ -243,14 +244,14 @@ func (c *serveCommand) parseArgs(args []string) (*serveConfig, error) {
 func (c *serveCommand) finish(pos []string) (*serveConfig, error) {
 	cfg := c.cfg
 	if len(pos) > 0 {
-		return nil, usagef("", "unexpected argument %q", pos[0])
+		return nil, cmdline.Usagef("", "unexpected argument %q", pos[0])
 	}
 	// SKILLS_LINT is the older, inverted twin of --no-lint: false turns
 	// linting off.
-	if v, ok := c.env("SKILLS_LINT"); ok && v != "" && !c.opts.fs.Changed("no-lint") {
+	if v, ok := c.env("SKILLS_LINT"); ok && v != "" && !c.opts.Changed("no-lint") {
 		on, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, usagef("", "SKILLS_LINT=%q: want true or false", v)
+			return nil, cmdline.Usagef("", "SKILLS_LINT=%q: want true or false", v)
 		}
 		cfg.noLint = cfg.noLint || !on
 	}
@@ -259,12 +260,12 @@ func (c *serveCommand) finish(pos []string) (*serveConfig, error) {
 
 func (cfg *serveConfig) validate() error {
 	if cfg.root != "" && len(cfg.libs) > 0 {
-		return usagef("serve several libraries with --lib NS=DIR each, or one with --root DIR", "--root cannot be combined with --lib")
+		return cmdline.Usagef("serve several libraries with --lib NS=DIR each, or one with --root DIR", "--root cannot be combined with --lib")
 	}
 	seen := map[string]bool{}
 	for _, l := range cfg.libs {
 		if seen[l.ns] {
-			return usagef("give each --lib its own namespace", "namespace %q is used twice", l.ns)
+			return cmdline.Usagef("give each --lib its own namespace", "namespace %q is used twice", l.ns)
 		}
 		seen[l.ns] = true
 	}
@@ -272,44 +273,44 @@ func (cfg *serveConfig) validate() error {
 	for _, v := range cfg.vaults {
 		known := (cfg.root != "" && v.ns == "") || seen[v.ns]
 		if !known {
-			return usagef("give --vault the namespace of a --lib (or an empty one, --vault =DIR, with --root)", "--vault %s=%s: no library %q is served from the command line", v.ns, v.dir, v.ns)
+			return cmdline.Usagef("give --vault the namespace of a --lib (or an empty one, --vault =DIR, with --root)", "--vault %s=%s: no library %q is served from the command line", v.ns, v.dir, v.ns)
 		}
 		if seenVault[v.ns] {
-			return usagef("", "--vault for library %q is given twice", v.ns)
+			return cmdline.Usagef("", "--vault for library %q is given twice", v.ns)
 		}
 		seenVault[v.ns] = true
 	}
 	switch {
 	case cfg.depth < 0:
-		return usagef("", "--depth must be 0 or more, got %d", cfg.depth)
+		return cmdline.Usagef("", "--depth must be 0 or more, got %d", cfg.depth)
 	case cfg.pageSize < 1 || cfg.pageSize > 10000:
-		return usagef("", "--page-size must be between 1 and 10000, got %d", cfg.pageSize)
+		return cmdline.Usagef("", "--page-size must be between 1 and 10000, got %d", cfg.pageSize)
 	case cfg.maxFileBytes < 1:
-		return usagef("", "--max-file-bytes must be positive, got %d", cfg.maxFileBytes)
+		return cmdline.Usagef("", "--max-file-bytes must be positive, got %d", cfg.maxFileBytes)
 	case cfg.ttl < 0:
-		return usagef("", "--ttl must not be negative, got %s", cfg.ttl)
+		return cmdline.Usagef("", "--ttl must not be negative, got %s", cfg.ttl)
 	case cfg.rescanSeconds < 0:
-		return usagef("", "--rescan-seconds must be 0 (off) or more, got %d", cfg.rescanSeconds)
+		return cmdline.Usagef("", "--rescan-seconds must be 0 (off) or more, got %d", cfg.rescanSeconds)
 	case cfg.maxRequests < 1:
-		return usagef("", "--max-requests must be positive, got %d", cfg.maxRequests)
+		return cmdline.Usagef("", "--max-requests must be positive, got %d", cfg.maxRequests)
 	case cfg.maxConns < 1:
-		return usagef("", "--max-conns must be positive, got %d", cfg.maxConns)
+		return cmdline.Usagef("", "--max-conns must be positive, got %d", cfg.maxConns)
 	case cfg.maxResponse < 0:
-		return usagef("", "--max-response-bytes must not be negative (0 means the default), got %d", cfg.maxResponse)
+		return cmdline.Usagef("", "--max-response-bytes must not be negative (0 means the default), got %d", cfg.maxResponse)
 	}
 	switch cfg.profile {
 	case "":
 	case "adversarial":
 		if cfg.root != "" || len(cfg.libs) > 0 || cfg.configPath != "" {
-			return usagef("serve the research profile on a server of its own", "--profile adversarial cannot be combined with --root, --lib or --config: a host may drop a whole server's list when one entry is invalid")
+			return cmdline.Usagef("serve the research profile on a server of its own", "--profile adversarial cannot be combined with --root, --lib or --config: a host may drop a whole server's list when one entry is invalid")
 		}
 	default:
-		return usagef("", "--profile %q: the only profile is adversarial", cfg.profile)
+		return cmdline.Usagef("", "--profile %q: the only profile is adversarial", cfg.profile)
 	}
 	if cfg.configPath != "" {
 		abs, err := filepath.Abs(cfg.configPath)
 		if err != nil {
-			return usagef("", "--config: %v", err)
+			return cmdline.Usagef("", "--config: %v", err)
 		}
 		cfg.configPath = abs
 	}
@@ -320,13 +321,13 @@ func (cfg *serveConfig) validate() error {
 		}
 	}
 	if !serverNamePattern().MatchString(cfg.name) {
-		return usagef("", "--name %q must match %s", cfg.name, serverNamePattern())
+		return cmdline.Usagef("", "--name %q must match %s", cfg.name, serverNamePattern())
 	}
 	if cfg.prefix == "" {
 		cfg.prefix = strings.ReplaceAll(cfg.name, "-", "_")
 	}
 	if !prefixPattern().MatchString(cfg.prefix) {
-		return usagef("", "--prefix %q must match %s", cfg.prefix, prefixPattern())
+		return cmdline.Usagef("", "--prefix %q must match %s", cfg.prefix, prefixPattern())
 	}
 	return nil
 }
@@ -340,16 +341,6 @@ func parseLib(v string) (libSpec, error) {
 		return libSpec{}, fmt.Errorf("namespace %q must match %s", ns, namespacePattern())
 	}
 	return libSpec{ns: ns, dir: dir}, nil
-}
-
-func splitList(v string) []string {
-	var out []string
-	for s := range strings.SplitSeq(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // shutdownTimeout bounds how long serve takes to exit once SIGTERM or
@@ -383,7 +374,7 @@ func (c *serveCommand) runArgs(ctx context.Context, args []string, parse bool) e
 	var err error
 	if parse {
 		cfg, err = c.parseArgs(args)
-	} else if err = c.table().fromEnv(c.env, ""); err == nil {
+	} else if err = c.table().FromEnv(c.env, ""); err == nil {
 		cfg, err = c.finish(args)
 	}
 	if err != nil {
@@ -580,7 +571,7 @@ func ttlOption(d time.Duration) time.Duration {
 func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.Server, srv *server.Server, ready func(context.Context) string, log, sdkLog *slog.Logger) error {
 	addr, err := httpserve.ParseAddr(cfg.http)
 	if err != nil {
-		return usagef("skills-mcp serve -h", "--http: %v", err)
+		return cmdline.Usagef("skills-mcp serve -h", "--http: %v", err)
 	}
 	tokens, err := c.loadTokens(cfg.tokenFile)
 	if err != nil {
@@ -613,7 +604,7 @@ func (c *serveCommand) serveHTTP(ctx context.Context, cfg *serveConfig, ms *mcp.
 	cfg.rate.Apply(opts)
 	c.observe(opts)
 	if err := httpserve.CheckBind(addr, opts); err != nil {
-		return &usageError{err: err}
+		return &cmdline.UsageError{Err: err}
 	}
 	mh := server.StreamableHTTP(ms, srv, sdkLog)
 	ln, err := net.Listen("tcp", addr)
@@ -633,9 +624,9 @@ func (c *serveCommand) loadTokens(file string) ([]string, error) {
 	extra, _ := c.env("SKILLS_TOKEN")
 	tokens, err := httpserve.LoadTokens(file, extra)
 	if _, ok := errors.AsType[*httpserve.EmptyTokenFileError](err); ok {
-		return nil, usagef("put one token per line in the file", "%v", err)
+		return nil, cmdline.Usagef("put one token per line in the file", "%v", err)
 	} else if err != nil {
-		return nil, usagef("give --token-file a readable file with one token per line", "%v", err)
+		return nil, cmdline.Usagef("give --token-file a readable file with one token per line", "%v", err)
 	}
 	return tokens, nil
 }
@@ -649,7 +640,7 @@ func unwrapPathErr(err error) error {
 }
 
 // envIs reports whether variable name holds value.
-func envIs(env env, name, value string) bool {
+func envIs(env cmdline.Env, name, value string) bool {
 	v, ok := env(name)
 	return ok && v == value
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"go.uber.org/goleak"
 )
 
@@ -73,7 +74,7 @@ func TestServeStdioInProcess(t *testing.T) {
 	go io.Copy(io.Discard, outR)
 	select {
 	case c := <-code:
-		if c != exitOK {
+		if c != cmdline.ExitOK {
 			t.Fatalf("exit status %d", c)
 		}
 	case <-time.After(30 * time.Second):

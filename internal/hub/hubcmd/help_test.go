@@ -5,8 +5,10 @@ import (
 	"context"
 	"flag"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 	"github.com/skills-mcp/skills-mcp/internal/golden"
 )
 
@@ -17,33 +19,19 @@ var updateHelp = flag.Bool("update-help", false, "rewrite the golden help files 
 // on stdout, and the command exits 0.
 func TestHelp(t *testing.T) {
 	noEnv := func(string) (string, bool) { return "", false }
-	for name, args := range map[string][]string{
-		"main":            {"help"},
-		"install":         {"install", "-h"},
-		"import":          {"import", "-h"},
-		"list":            {"list", "-h"},
-		"versions":        {"versions", "-h"},
-		"inspect":         {"inspect", "-h"},
-		"approve":         {"approve", "-h"},
-		"notes":           {"notes", "-h"},
-		"uninstall":       {"uninstall", "-h"},
-		"catalog":         {"catalog"},
-		"catalog-search":  {"catalog", "search", "-h"},
-		"catalog-refresh": {"catalog", "refresh", "-h"},
-		"catalog-import":  {"catalog", "import", "-h"},
-		"catalog-build":   {"catalog", "build", "-h"},
-		"backup":          {"backup", "-h"},
-		"restore":         {"restore", "-h"},
-		"serve":           {"serve", "-h"},
-		"token":           {"token", "-h"},
-		"well-known":      {"well-known", "-h"},
-		"job":             {"job", "-h"},
-		"remnants":        {"remnants", "-h"},
-	} {
+	// Every command of the table and every group has its golden file.
+	cases := map[string][]string{"main": {"help"}}
+	for _, g := range groups {
+		cases[g.name] = []string{g.name, "-h"}
+	}
+	for _, c := range commands {
+		cases[strings.ReplaceAll(c.path, " ", "-")] = append(strings.Fields(c.path), "-h")
+	}
+	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			code := Main(context.Background(), args, Streams{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Env: noEnv})
-			if code != exitOK || errb.Len() > 0 {
+			if code != cmdline.ExitOK || errb.Len() > 0 {
 				t.Fatalf("%v exited %d, stderr:\n%s", args, code, errb.String())
 			}
 			golden.Check(t, filepath.Join("testdata", "help", name+".txt"), out.Bytes(), *updateHelp, "update-help")
@@ -61,17 +49,17 @@ func TestExitStatus(t *testing.T) {
 		code   int
 		stderr []string
 	}{
-		{[]string{"list"}, exitOK, nil},
-		{[]string{"version"}, exitOK, nil},
-		{[]string{"--version"}, exitOK, nil},
-		{[]string{"inspect"}, exitUsage, []string{"Error: inspect needs", "Try: skills-hub inspect -h"}},
-		{[]string{"inspect", "nosuch"}, exitFailure, []string{"Error: "}},
-		{[]string{"catalog", "build"}, exitUsage, []string{"Error: give --out FILE"}},
-		{[]string{"intsall"}, exitUsage, []string{"did you mean install?"}},
-		{[]string{"list", "--jsn"}, exitUsage, []string{"unknown flag --jsn: did you mean --json?"}},
-		{[]string{"catalog", "search", "--limit", "abc"}, exitUsage, []string{`--limit "abc": want an integer`}},
-		{[]string{"serve", "--log-level", "loud"}, exitUsage, []string{`--log-level "loud": want debug, info, warn or error`}},
-		{[]string{"completion", "zsh"}, exitOK, nil},
+		{[]string{"list"}, cmdline.ExitOK, nil},
+		{[]string{"version"}, cmdline.ExitOK, nil},
+		{[]string{"--version"}, cmdline.ExitOK, nil},
+		{[]string{"inspect"}, cmdline.ExitUsage, []string{"Error: inspect needs", "Try: skills-hub inspect --help"}},
+		{[]string{"inspect", "nosuch"}, cmdline.ExitFailure, []string{"Error: "}},
+		{[]string{"catalog", "build"}, cmdline.ExitUsage, []string{"Error: give --out FILE"}},
+		{[]string{"intsall"}, cmdline.ExitUsage, []string{"did you mean install?"}},
+		{[]string{"list", "--jsn"}, cmdline.ExitUsage, []string{"unknown flag --jsn: did you mean --json?"}},
+		{[]string{"catalog", "search", "--limit", "abc"}, cmdline.ExitUsage, []string{`--limit "abc": want an integer`}},
+		{[]string{"serve", "--log-level", "loud"}, cmdline.ExitUsage, []string{`--log-level "loud": want debug, info, warn or error`}},
+		{[]string{"completion", "zsh"}, cmdline.ExitOK, nil},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), tc.args, Streams{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Env: lookup})
@@ -90,7 +78,7 @@ func TestExitStatus(t *testing.T) {
 func TestCompletion(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), []string{"__complete", "ins"}, Streams{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Env: func(string) (string, bool) { return "", false }})
-	if code != exitOK || !bytes.Contains(out.Bytes(), []byte("install\t")) || !bytes.Contains(out.Bytes(), []byte("inspect\t")) {
+	if code != cmdline.ExitOK || !bytes.Contains(out.Bytes(), []byte("install\t")) || !bytes.Contains(out.Bytes(), []byte("inspect\t")) {
 		t.Errorf("__complete ins: exit %d, %q", code, out.String())
 	}
 }

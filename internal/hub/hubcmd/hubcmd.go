@@ -1,9 +1,10 @@
-// Package hubcmd is the `skills-hub` command line: Run parses the hub
-// commands' flags, environment twins and help (run.go), and each exported
-// report function runs one operation of an open hub and writes its report,
-// as text for a person or as JSON, to the writers it is given. The CLI
-// (internal/cli) only dispatches "hub" to Run and maps its error to an exit
-// status.
+// Package hubcmd is the skills-hub command line. [Main] runs a command
+// tree built from one table of sub-commands (tree.go): each declares its
+// flags, their SKILLS_HUB_* twins and its help in a [cmdline.Table], and
+// runs over a session that opens the hub at most once and closes it after
+// the command. Each exported report function runs one operation of an
+// open hub and writes its report, as text for a person or as JSON, to the
+// writers it is given.
 package hubcmd
 
 import (
@@ -21,7 +22,6 @@ import (
 	"github.com/skills-mcp/skills-mcp/internal/hub/index"
 	"github.com/skills-mcp/skills-mcp/internal/hub/pkgtree"
 	"github.com/skills-mcp/skills-mcp/internal/hub/store"
-	"github.com/skills-mcp/skills-mcp/internal/regfile"
 )
 
 // WriteJSON writes v to w as indented JSON, without HTML escaping.
@@ -377,28 +377,13 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Restore restores the backup in the file name into opts.Dir (a SQLite
-// hub), which must be empty or not exist and is left as it was on any
-// failure; then it opens the result and reports what it holds.
-func Restore(ctx context.Context, opts store.Options, w io.Writer, name string) error {
-	f, err := regfile.Open(name)
-	if err != nil {
-		return fmt.Errorf("restoring %s: opening the backup: %w", name, err)
-	}
-	err = store.Restore(ctx, f, opts.Dir)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("restoring %s: %w", name, err)
-	}
-	db, err := store.Open(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+// Restored reports what the hub's store db, just restored from the backup
+// in the file name into dir, holds.
+func Restored(ctx context.Context, db *store.DB, w io.Writer, name, dir string) error {
 	stats, err := db.Stats(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "restored %s into %s: %s, %s\n", name, opts.Dir, Count(stats.Packages, "package"), Count(stats.Versions, "version"))
+	fmt.Fprintf(w, "restored %s into %s: %s, %s\n", name, dir, Count(stats.Packages, "package"), Count(stats.Versions, "version"))
 	return nil
 }

@@ -3,54 +3,70 @@ package hubcmd
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"github.com/skills-mcp/skills-mcp/internal/buildinfo"
-	"github.com/skills-mcp/skills-mcp/internal/catalogbuild"
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 )
 
-// Exit statuses of [Main]: the contract of both binaries.
-const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
-)
+// Streams are the command line's standard streams and environment: Env
+// looks a variable up (os.LookupEnv in the binary, a map in tests).
+type Streams struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Env            cmdline.Env
+}
 
 // Main runs the skills-hub command line args (without the program name)
-// and returns the exit status: 0 ok or help, 1 a failure, 2 bad usage.
-// Errors go to st.Stderr, one "Error: …" line and, for bad usage, a
-// "Try: …" line.
+// and returns the exit status: 0 ok or help, 1 a failure at run time, 2
+// bad usage. Errors go to st.Stderr: one "Error: …" line and, for bad
+// usage, a hint and "Try: skills-hub CMD --help".
 func Main(ctx context.Context, args []string, st Streams) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
-			return complete(args, st)
-		case "version", "--version", "-version":
-			fmt.Fprintln(st.Stdout, "skills-hub", buildinfo.Read())
-			return exitOK
-		case "catalog":
-			// The catalog builder is a publisher's tool with its own
-			// command line; the hub's catalog commands are the others.
-			if len(args) > 1 && args[1] == "build" {
-				return catalogbuild.Main(ctx, args[1:], st.Stdout, st.Stderr, st.Env)
-			}
+	path, err := execute(ctx, args, st)
+	if err == nil || errors.Is(err, cmdline.ErrHelp) {
+		return cmdline.ExitOK
+	}
+	return cmdline.PrintError(st.Stderr, path, err)
+}
+
+// execute runs the command line and returns the path of the command it
+// ran ("skills-hub catalog search") and its error: nil, a
+// *cmdline.UsageError for bad input, or the failure.
+func execute(ctx context.Context, args []string, st Streams) (string, error) {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s := newSession(st)
+	root := newTree(s)
+	if len(args) == 0 || (args[0] != cobra.ShellCompRequestCmd && args[0] != cobra.ShellCompNoDescRequestCmd) {
+		args = cmdline.NormalizeArgs(args, flagSets(root)...)
+	}
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	path := "skills-hub"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	return path, err
+}
+
+// flagSets are the flag sets of every command in the tree, so that the
+// Go flag package's single dash ("-json"), which the hub took before,
+// still names a long flag.
+func flagSets(root *cobra.Command) []*pflag.FlagSet {
+	var sets []*pflag.FlagSet
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.InitDefaultHelpFlag()
+		sets = append(sets, c.Flags(), c.PersistentFlags())
+		for _, sub := range c.Commands() {
+			walk(sub)
 		}
 	}
-	err := Run(ctx, args, st)
-	var ue *UsageError
-	switch {
-	case err == nil, errors.Is(err, ErrHelp):
-		return exitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(st.Stderr, "Error: %v\n", ue.Err)
-		if ue.Hint != "" {
-			fmt.Fprintf(st.Stderr, "Try: %s\n", ue.Hint)
-		}
-		return exitUsage
-	default:
-		fmt.Fprintf(st.Stderr, "Error: %v\n", err)
-		return exitFailure
-	}
+	walk(root)
+	return sets
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skills-mcp/skills-mcp/internal/cmdline"
 )
 
 // runHub runs `skills-hub args…` in process with the given environment.
@@ -17,14 +19,14 @@ func runHub(t *testing.T, environ map[string]string, args ...string) (stdout, st
 	t.Helper()
 	var out, errb bytes.Buffer
 	lookup := func(k string) (string, bool) { v, ok := environ[k]; return v, ok }
-	err = Run(context.Background(), args, Streams{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Env: lookup})
+	_, err = execute(context.Background(), args, Streams{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Env: lookup})
 	return out.String(), errb.String(), err
 }
 
 // usageHint is the hint of err if it is a usage error (exit status 2).
 func usageHint(err error) (hint string, ok bool) {
-	var ue *UsageError
-	if !errors.As(err, &ue) {
+	ue, ok := errors.AsType[*cmdline.UsageError](err)
+	if !ok {
 		return "", false
 	}
 	return ue.Hint, true
@@ -99,16 +101,20 @@ func TestHubUsageErrors(t *testing.T) {
 		{"restore"},
 		{"approve", "x", "--revoke", "--by", "me"},
 	} {
-		_, _, err := runHub(t, environ, args...)
-		if hint, ok := usageHint(err); !ok || hint == "" {
-			t.Errorf("hub %v: %v; want a usage error with a hint", args, err)
+		// Every usage error ends with what to try: the command's help.
+		var out, errb bytes.Buffer
+		lookup := func(k string) (string, bool) { v, ok := environ[k]; return v, ok }
+		code := Main(context.Background(), args, Streams{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb, Env: lookup})
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if code != cmdline.ExitUsage || !strings.HasPrefix(lines[0], "Error: ") || !strings.HasPrefix(lines[len(lines)-1], "Try: skills-hub") || !strings.HasSuffix(lines[len(lines)-1], " --help") {
+			t.Errorf("hub %v: exit %d, stderr %q; want exit 2, the error, then what to try", args, code, errb.String())
 		}
 	}
 	if stdout, _, err := runHub(t, environ); err != nil || !strings.Contains(stdout, "catalog search") {
 		t.Errorf("bare hub: %v, %q; want the command list", err, stdout)
 	}
-	if stdout, _, err := runHub(t, environ, "install", "-h"); !errors.Is(err, ErrHelp) || !strings.Contains(stdout, "--zip") {
-		t.Errorf("hub install -h: %v, %q; want ErrHelp and the flags on stdout", err, stdout)
+	if stdout, _, err := runHub(t, environ, "install", "-h"); err != nil || !strings.Contains(stdout, "--zip") {
+		t.Errorf("hub install -h: %v, %q; want no error and the flags on stdout", err, stdout)
 	}
 	if _, _, err := runHub(t, environ, "serve", "--http", "not an address"); !isUsage(err) {
 		t.Errorf("hub serve --http 'not an address': %v; want a usage error", err)
@@ -167,6 +173,32 @@ func TestHubServeHTTPFlags(t *testing.T) {
 		_, _, err := runHub(t, tc.environ, args...)
 		if !isUsage(err) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v %v: %v, want a usage error naming %q", tc.environ, tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestCatalogBuildFlagsEnv: catalog build's flags beat their variables, so
+// a bad variable fails the run only when no flag overrides it, and a
+// boolean variable that is not one is a usage error naming it, not a
+// silent false. Each run stops at the next check (no --out), before
+// anything is read.
+func TestCatalogBuildFlagsEnv(t *testing.T) {
+	for _, tc := range []struct {
+		environ map[string]string
+		args    []string
+		want    string
+	}{
+		{map[string]string{"SKILLS_CATALOG_PARALLEL": "many"}, []string{"--parallel", "3"}, "give --out FILE"},
+		{map[string]string{"SKILLS_CATALOG_PARALLEL": "many"}, nil, `SKILLS_CATALOG_PARALLEL="many": want an integer`},
+		{map[string]string{"SKILLS_CATALOG_KEEP_GOING": "yes"}, []string{"--keep-going=false"}, "give --out FILE"},
+		{map[string]string{"SKILLS_CATALOG_KEEP_GOING": "yes"}, nil, `SKILLS_CATALOG_KEEP_GOING="yes": want true or false`},
+		{map[string]string{"SKILLS_CATALOG_KEEP_GOING": "TRUE"}, nil, "give --out FILE"},
+		{map[string]string{"SKILLS_CATALOG_KEEP_GOING": "0"}, nil, "give --out FILE"},
+	} {
+		args := append([]string{"catalog", "build", "--repositories", "https://github.com/acme/skills"}, tc.args...)
+		_, _, err := runHub(t, tc.environ, args...)
+		if !isUsage(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v %v: %v; want a usage error saying %q", tc.environ, tc.args, err, tc.want)
 		}
 	}
 }
