@@ -127,3 +127,32 @@ func layoutLines(t *testing.T) map[string]bool {
 	t.Fatal(`CONTRIBUTING.md has no fenced block under "## Layout"`)
 	return nil
 }
+
+// designLimit is DESIGN.md's size limit: a design document read whole, its
+// decisions and their figures in docs/decisions/.
+const designLimit = 40 << 10
+
+// TestDesignDocs holds DESIGN.md to its size, and docs/decisions/README.md
+// to a line for every decision file.
+func TestDesignDocs(t *testing.T) {
+	fi, err := os.Stat("DESIGN.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > designLimit {
+		t.Errorf("DESIGN.md is %d bytes, over its %d: move a decision and its figures to docs/decisions/", fi.Size(), designLimit)
+	}
+	index, err := os.ReadFile("docs/decisions/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := os.ReadDir("docs/decisions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if name := f.Name(); name != "README.md" && strings.HasSuffix(name, ".md") && !bytes.Contains(index, []byte("("+name+")")) {
+			t.Errorf("docs/decisions/%s has no line in docs/decisions/README.md: add `- [%s](%s): its title`", name, name, name)
+		}
+	}
+}
