@@ -61,12 +61,25 @@ type Set struct {
 	fileCfg   *config.Config
 	fallback  *catalog.Library
 	onScanned func(time.Duration, bool)
+
+	// pending are the replaced libraries waiting out their grace period,
+	// each on its timer; Close ends them at once and waits for any timer
+	// already firing (waiting counts the timers not yet done).
+	pending map[*pendingRelease]struct{}
+	closed  bool
+	waiting sync.WaitGroup
+}
+
+// pendingRelease is one release waiting for its grace period.
+type pendingRelease struct {
+	timer *time.Timer
+	done  func()
 }
 
 // NewSet returns an empty set; add its fixed libraries with AddFixed and
 // read the config file with ReloadConfig.
 func NewSet(opts SetOptions) *Set {
-	return &Set{opts: opts}
+	return &Set{opts: opts, pending: map[*pendingRelease]struct{}{}}
 }
 
 // AddFixed opens one library of the command line.
@@ -136,11 +149,32 @@ func (s *Set) release(olds []*Opened, grace time.Duration) {
 			}
 		}
 	}
-	if grace == 0 {
+	s.mu.Lock()
+	if grace == 0 || s.closed {
+		s.mu.Unlock()
 		done()
 		return
 	}
-	time.AfterFunc(grace, done)
+	p := &pendingRelease{done: done}
+	s.pending[p] = struct{}{}
+	s.waiting.Add(1)
+	p.timer = time.AfterFunc(grace, func() {
+		defer s.waiting.Done()
+		if s.take(p) {
+			p.done()
+		}
+	})
+	s.mu.Unlock()
+}
+
+// take removes p from the pending releases, reporting whether it was
+// there (Close may have taken it first).
+func (s *Set) take(p *pendingRelease) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.pending[p]
+	delete(s.pending, p)
+	return ok
 }
 
 // ZipFiles returns the local archives served, to be watched for changes.
@@ -325,7 +359,19 @@ func (s *Set) Close() {
 	s.mu.Lock()
 	all := slices.Concat(s.fixed, s.file)
 	s.fixed, s.file = nil, nil
+	s.closed = true
+	pending := s.pending
+	s.pending = map[*pendingRelease]struct{}{}
 	s.mu.Unlock()
+	// The libraries still in their grace period close now, not after
+	// the process has let go of the cache.
+	for p := range pending {
+		if p.timer.Stop() {
+			s.waiting.Done() // its func will not run
+		}
+		p.done()
+	}
+	s.waiting.Wait()
 	s.release(all, 0)
 	s.opts.Cache.Close()
 }
