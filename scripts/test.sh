@@ -8,7 +8,8 @@
 #      browser tests, the conformance suite, the real clients, Node 22)
 #   4. go test -race -count=1 -timeout 25m ./... (a package of the store's suites over PostgreSQL
 #      can pass go test's default 10 minutes on a loaded machine)
-#   5. each fuzz target in the repo, briefly (FUZZTIME per target, default 10s)
+#   5. each fuzz target in the repo, briefly (FUZZTIME per target, default 5s: 44 targets, about
+#      six minutes with their builds)
 #   6. build cmd/skills-mcp and cmd/skills-hub into a temporary directory, and a snapshot of the
 #      release build (scripts/release.sh)
 #   7. the attack run: each attack of issue 26 against the binary's serve and hub serve, beside a
@@ -30,7 +31,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-FUZZTIME=${FUZZTIME:-10s}
+FUZZTIME=${FUZZTIME:-5s}
 ATTACK=${ATTACK:-10s}
 # The browser tests' screenshots (375 and 1280 px per step) and, for a failing flow, the page's
 # HTML and console log, kept after the run for whoever looks.
