@@ -52,9 +52,6 @@ func (t *Table) Flags() *pflag.FlagSet { return t.fs }
 // Options are the table's rows, in the order they were defined.
 func (t *Table) Options() []*Option { return t.rows }
 
-// Variables are the variables read without a flag.
-func (t *Table) Variables() []Variable { return t.vars }
-
 // Changed reports whether the command line gave flag name.
 func (t *Table) Changed(name string) bool { return t.fs.Changed(name) }
 

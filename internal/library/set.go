@@ -203,7 +203,7 @@ func (s *Set) RefreshArchives(ctx context.Context) {
 	fixed := slices.Clone(s.fixed)
 	fileCfg := s.fileCfg
 	s.mu.Unlock()
-	var replaced []*Opened
+	var replaced, fresh []*Opened
 	for i, o := range fixed {
 		if o.Lib.Kind == "directory" {
 			continue
@@ -215,8 +215,14 @@ func (s *Set) RefreshArchives(ctx context.Context) {
 		}
 		fixed[i] = n
 		replaced = append(replaced, o)
+		fresh = append(fresh, n)
 	}
 	s.mu.Lock()
+	if s.closed { // Close ran meanwhile: what was opened is nobody's
+		s.mu.Unlock()
+		s.release(fresh, 0)
+		return
+	}
 	s.fixed = fixed
 	s.mu.Unlock()
 	s.release(replaced, replacedGrace)
@@ -252,6 +258,11 @@ func (s *Set) ReloadConfig(ctx context.Context) error {
 		opened = append(opened, o)
 	}
 	s.mu.Lock()
+	if s.closed { // Close ran meanwhile: what was opened is nobody's
+		s.mu.Unlock()
+		s.release(opened, 0)
+		return fmt.Errorf("config file %s: the libraries were closed during the reload", path)
+	}
 	replaced := s.file
 	s.file, s.fileCfg = opened, c
 	s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -48,6 +49,18 @@ func TestCloseEndsGracePeriods(t *testing.T) {
 		s.release([]*Opened{o2}, time.Hour)
 		if _, err := fs.ReadFile(o2.Lib.FS, "greet/SKILL.md"); err == nil {
 			t.Error("a release after Close waited for its grace period")
+		}
+		// A reload that ends after Close keeps nothing it opened.
+		cfg := filepath.Join(t.TempDir(), "skills.json")
+		if err := os.WriteFile(cfg, []byte(`{"libraries": [{"namespace": "a", "root": "`+dir+`"}]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.opts.ConfigPath = cfg
+		if err := s.ReloadConfig(context.Background()); err == nil || !strings.Contains(err.Error(), "closed during the reload") {
+			t.Errorf("ReloadConfig after Close: %v", err)
+		}
+		if len(s.file) != 0 {
+			t.Errorf("a reload after Close kept %d libraries", len(s.file))
 		}
 	})
 }

@@ -31,9 +31,6 @@ const (
 	NumFeatures
 )
 
-// FeatureNames names the features, for skills-searcheval.
-var FeatureNames = [NumFeatures]string{"bm25f", "vector"}
-
 // Weights is a linear model over the features.
 type Weights [NumFeatures]float64
 

@@ -26,9 +26,6 @@ const (
 	// maxJobForm bounds an upload's whole form: one file at its limit and
 	// the fields around it.
 	maxJobForm = MaxJobFile + 64<<10
-	// uploadPiece is how much of an upload is held in memory at once: the
-	// file is stored in pieces of this size as it arrives.
-	uploadPiece = 1 << 20
 )
 
 // JobPath names a job of a project.

@@ -272,7 +272,7 @@ func (s *session) serve(ctx context.Context, cfg *serveConfig) error {
 	if err != nil {
 		return err
 	}
-	eo := endpoint.Options{Store: db, CacheDir: cache, Logger: logger, BaseURL: strings.TrimSuffix(baseURL, "/"), Jobs: js.svc}
+	eo := endpoint.Options{Store: db, CacheDir: cache, Logger: logger, BaseURL: strings.TrimSuffix(baseURL, "/"), Jobs: js.svc, MaxConns: cfg.maxConns}
 	if cfg.oauthIssuer != "" {
 		eo.OAuth = &endpoint.OAuthOptions{Issuer: cfg.oauthIssuer}
 	}

@@ -97,10 +97,6 @@ func (s *DB) reclaim(ctx context.Context) {
 	}
 }
 
-// Reclaim gives back the space deletions freed (see reclaim); the store
-// does it after each deletion of jobs, remnants, projects and versions.
-func (s *DB) Reclaim(ctx context.Context) { s.reclaim(ctx) }
-
 // Size is how much room the database takes: the SQLite file and its WAL,
 // or the PostgreSQL database.
 type Size struct {
