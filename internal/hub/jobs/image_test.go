@@ -124,6 +124,14 @@ func TestDockerImagePinned(t *testing.T) {
 	if spec := run("prepared again"); spec.Image != imageID('b') {
 		t.Errorf("a run after preparing again used %q; want %s", spec.Image, imageID('b'))
 	}
+	// The hub is given an image of its own after the preparation: the
+	// prepared profile still runs on its pinned image with the
+	// interpreter it was prepared with.
+	svc.opts.DockerImage = "hub/other:1"
+	if spec := run("the hub's image changed"); spec.Image != imageID('b') || spec.Argv[0] != "/usr/local/bin/python3" {
+		t.Errorf("a run after the hub's image changed: %v on %q; want the default image's python3 on %s", spec.Argv, spec.Image, imageID('b'))
+	}
+	svc.opts.DockerImage = ""
 
 	// A profile's own image: resolved the same way, the Debian path of
 	// the interpreter.

@@ -235,7 +235,7 @@ func (s *Service) prepare(ctx context.Context, p store.Profile, name string) (st
 	if err != nil {
 		return fail(fmt.Errorf("%w: version %d: %w", ErrPrepareFailed, versionID, err), "")
 	}
-	interp := s.interpreter(p)
+	interp := s.preparationInterpreter(p)
 	var (
 		argv   []string
 		mounts = []sandbox.Mount{{Host: pkg, Target: packageTarget}}
@@ -315,6 +315,9 @@ func (s *Service) prepare(ctx context.Context, p store.Profile, name string) (st
 		return fail(fmt.Errorf("%w: version %d: %s ended with %s, exit status %d; its log is kept with the profile", ErrPrepareFailed, versionID, path.Base(argv[0]), r.Reason, r.ExitCode), log)
 	}
 	end := store.PreparationEnd{Identity: identityNone, Log: log, ImageID: image}
+	if image != "" {
+		end.ImageInterpreter = interp
+	}
 	if build != "" {
 		layer, err := s.keepLayer(build)
 		if err != nil {

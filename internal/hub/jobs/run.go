@@ -308,10 +308,22 @@ func (s *Service) result(ctx context.Context, p store.Profile, r sandbox.Result)
 	return out
 }
 
-// interpreter is the profile's interpreter inside the sandbox: the
-// profile's, else the one of the runtime's default image when the profile
-// runs on it, else the Debian path.
+// interpreter is the interpreter a run of p uses inside the sandbox: the
+// profile's, else the one its preparation used in the image it pinned (so
+// a hub started since with another image runs it as prepared), else
+// preparationInterpreter's.
 func (s *Service) interpreter(p store.Profile) string {
+	if p.Interpreter == "" && p.ImageID != "" && p.ImageInterpreter != "" {
+		return p.ImageInterpreter
+	}
+	return s.preparationInterpreter(p)
+}
+
+// preparationInterpreter is the interpreter for p in the image in force
+// now, which a preparation uses and records: the profile's, else the one
+// of the runtime's default image when the profile runs on it, else the
+// Debian path.
+func (s *Service) preparationInterpreter(p store.Profile) string {
 	if p.Interpreter != "" {
 		return p.Interpreter
 	}

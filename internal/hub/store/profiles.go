@@ -84,8 +84,11 @@ type Profile struct {
 	// when it was prepared: every run uses it, so a tag moved since never
 	// changes a prepared profile; preparing again resolves the tag anew.
 	// Empty when prepared on another backend, or not prepared.
-	ImageID    string    `json:"image_id,omitempty"`
-	PreparedAt time.Time `json:"prepared_at,omitzero"`
+	ImageID string `json:"image_id,omitempty"`
+	// ImageInterpreter is the interpreter's path in that image when the
+	// preparation ran, which its runs use with it; empty with no ImageID.
+	ImageInterpreter string    `json:"image_interpreter,omitempty"`
+	PreparedAt       time.Time `json:"prepared_at,omitzero"`
 	// PrepareLog is the last preparation's output, kept whether it
 	// succeeded or not.
 	PrepareLog string `json:"prepare_log,omitempty"`
@@ -177,7 +180,7 @@ func validateProfileSpec(ps ProfileSpec) error {
 }
 
 const profileColumns = `version_id, runtime, image, rootfs, interpreter, scripts, timeout_s, network, enabled,
-	revision, identity, prepare_log, prepared_at, updated_at, prepare_error, preparing_by, preparing_since, image_id`
+	revision, identity, prepare_log, prepared_at, updated_at, prepare_error, preparing_by, preparing_since, image_id, image_interpreter`
 
 func scanProfile(r scanner) (Profile, error) {
 	var (
@@ -189,7 +192,7 @@ func scanProfile(r scanner) (Profile, error) {
 		updated           int64
 	)
 	if err := r.Scan(&p.VersionID, &p.Runtime, &p.Image, &p.RootFS, &p.Interpreter, &scripts, &p.TimeoutSeconds,
-		&network, &enabled, &p.Revision, &identity, &p.PrepareLog, &preparedAt, &updated, &p.PrepareError, &by, &since, &p.ImageID); err != nil {
+		&network, &enabled, &p.Revision, &identity, &p.PrepareLog, &preparedAt, &updated, &p.PrepareError, &by, &since, &p.ImageID, &p.ImageInterpreter); err != nil {
 		return Profile{}, err
 	}
 	p.PreparingBy = by.String
@@ -259,7 +262,7 @@ func (s *DB) SetProfile(ctx context.Context, versionID int64, ps ProfileSpec) (P
 			_, err = tx.ExecContext(ctx, q(`UPDATE profiles SET enabled = ?, updated_at = ? WHERE version_id = ?`), b2i(ps.Enabled), now, versionID)
 		default:
 			_, err = tx.ExecContext(ctx, q(`UPDATE profiles SET runtime = ?, image = ?, rootfs = ?, interpreter = ?, scripts = ?,
-				timeout_s = ?, network = ?, enabled = ?, revision = revision + 1, identity = NULL, image_id = '', prepare_log = '',
+				timeout_s = ?, network = ?, enabled = ?, revision = revision + 1, identity = NULL, image_id = '', image_interpreter = '', prepare_log = '',
 				prepared_at = NULL, updated_at = ? WHERE version_id = ?`),
 				string(ps.Runtime), ps.Image, ps.RootFS, ps.Interpreter, string(scripts),
 				ps.TimeoutSeconds, b2i(ps.Network), b2i(ps.Enabled), now, versionID)
@@ -348,6 +351,9 @@ type PreparationEnd struct {
 	// ImageID is the Docker image the preparation ran on ("sha256:" and
 	// 64 hex digits), which its runs use; empty on other backends.
 	ImageID string
+	// ImageInterpreter is the interpreter's path in that image, which its
+	// runs use; only with ImageID.
+	ImageInterpreter string
 	// Log is the preparation's output; Error why it failed.
 	Log, Error string
 	// Layer, if not nil, is the prepared layer Identity names
@@ -461,6 +467,9 @@ func (s *DB) EndPreparation(ctx context.Context, versionID, revision int64, end 
 	if end.ImageID != "" && (identity == "" || !imageIDRE.MatchString(end.ImageID)) {
 		return Profile{}, invalidf("version %d: the prepared image id %q: want sha256: and 64 hex digits, with an identity", versionID, truncate(end.ImageID, 80))
 	}
+	if ip := end.ImageInterpreter; ip != "" && (end.ImageID == "" || !strings.HasPrefix(ip, "/") || len(ip) > 200 || strings.IndexFunc(ip, unicode.IsControl) >= 0) {
+		return Profile{}, invalidf("version %d: the prepared image's interpreter %q: want an absolute path of at most 200 characters, with an image id", versionID, truncate(ip, 80))
+	}
 	if end.Layer != nil && identity != "sha256:"+end.Layer.Digest {
 		return Profile{}, invalidf("version %d: the prepared identity %s does not name the layer sha256:%s", versionID, truncate(identity, 80), end.Layer.Digest)
 	}
@@ -507,8 +516,8 @@ func (s *DB) EndPreparation(ctx context.Context, versionID, revision int64, end 
 			identArg = sql.NullString{String: identity, Valid: true}
 			at = sql.NullInt64{Int64: now, Valid: true}
 		}
-		if _, err := tx.ExecContext(ctx, q(`UPDATE profiles SET identity = ?, image_id = ?, prepare_log = ?, prepare_error = ?, prepared_at = ?, updated_at = ?
-			WHERE version_id = ?`), identArg, end.ImageID, log, clipLog(end.Error, MaxJobReason), at, now, versionID); err != nil {
+		if _, err := tx.ExecContext(ctx, q(`UPDATE profiles SET identity = ?, image_id = ?, image_interpreter = ?, prepare_log = ?, prepare_error = ?, prepared_at = ?, updated_at = ?
+			WHERE version_id = ?`), identArg, end.ImageID, end.ImageInterpreter, log, clipLog(end.Error, MaxJobReason), at, now, versionID); err != nil {
 			return nil, err
 		}
 		if err := s.dropUnusedLayers(ctx, tx); err != nil {

@@ -127,22 +127,23 @@ func testProfiles(t *testing.T, open Opener) {
 	// A preparation on Docker pins its image's id; a malformed one, or
 	// one without an identity, is refused.
 	image := "sha256:" + strings.Repeat("b", 64)
-	for _, bad := range []store.PreparationEnd{{Identity: "none", ImageID: "python:3.12-slim"}, {Identity: "none", ImageID: "sha256:B"}, {ImageID: image}} {
+	for _, bad := range []store.PreparationEnd{{Identity: "none", ImageID: "python:3.12-slim"}, {Identity: "none", ImageID: "sha256:B"}, {ImageID: image},
+		{Identity: "none", ImageInterpreter: "/usr/local/bin/python3"}, {Identity: "none", ImageID: image, ImageInterpreter: "python3"}} {
 		if _, err := s.EndPreparation(ctx, v.ID, 1, bad); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("EndPreparation(%+v) = %v; want ErrInvalid", bad, err)
 		}
 	}
-	if p, err = s.EndPreparation(ctx, v.ID, 1, store.PreparationEnd{Identity: "none", ImageID: image}); err != nil || p.ImageID != image {
+	if p, err = s.EndPreparation(ctx, v.ID, 1, store.PreparationEnd{Identity: "none", ImageID: image, ImageInterpreter: "/usr/local/bin/python3"}); err != nil || p.ImageID != image || p.ImageInterpreter != "/usr/local/bin/python3" {
 		t.Fatalf("EndPreparation(image) = %+v, %v", p, err)
 	}
-	if got, err := s.GetProfile(ctx, v.ID); err != nil || got.ImageID != image {
+	if got, err := s.GetProfile(ctx, v.ID); err != nil || got.ImageID != image || got.ImageInterpreter != "/usr/local/bin/python3" {
 		t.Fatalf("GetProfile after a pinned preparation = %+v, %v", got, err)
 	}
 	// A change of the environment clears the prepared state, the pinned
 	// image with it.
 	ch := en
 	ch.TimeoutSeconds = 60
-	if p, err = s.SetProfile(ctx, v.ID, ch); err != nil || p.Prepared() || p.Revision != 2 || p.PrepareLog != "" || p.ImageID != "" {
+	if p, err = s.SetProfile(ctx, v.ID, ch); err != nil || p.Prepared() || p.Revision != 2 || p.PrepareLog != "" || p.ImageID != "" || p.ImageInterpreter != "" {
 		t.Fatalf("SetProfile(changed) = %+v, %v; want unprepared, revision 2, no image", p, err)
 	}
 	// A preparation begun under revision 1 cannot land on revision 2.

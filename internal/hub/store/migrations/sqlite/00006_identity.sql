@@ -17,7 +17,13 @@ INSERT INTO store_identity (one, id, created_at)
 -- which every run of the profile uses, whatever its tag names since; empty
 -- when prepared on another backend, or not prepared.
 ALTER TABLE profiles ADD COLUMN image_id TEXT NOT NULL DEFAULT '';
+-- The interpreter's path in that image when the preparation ran, which
+-- its runs use with it (the default images keep theirs under
+-- /usr/local/bin): a hub started since with another --docker-image still
+-- runs a prepared profile as prepared.
+ALTER TABLE profiles ADD COLUMN image_interpreter TEXT NOT NULL DEFAULT '';
 
 -- +goose Down
+ALTER TABLE profiles DROP COLUMN image_interpreter;
 ALTER TABLE profiles DROP COLUMN image_id;
 DROP TABLE store_identity;
