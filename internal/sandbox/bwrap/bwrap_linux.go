@@ -228,11 +228,16 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *sa
 	}()
 	// fail ends a sandbox that never started its command.
 	fail := func(cause error) (sandbox.Result, error) {
-		cmd.Process.Kill()
 		if p.pidfd >= 0 {
 			unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
 		}
+		cmd.Process.Kill()
 		<-p.exited
+		if p.pidfd >= 0 {
+			if err := waitPidfd(p.pidfd, sandbox.ConfirmWait); err != nil {
+				return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrUnconfirmed, err)
+			}
+		}
 		if ctx.Err() != nil {
 			// Cancelled before the command started: killed, and confirmed
 			// gone by the wait above.
@@ -245,8 +250,15 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *sa
 		return sandbox.Result{}, cause
 	}
 
-	child, err := readInfo(ctx, infoR, p.exited)
+	child, err := readInfo(ctx, infoR)
 	if err != nil {
+		if child > 0 {
+			// Cancelled during the setup: the sandbox is killed by its
+			// pid (fail), before the block pipe is closed.
+			if fd, perr := unix.PidfdOpen(child, 0); perr == nil {
+				p.pidfd = fd
+			}
+		}
 		return fail(fmt.Errorf("sandbox setup: %w", err))
 	}
 	if p.pidfd, err = unix.PidfdOpen(child, 0); err != nil {
@@ -302,8 +314,13 @@ func exitOf(ps *os.ProcessState) (int, string) {
 }
 
 // readInfo reads the pid of the sandbox's first process from bwrap's
-// --info-fd.
-func readInfo(ctx context.Context, r *os.File, exited <-chan struct{}) (int, error) {
+// --info-fd. When ctx ends first, it still waits (as long as the setup
+// may take) for the report, and returns the pid with ctx's error: the
+// sandbox may exist already, waiting on the block pipe, which bwrap also
+// reads as "go" when it is closed; its caller must kill it by that pid,
+// since killing bwrap alone can leave it behind (on cgroup v1 it is in no
+// cgroup of ours yet).
+func readInfo(ctx context.Context, r *os.File) (int, error) {
 	type info struct {
 		ChildPid int `json:"child-pid"`
 	}
@@ -328,11 +345,18 @@ func readInfo(ctx context.Context, r *os.File, exited <-chan struct{}) (int, err
 	case err := <-bad:
 		return 0, err
 	case <-ctx.Done():
-		r.Close() // unblocks the decoder
-		return 0, ctx.Err()
 	case <-setup.C:
 		r.Close()
 		return 0, fmt.Errorf("bwrap did not start a sandbox within %v", sandbox.ConfirmWait)
+	}
+	select {
+	case in := <-got:
+		return in.ChildPid, ctx.Err()
+	case <-bad:
+		return 0, ctx.Err()
+	case <-setup.C:
+		r.Close() // unblocks the decoder
+		return 0, ctx.Err()
 	}
 }
 
