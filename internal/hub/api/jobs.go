@@ -170,6 +170,17 @@ func (a *API) version(ctx context.Context, id string) (hub.Version, error) {
 	return v, nil
 }
 
+// serviceVersion is the job service and the version skill id names, for
+// the routes of a version's profile and preparation.
+func (a *API) serviceVersion(ctx context.Context, id string) (*jobs.Service, hub.Version, error) {
+	svc, err := a.service()
+	if err != nil {
+		return nil, hub.Version{}, err
+	}
+	v, err := a.version(ctx, id)
+	return svc, v, err
+}
+
 func (a *API) profileAnswer(ctx context.Context, v hub.Version, p store.Profile) (*profileOutput, error) {
 	ins, err := a.hub.Inspect(ctx, v.ID)
 	if err != nil {
@@ -197,11 +208,7 @@ func (a *API) profileAnswer(ctx context.Context, v hub.Version, p store.Profile)
 }
 
 func (a *API) getSkillProfile(ctx context.Context, in *SkillPath) (*profileOutput, error) {
-	svc, err := a.service()
-	if err != nil {
-		return nil, err
-	}
-	v, err := a.version(ctx, in.ID)
+	svc, v, err := a.serviceVersion(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -216,11 +223,7 @@ func (a *API) getSkillProfile(ctx context.Context, in *SkillPath) (*profileOutpu
 }
 
 func (a *API) setSkillProfile(ctx context.Context, in *profileInput) (*profileOutput, error) {
-	svc, err := a.service()
-	if err != nil {
-		return nil, err
-	}
-	v, err := a.version(ctx, in.ID)
+	svc, v, err := a.serviceVersion(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -236,11 +239,7 @@ func (a *API) setSkillProfile(ctx context.Context, in *profileInput) (*profileOu
 }
 
 func (a *API) getSkillPreparation(ctx context.Context, in *SkillPath) (*preparationOutput, error) {
-	svc, err := a.service()
-	if err != nil {
-		return nil, err
-	}
-	v, err := a.version(ctx, in.ID)
+	svc, v, err := a.serviceVersion(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -392,11 +391,7 @@ func (a *API) statusOutput(ctx context.Context, st jobs.Status) (*statusOutput, 
 }
 
 func (a *API) startPrepare(ctx context.Context, in *SkillPath) (*preparationOutput, error) {
-	svc, err := a.service()
-	if err != nil {
-		return nil, err
-	}
-	v, err := a.version(ctx, in.ID)
+	svc, v, err := a.serviceVersion(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}

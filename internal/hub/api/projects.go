@@ -273,15 +273,21 @@ func tokenPage(toks []store.Token, list string, q PageQuery) ([]Token, string, e
 }
 
 func (a *API) listProjectTokens(ctx context.Context, in *projectTokensInput) (*tokensOutput, error) {
+	return a.projectTokens(ctx, in, store.ProjectToken, "ptokens")
+}
+
+// projectTokens lists a project's tokens of one kind (project tokens, or
+// its well-known index's capabilities), paged under the cursor's list name.
+func (a *API) projectTokens(ctx context.Context, in *projectTokensInput, kind store.TokenKind, list string) (*tokensOutput, error) {
 	if _, err := a.st.GetProject(ctx, in.ID); err != nil {
 		return nil, err
 	}
-	toks, err := a.st.ListTokens(ctx, store.TokenFilter{Kind: store.ProjectToken, ProjectID: in.ID, IncludeRevoked: in.IncludeRevoked})
+	toks, err := a.st.ListTokens(ctx, store.TokenFilter{Kind: kind, ProjectID: in.ID, IncludeRevoked: in.IncludeRevoked})
 	if err != nil {
 		return nil, err
 	}
 	out := &tokensOutput{}
-	out.Body.Tokens, out.Body.NextCursor, err = tokenPage(toks, "ptokens", in.PageQuery)
+	out.Body.Tokens, out.Body.NextCursor, err = tokenPage(toks, list, in.PageQuery)
 	return out, err
 }
 

@@ -47,16 +47,7 @@ func (a *API) wellKnownOff(ctx context.Context, in *ProjectPath) (*projectBody, 
 }
 
 func (a *API) listWellKnownCapabilities(ctx context.Context, in *projectTokensInput) (*tokensOutput, error) {
-	if _, err := a.st.GetProject(ctx, in.ID); err != nil {
-		return nil, err
-	}
-	toks, err := a.st.ListTokens(ctx, store.TokenFilter{Kind: store.IndexToken, ProjectID: in.ID, IncludeRevoked: in.IncludeRevoked})
-	if err != nil {
-		return nil, err
-	}
-	out := &tokensOutput{}
-	out.Body.Tokens, out.Body.NextCursor, err = tokenPage(toks, "itokens", in.PageQuery)
-	return out, err
+	return a.projectTokens(ctx, in, store.IndexToken, "itokens")
 }
 
 func (a *API) issueWellKnownCapability(ctx context.Context, in *createProjectTokenInput) (*newCapabilityOutput, error) {
