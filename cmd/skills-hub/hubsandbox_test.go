@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/docker"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox/dockertest"
 )
 
@@ -111,8 +112,26 @@ func runShow(t *testing.T, base, admin, skill string) string {
 // naming it; present, the preparation pins its id; the tag then moves to
 // another image, and the next job still runs on the pinned one, until the
 // version is prepared again. No container of a settled job is left.
+//
+// The engine is the package's, kept across runs in one process (-count=2):
+// the runtime's default tag is this test's own, and it leaves the engine
+// without it and without the images it imported, as it found it.
 func TestHubDockerImagePinned(t *testing.T) {
 	e := needDocker(t)
+	const tag = "debian:bookworm-slim"
+	var imported []string
+	t.Cleanup(func() {
+		// The tag first (it deletes the image it names), then the image
+		// it named before.
+		for _, ref := range append([]string{tag}, imported...) {
+			if err := e.RemoveImage(ref); err != nil {
+				t.Errorf("leaving the engine as found: %v", err)
+			}
+		}
+	})
+	if has, err := e.HasImage(tag); err != nil || has {
+		t.Fatalf("the engine already has %s (%v): something before this test left it (an earlier run's cleanup, another test); the test needs it absent", tag, err)
+	}
 	tmp := reachable(t)
 	data := filepath.Join(tmp, "hub")
 	hubRun(t, data, 0, "token", "list") // makes the data folder
@@ -122,8 +141,8 @@ func TestHubDockerImagePinned(t *testing.T) {
 	skill := hubSetup(t, base, admin, hubZip(t, "marker.zip", map[string]string{
 		"SKILL.md": "---\nname: marker\ndescription: Says its image's marker.\n---\n# marker\n", "scripts/show.sh": showSh,
 	}), map[string]any{"runtime": "bash", "scripts": []string{"scripts/show.sh"}, "timeout_seconds": 60, "enabled": true}, false)
+	owner := ownerOf(t, srv)
 
-	const tag = "debian:bookworm-slim"
 	if code, body := hubCall(t, "POST", base+"/api/skills/"+skill+"/prepare", admin, nil); code != 202 {
 		t.Fatalf("prepare: %d %s", code, body)
 	}
@@ -139,6 +158,7 @@ func TestHubDockerImagePinned(t *testing.T) {
 	}
 
 	idA := importImage(t, e, tag, "A")
+	imported = append(imported, idA)
 	prepareSkill(t, base, admin, skill, 60*time.Second)
 	if _, body := hubCall(t, "GET", base+"/api/skills/"+skill+"/prepare", admin, nil); !bytes.Contains(body, []byte(`"image_id":"`+idA+`"`)) {
 		t.Fatalf("the preparation does not name the pinned image %s: %s", idA, body)
@@ -147,6 +167,7 @@ func TestHubDockerImagePinned(t *testing.T) {
 		t.Fatalf("a job of the prepared profile read marker %q; want A", got)
 	}
 	idB := importImage(t, e, tag, "B")
+	imported = append(imported, idB)
 	if idB == idA {
 		t.Fatalf("the tag did not move: %s", idB)
 	}
@@ -167,7 +188,13 @@ func TestHubDockerImagePinned(t *testing.T) {
 	if got := runShow(t, base, admin, skill); got != "B" {
 		t.Fatalf("after preparing again, a job read marker %q; want B", got)
 	}
-	if left := hubContainers(t, e, ""); len(left) != 0 {
+	var left []dockertest.Container
+	for _, c := range hubContainers(t, e, "") {
+		if c.Labels[docker.LabelOwner] == owner {
+			left = append(left, c)
+		}
+	}
+	if len(left) != 0 {
 		t.Errorf("containers of settled jobs are left: %+v", left)
 	}
 }

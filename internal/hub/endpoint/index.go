@@ -28,9 +28,6 @@ import (
 // indexSegment separates a project's id from its capability.
 const indexSegment = "/i/"
 
-// indexTokenPrefix starts every index token's secret (store's format).
-const indexTokenPrefix = "smcp_i_"
-
 // IndexCacheBytes bounds the archives a project's index keeps in memory
 // between requests; past it, an archive is built again for each request.
 const IndexCacheBytes = 8 << 20
@@ -60,7 +57,7 @@ func (e *Endpoint) serveIndex(w http.ResponseWriter, r *http.Request, id, capabi
 	// (malformed, unknown, revoked, expired, of another project or kind):
 	// a guess learns nothing.
 	const notFound = "no well-known index at this URL: its capability is unknown, revoked or expired; ask an administrator of the hub for the project's index URL"
-	if !strings.HasPrefix(capability, indexTokenPrefix) {
+	if !store.HasIndexTokenPrefix(capability) {
 		writeIndexError(w, http.StatusNotFound, "index_not_found", notFound)
 		return
 	}

@@ -387,7 +387,7 @@ func endpointCache(flag string, o store.Options) (string, error) {
 func projectStats(st endpoint.Stats) []hubserve.ProjectStat {
 	out := make([]hubserve.ProjectStat, len(st.Projects))
 	for i, p := range st.Projects {
-		out[i] = hubserve.ProjectStat{Project: p.ID, Sessions: p.Sessions, Bindings: p.Bindings, Requests: p.Requests}
+		out[i] = hubserve.ProjectStat{Project: p.ID, Sessions: p.Sessions, Bindings: p.Bindings, Requests: p.Requests, IndexRequests: p.IndexRequests}
 	}
 	return out
 }

@@ -57,7 +57,7 @@ type Options struct {
 	// JSON 404.
 	Projects http.Handler
 	// ProjectStats, if not nil, is called at each scrape of /metrics for
-	// every project's live sessions and bindings.
+	// every project's live sessions, bindings and requests.
 	ProjectStats func() []ProjectStat
 	// EndpointStats, if not nil, is called at each scrape of /metrics for
 	// the project endpoints' totals.
@@ -93,6 +93,8 @@ type ProjectStat struct {
 	Bindings int
 	// Requests counts the requests its endpoint served.
 	Requests int64
+	// IndexRequests counts the requests its well-known index served.
+	IndexRequests int64
 }
 
 // EndpointStat is the project endpoints' totals for /metrics.
@@ -437,22 +439,24 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // projectCollector turns ProjectStats into gauges at each scrape.
 func projectCollector(stats func() []ProjectStat) prometheus.Collector {
 	return &projectStats{
-		stats:    stats,
-		sessions: prometheus.NewDesc("skills_hub_project_sessions", "Live MCP sessions of a project's endpoint.", []string{"project"}, nil),
-		bindings: prometheus.NewDesc("skills_hub_project_bindings", "Versions bound to a project.", []string{"project"}, nil),
-		requests: prometheus.NewDesc("skills_hub_project_requests_total", "Requests a project's endpoint served since its catalog was loaded.", []string{"project"}, nil),
+		stats:         stats,
+		sessions:      prometheus.NewDesc("skills_hub_project_sessions", "Live MCP sessions of a project's endpoint.", []string{"project"}, nil),
+		bindings:      prometheus.NewDesc("skills_hub_project_bindings", "Versions bound to a project.", []string{"project"}, nil),
+		requests:      prometheus.NewDesc("skills_hub_project_requests_total", "Requests a project's endpoint served since its catalog was loaded.", []string{"project"}, nil),
+		indexRequests: prometheus.NewDesc("skills_hub_project_index_requests_total", "Requests a project's well-known index served since its catalog was loaded.", []string{"project"}, nil),
 	}
 }
 
 type projectStats struct {
-	stats                        func() []ProjectStat
-	sessions, bindings, requests *prometheus.Desc
+	stats                                       func() []ProjectStat
+	sessions, bindings, requests, indexRequests *prometheus.Desc
 }
 
 func (p *projectStats) Describe(ch chan<- *prometheus.Desc) {
 	ch <- p.sessions
 	ch <- p.bindings
 	ch <- p.requests
+	ch <- p.indexRequests
 }
 
 func (p *projectStats) Collect(ch chan<- prometheus.Metric) {
@@ -460,6 +464,7 @@ func (p *projectStats) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(p.sessions, prometheus.GaugeValue, float64(st.Sessions), st.Project)
 		ch <- prometheus.MustNewConstMetric(p.bindings, prometheus.GaugeValue, float64(st.Bindings), st.Project)
 		ch <- prometheus.MustNewConstMetric(p.requests, prometheus.CounterValue, float64(st.Requests), st.Project)
+		ch <- prometheus.MustNewConstMetric(p.indexRequests, prometheus.CounterValue, float64(st.IndexRequests), st.Project)
 	}
 }
 

@@ -76,7 +76,7 @@ func TestServer(t *testing.T) {
 	s, err := hubserve.New(hubserve.Options{
 		Hub: h.Hub, Store: h.db, Projects: projects,
 		ProjectStats: func() []hubserve.ProjectStat {
-			return []hubserve.ProjectStat{{Project: "p1", Sessions: 2, Bindings: 3, Requests: 9}}
+			return []hubserve.ProjectStat{{Project: "p1", Sessions: 2, Bindings: 3, Requests: 9, IndexRequests: 6}}
 		},
 		EndpointStats: func() hubserve.EndpointStat {
 			return hubserve.EndpointStat{Versions: 4, Refreshes: 5, RefreshErrors: 1, Unloaded: 2, StoreErrors: 7}
@@ -129,6 +129,7 @@ func TestServer(t *testing.T) {
 		`skills_hub_project_bindings{project="p1"} 3`,
 		`skills_hub_catalog_refreshes_total{result="failed"} 0`,
 		`skills_hub_project_requests_total{project="p1"} 9`,
+		`skills_hub_project_index_requests_total{project="p1"} 6`,
 		`skills_hub_endpoint_versions 4`,
 		`skills_hub_build_info{goversion="go`,
 		`skills_hub_endpoint_catalog_refreshes_total 5`,

@@ -128,6 +128,14 @@ const (
 	tokenLen           = len(projectTokenPrefix) + tokenIDLen + 1 + tokenSecretLen
 )
 
+// HasIndexTokenPrefix reports whether secret starts as every index
+// token's secret does ("smcp_i_"): a cheap first filter, such as a project
+// index's before it asks VerifyToken. It checks the prefix only; the
+// token's id, its key and whether it exists are VerifyToken's to check.
+func HasIndexTokenPrefix(secret string) bool {
+	return strings.HasPrefix(secret, indexTokenPrefix)
+}
+
 // lastUsedEvery is how stale a token's last-used time may get before a
 // verification writes it again: a write per minute at most, not one per
 // request.

@@ -1,7 +1,6 @@
 package docker_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -80,25 +79,6 @@ func TestRootUserIsRefused(t *testing.T) {
 func BenchmarkRunPython(b *testing.B) {
 	x, e := newExecutor(b)
 	sandboxtest.Bench(b, x, sandboxtest.Options{Image: e.Image})
-}
-
-func TestImportImageRuns(t *testing.T) {
-	x, _ := newExecutor(t)
-	ctx := context.Background()
-	id, err := x.ImportImage(ctx, bytes.NewReader(dockertest.Skeleton()), "skills-mcp-import-test:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(id, "sha256:") {
-		t.Fatalf("image id %q", id)
-	}
-	res, err := x.Run(ctx, sandbox.Spec{Name: "import-test", Image: id, Argv: []string{"/usr/bin/bash", "-c", "echo ran"}})
-	if err != nil || string(res.Stdout) != "ran\n" {
-		t.Fatalf("run on the imported image: %+v %v", res, err)
-	}
-	if _, err := x.ImportImage(ctx, strings.NewReader("not a tar"), "skills-mcp-import-test:bad"); err == nil {
-		t.Error("a broken tar was imported")
-	}
 }
 
 func TestNoImageIsRefused(t *testing.T) {

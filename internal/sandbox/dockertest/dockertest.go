@@ -375,6 +375,49 @@ func (e *Engine) Import(rootfs []byte, ref string) (string, error) {
 	return img.Id, nil
 }
 
+// RemoveImage removes ref, a tag or an image id, even while containers
+// use it: a tag is untagged, and its image deleted once no tag is left; an
+// id's image is deleted with all its tags. An image or tag that is not
+// there is not an error, so a test's cleanup may call it whatever the test
+// got to import.
+func (e *Engine) RemoveImage(ref string) error {
+	c := e.httpClient()
+	defer c.CloseIdleConnections()
+	req, err := http.NewRequest(http.MethodDelete, "http://docker/images/"+url.PathEscape(ref)+"?force=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("removing image %s: %w", ref, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusNotFound {
+		return nil
+	}
+	body, _ := io.ReadAll(resp.Body)
+	return fmt.Errorf("removing image %s: %s: %s", ref, resp.Status, body)
+}
+
+// HasImage reports whether the engine has the image ref (a tag or an id).
+func (e *Engine) HasImage(ref string) (bool, error) {
+	c := e.httpClient()
+	defer c.CloseIdleConnections()
+	resp, err := c.Get("http://docker/images/" + url.PathEscape(ref) + "/json")
+	if err != nil {
+		return false, fmt.Errorf("reading image %s: %w", ref, err)
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return true, nil
+	case http.StatusNotFound:
+		return false, nil
+	}
+	body, _ := io.ReadAll(resp.Body)
+	return false, fmt.Errorf("reading image %s: %s: %s", ref, resp.Status, body)
+}
+
 // Stop stops dockerd by its pid (SIGTERM, then SIGKILL after 20 s), makes
 // sure its containerd child is gone, and removes the temporary folder and
 // the engine's cgroup folders.

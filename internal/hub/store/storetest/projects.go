@@ -530,6 +530,10 @@ func testWellKnown(t *testing.T, open Opener) {
 	if got, _ := s.VerifyToken(ctx, psecret); got.ForIndex("p1") || !got.ForProject("p1") {
 		t.Errorf("project token %+v opens the index", got)
 	}
+	// The endpoint's first filter tells the two kinds apart by prefix.
+	if !store.HasIndexTokenPrefix(secret) || store.HasIndexTokenPrefix(psecret) {
+		t.Errorf("HasIndexTokenPrefix: index secret %v, project secret %v; want true, false", store.HasIndexTokenPrefix(secret), store.HasIndexTokenPrefix(psecret))
+	}
 	// A project token's secret under the index prefix is refused.
 	if _, err := s.VerifyToken(ctx, "smcp_i_"+psecret[len("smcp_p_"):]); !errors.Is(err, store.ErrTokenInvalid) {
 		t.Errorf("VerifyToken(project secret as index) = %v", err)
