@@ -338,6 +338,19 @@ func TestBrowserEveryPage(t *testing.T) {
 	}
 	reports = append(reports, b.Check("32-capability-issued"))
 	b.Keyboard("32-capability-issued")
+	// Its command copies as shown.
+	b.Do("allow the clipboard", grantClipboard(e.srv.URL))
+	b.Do("copy the command", chromedp.Click(chromedp.CSS(`button[data-copy="capability-command"]`)))
+	b.WaitFor("the copy", `document.querySelector('button[data-copy="capability-command"]').textContent === "Copied"`)
+	var copied string
+	b.Do("read the clipboard", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		copied, err = chromedp.Evaluate[string]("navigator.clipboard.readText()", chromedp.EvalAwaitPromise)(ctx, tg)
+		return chromedp.Void{}, err
+	})
+	if want := "npx skills add " + b.Text("#capability-url"); copied != want {
+		t.Errorf("the copied command is %q, want %q", copied, want)
+	}
 	summarise(t, b, reports)
 	// The dashboard says what needs attention, each linked to its page.
 	b.Do("open the dashboard", chromedp.Navigate(e.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#attention")))
