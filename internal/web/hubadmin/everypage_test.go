@@ -24,13 +24,15 @@ import (
 // realistic fills a hub the way a platform team's looks after some months:
 // dozens of versions with long names from two repositories, a catalog of
 // a hundred items by several authors, a dozen projects with long ids and
-// names, tokens, approvals and not, a prepared profile and a failed
-// preparation, and many jobs (some run for real in bubblewrap: one
-// succeeded, one failed). It returns the ids the page visits need.
+// names, tokens and index capabilities, approvals and not, a prepared
+// profile and a failed preparation, and many jobs (some run for real in
+// bubblewrap: one succeeded, one failed). It returns the ids the page
+// visits need.
 type realistic struct {
 	report     string // the report skill's version: profile prepared
 	long       string // a version with a long name, findings and no profile
-	project    string // the busy project
+	project    string // the busy project: its well-known index on, with capabilities
+	indexOff   string // a project whose index is off, a capability kept
 	doneJob    string // a job that succeeded, in project
 	failedJob  string
 	openJob    string // a job created, not run
@@ -154,6 +156,24 @@ func fillHub(t *testing.T, e *env, gh *githubtest.Server) realistic {
 	}
 	if _, err := e.db.PauseProject(ctx, projects[5]); err != nil {
 		t.Fatal(err)
+	}
+	// The busy project publishes its well-known index to two holders of
+	// capabilities, one of which has installed from it; another project's
+	// index is off with a capability kept.
+	r.indexOff = projects[1]
+	if _, err := e.db.SetWellKnown(ctx, r.project, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ project, name string }{{r.project, "onboarding-documentation-site"}, {r.project, "partner-integration-ci"}, {projects[1], "paused-publication"}} {
+		_, secret, err := e.h.CreateToken(ctx, hub.TokenRequest{Project: c.project, Index: true, Name: c.name, Expires: 90 * 24 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.name == "onboarding-documentation-site" {
+			if _, err := e.db.VerifyToken(ctx, secret); err != nil { // its last use
+				t.Fatal(err)
+			}
+		}
 	}
 	for _, n := range []string{"ci-pipeline", "security-auditor", "on-call"} {
 		if _, _, err := e.h.CreateToken(ctx, hub.TokenRequest{Scope: store.ScopeRead, Name: n}); err != nil {
@@ -298,6 +318,8 @@ func TestBrowserEveryPage(t *testing.T) {
 		{"27-job-lapsed-replica", jpath(strays.project, strays.lapsed), "#replica-lease", "#settle summary"},
 		{"28-job-live-replica", jpath(strays.project, strays.live), "#replica-lease", "#settle summary"},
 		{"29-job-locked", jpath(strays.project, strays.locked), "#replica-lease", ""},
+		{"30-project-index-on", "/projects/" + r.project + "#well-known", "#capabilities", "#capabilities summary"},
+		{"31-project-index-off", "/projects/" + r.indexOff, "#capabilities", ""},
 	}
 	for _, p := range pages {
 		b.Do("open "+p.name, chromedp.Navigate(e.srv.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.wait)))
@@ -306,6 +328,28 @@ func TestBrowserEveryPage(t *testing.T) {
 		}
 		reports = append(reports, b.Check(p.name))
 		b.Keyboard(p.name)
+	}
+	// A capability just issued: its secret and URL, shown this once.
+	b.Do("open the busy project", chromedp.Navigate(e.srv.URL+"/projects/"+r.project), chromedp.WaitVisible(chromedp.CSS("#cap-name")))
+	b.Do("issue a capability", chromedp.SendKeys(chromedp.CSS("#cap-name"), "release-notes-bot"), chromedp.Click(chromedp.CSS("#create-capability")),
+		chromedp.WaitVisible(chromedp.CSS("#new-capability")))
+	if got := b.Text("#capability-url"); !strings.HasPrefix(got, e.srv.URL+"/p/"+r.project+"/i/smcp_i_") {
+		t.Errorf("the new capability's URL shows %q", got)
+	}
+	reports = append(reports, b.Check("32-capability-issued"))
+	b.Keyboard("32-capability-issued")
+	// Its command copies as shown.
+	b.Do("allow the clipboard", grantClipboard(e.srv.URL))
+	b.Do("copy the command", chromedp.Click(chromedp.CSS(`button[data-copy="capability-command"]`)))
+	b.WaitFor("the copy", `document.querySelector('button[data-copy="capability-command"]').textContent === "Copied"`)
+	var copied string
+	b.Do("read the clipboard", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		copied, err = chromedp.Evaluate[string]("navigator.clipboard.readText()", chromedp.EvalAwaitPromise)(ctx, tg)
+		return chromedp.Void{}, err
+	})
+	if want := "npx skills add " + b.Text("#capability-url"); copied != want {
+		t.Errorf("the copied command is %q, want %q", copied, want)
 	}
 	summarise(t, b, reports)
 	// The dashboard says what needs attention, each linked to its page.

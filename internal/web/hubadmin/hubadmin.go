@@ -3,8 +3,9 @@
 // refresh, install), packages and their versions (files, origin,
 // requirements, inspection findings, approval, uninstall), projects
 // (create, duplicate, pause, delete, bindings with the "+" flow, the
-// endpoint and a client configuration to copy, project tokens), admin
-// tokens and the audit log.
+// endpoint and a client configuration to copy, project tokens, the
+// well-known index on or off and its capabilities issued and revoked),
+// admin tokens and the audit log.
 //
 // Every action is a call of the admin API (package api), made in process
 // through its own handler with the signed-in token as the bearer: the API

@@ -65,6 +65,7 @@ var notes = map[string]string{
 	"duplicated":     "Duplicated.",
 	"deleted":        "Deleted.",
 	"revoked":        "Revoked: the token opens nothing any more.",
+	"cap_revoked":    "Revoked: the capability's URL answers 404 from now on.",
 	"imported":       "Imported.",
 	"same":           "Already there: the same tree was installed before; nothing was written.",
 	"profile":        "Profile saved. A change to anything but Enabled needs a new preparation.",
@@ -99,6 +100,8 @@ func (a *Admin) routes() {
 	s.Handle("GET /projects/{id}/connect", a.connect)
 	s.Handle("POST /projects/{id}/tokens", a.createProjectToken)
 	s.Handle("POST /projects/{id}/tokens/{tid}/revoke", a.revokeProjectToken)
+	s.Handle("POST /projects/{id}/capabilities", a.createCapability)
+	s.Handle("POST /projects/{id}/capabilities/{tid}/revoke", a.revokeCapability)
 	s.Handle("POST /projects/{id}/{action}", a.projectAction)
 	s.Handle("POST /projects/{id}/jobs", a.createJob)
 	s.Handle("GET /projects/{id}/jobs/{jid}", a.job)
@@ -590,10 +593,15 @@ type projectData struct {
 	Unapproved bool // a version served is not approved
 	Mode       approvalMode
 	Tokens     []store.Token
-	Endpoint   string
-	Snippet    string
-	NewToken   *newToken
-	Jobs       jobsList
+	// Capabilities are the active capabilities of the project's
+	// well-known index, listed whether the index is on or off (off, they
+	// stay until revoked).
+	Capabilities  []store.Token
+	Endpoint      string
+	Snippet       string
+	NewToken      *newToken
+	NewCapability *newCapability
+	Jobs          jobsList
 }
 
 // approvalMode is whether the hub binds only approved versions, for the
@@ -617,6 +625,17 @@ type newToken struct {
 	Secret string      `json:"secret"`
 }
 
+// newCapability is a capability of a project's well-known index just
+// issued, as the API answers it (the secret and its path below the hub),
+// with the URL to give npx skills add: shown on the page that issued it,
+// never again.
+type newCapability struct {
+	Token  store.Token `json:"token"`
+	Secret string      `json:"secret"`
+	Path   string      `json:"path"`
+	URL    string      `json:"-"`
+}
+
 func (a *Admin) loadProject(r *http.Request, id string) (*projectData, error) {
 	c := a.client(r)
 	base := "/api/projects/" + url.PathEscape(id)
@@ -636,7 +655,13 @@ func (a *Admin) loadProject(r *http.Request, id string) (*projectData, error) {
 	if err := c.do(r.Context(), http.MethodGet, base+"/tokens", url.Values{"limit": {"1000"}}, nil, "", &tk); err != nil {
 		return nil, err
 	}
-	d.Skills, d.Tokens = sk.Skills, tk.Tokens
+	var ct struct {
+		Tokens []store.Token `json:"tokens"`
+	}
+	if err := c.do(r.Context(), http.MethodGet, base+"/well-known/capabilities", url.Values{"limit": {"1000"}}, nil, "", &ct); err != nil {
+		return nil, err
+	}
+	d.Skills, d.Tokens, d.Capabilities = sk.Skills, tk.Tokens, ct.Tokens
 	for _, b := range d.Skills {
 		d.Unapproved = d.Unapproved || !b.Version.Approved
 	}
@@ -813,6 +838,41 @@ func (a *Admin) revokeProjectToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	redirect(w, r, "/projects/"+url.PathEscape(id), "revoked")
+}
+
+// createCapability issues a capability of the project's well-known index
+// and shows it, with its URL, on the project's page this once.
+func (a *Admin) createCapability(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	id := r.PathValue("id")
+	var nc newCapability
+	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/projects/"+url.PathEscape(id)+"/well-known/capabilities", nil, tokenOptions(r), "", &nc); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	d, err := a.loadProject(r, id)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	nc.URL = a.origin(r) + nc.Path
+	d.NewCapability = &nc
+	a.render(w, r, "project.html", d.Project.Name, "projects", d)
+}
+
+// revokeCapability revokes a capability of the project's well-known index:
+// its URL answers 404 at once, whether the index is on or off.
+func (a *Admin) revokeCapability(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	if !confirmed(w, r, a, "revoke the capability") {
+		return
+	}
+	id := r.PathValue("id")
+	if err := a.client(r).do(r.Context(), http.MethodDelete, "/api/projects/"+url.PathEscape(id)+"/well-known/capabilities/"+url.PathEscape(r.PathValue("tid")), nil, nil, "", nil); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	redirect(w, r, "/projects/"+url.PathEscape(id), "cap_revoked")
 }
 
 // ---- admin tokens

@@ -412,3 +412,169 @@ func TestCatalogUpload(t *testing.T) {
 		t.Errorf("an unconfirmed disconnect: %d\n%.2000s", st, body)
 	}
 }
+
+var (
+	capSecretRE = regexp.MustCompile(`<pre id="secret">([^<]+)</pre>`)
+	capURLRE    = regexp.MustCompile(`<pre id="capability-url">([^<]+)</pre>`)
+	capIDRE     = regexp.MustCompile(`The capability <code>([0-9a-f]{16})</code>`)
+)
+
+// capabilities lists a project's active index capabilities through the API.
+func (e *env) capabilities(project string) []store.Token {
+	e.t.Helper()
+	var out struct {
+		Tokens []store.Token `json:"tokens"`
+	}
+	e.apiGet("/api/projects/"+project+"/well-known/capabilities", &out)
+	return out.Tokens
+}
+
+// TestWellKnownCapabilities: the project page issues a capability of the
+// project's well-known index (its secret and URL shown on that page only),
+// lists the capabilities with when each was last used, and revokes them,
+// the index on or off; a forged form, a write token and an unconfirmed
+// revoke change nothing (checked through the API and the store).
+func TestWellKnownCapabilities(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	for _, p := range []string{"docs", "other"} {
+		if err := e.db.CreateProject(ctx, p, "Project "+p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := e.signIn(e.admin)
+
+	// Off: no form to issue; the help no longer sends to the CLI.
+	_, body := u.get("/projects/docs")
+	if strings.Contains(body, `id="create-capability"`) || !strings.Contains(body, `id="well-known-on"`) {
+		t.Errorf("the page of a project whose index is off offers to issue a capability:\n%s", body)
+	}
+	if strings.Contains(body, "skills-hub token create") {
+		t.Errorf("the project page still sends to the CLI:\n%s", body)
+	}
+	st, body := u.post("/projects/docs/well-known-on", url.Values{})
+	if st != http.StatusOK || !strings.Contains(body, `id="create-capability"`) || !strings.Contains(body, "No capability opens this index yet.") {
+		t.Fatalf("index on answered %d:\n%s", st, body)
+	}
+
+	// Issued: the secret, the URL and the command, this once.
+	st, body = u.post("/projects/docs/capabilities", url.Values{"name": {"onboarding"}, "expires_in": {"720h"}})
+	sec, curl, cid := capSecretRE.FindStringSubmatch(body), capURLRE.FindStringSubmatch(body), capIDRE.FindStringSubmatch(body)
+	if st != http.StatusOK || sec == nil || curl == nil || cid == nil {
+		t.Fatalf("issuing a capability answered %d:\n%s", st, body)
+	}
+	secret, id := sec[1], cid[1]
+	if !strings.HasPrefix(secret, "smcp_i_"+id+"_") {
+		t.Errorf("the secret shown %q is not the index token %s's", secret, id)
+	}
+	if want := e.srv.URL + hub.IndexPath("docs", secret); html.UnescapeString(curl[1]) != want {
+		t.Errorf("the URL shown is %q, want %q", curl[1], want)
+	}
+	if want := "npx skills add " + e.srv.URL + hub.IndexPath("docs", secret); !strings.Contains(html.UnescapeString(body), want) {
+		t.Errorf("the page lacks the command %q", want)
+	}
+	tok, err := e.db.VerifyToken(ctx, secret) // also marks it used
+	if err != nil || tok.ID != id || !tok.ForIndex("docs") || tok.Name != "onboarding" || tok.ExpiresAt.IsZero() {
+		t.Fatalf("the capability shown verifies as %+v, %v", tok, err)
+	}
+	if caps := e.capabilities("docs"); len(caps) != 1 || caps[0].ID != id {
+		t.Errorf("capabilities through the API: %+v", caps)
+	}
+
+	// Later renders list it, last used included, never its secret; the
+	// project tokens' list does not hold it.
+	_, body = u.get("/projects/docs")
+	if strings.Contains(body, secret) || strings.Contains(body, `id="new-capability"`) {
+		t.Errorf("the capability's secret is shown again:\n%s", body)
+	}
+	row := regexp.MustCompile(`(?s)<tr><td data-label="Id"><code>` + id + `</code>.*?</tr>`).FindString(body)
+	if !strings.Contains(row, "onboarding") || !regexp.MustCompile(`data-label="Last used">\d{4}-\d\d-\d\d `).MatchString(row) ||
+		!strings.Contains(row, "/projects/docs/capabilities/"+id+"/revoke") {
+		t.Errorf("the capability's row %q lacks its name, last use or revoke form", row)
+	}
+	if !strings.Contains(body, "No token opens this project's endpoint yet.") {
+		t.Errorf("the capability is listed among the project tokens:\n%s", body)
+	}
+	// A read token sees the list, never a secret.
+	reader := e.signIn(e.read)
+	if _, rb := reader.get("/projects/docs"); !strings.Contains(rb, "<code>"+id+"</code>") || strings.Contains(rb, secret) {
+		t.Errorf("a read token's project page:\n%s", rb)
+	}
+
+	// Refused: a forged form, a cross-site one, a write token, an
+	// unconfirmed revoke, a bad expiry, another project's capability.
+	if st, body := u.post("/projects/docs/capabilities", url.Values{"csrf": {"not-the-token"}}); st != http.StatusForbidden || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("a forged issue form got %d:\n%s", st, body)
+	}
+	if st, body := u.post("/projects/docs/capabilities/"+id+"/revoke", url.Values{"csrf": {"not-the-token"}, "confirm": {"yes"}}); st != http.StatusForbidden || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("a forged revoke form got %d:\n%s", st, body)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/projects/docs/capabilities", strings.NewReader(url.Values{"csrf": {u.csrf}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	req.Header.Set("Origin", "https://evil.example")
+	resp, err := u.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, body := u.keep(resp); st != http.StatusForbidden || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("a cross-origin issue form got %d:\n%s", st, body)
+	}
+	writer := e.signIn(e.write)
+	writer.get("/projects/docs")
+	if st, body := writer.post("/projects/docs/capabilities", url.Values{}); st != http.StatusForbidden || !strings.Contains(body, "scope admin") || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("a write token issuing got %d:\n%s", st, body)
+	}
+	if st, body := writer.post("/projects/docs/capabilities/"+id+"/revoke", url.Values{"confirm": {"yes"}}); st != http.StatusForbidden || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("a write token revoking got %d:\n%s", st, body)
+	}
+	if st, body := u.post("/projects/docs/capabilities/"+id+"/revoke", url.Values{}); st != http.StatusUnprocessableEntity || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("an unconfirmed revoke got %d:\n%s", st, body)
+	}
+	if st, body := u.post("/projects/docs/capabilities", url.Values{"expires_in": {"soon"}}); st < 400 || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("a bad expiry got %d:\n%s", st, body)
+	}
+	if st, body := u.post("/projects/other/capabilities/"+id+"/revoke", url.Values{"confirm": {"yes"}}); st != http.StatusNotFound || !strings.Contains(body, "Nothing was changed") {
+		t.Errorf("revoking docs's capability as other's got %d:\n%s", st, body)
+	}
+	if caps := e.capabilities("docs"); len(caps) != 1 || caps[0].ID != id {
+		t.Fatalf("refused forms changed the capabilities: %+v", caps)
+	}
+	if _, err := e.db.VerifyToken(ctx, secret); err != nil {
+		t.Fatalf("a refused revoke ended the capability: %v", err)
+	}
+
+	// Revoked: its URL opens nothing from then on.
+	st, body = u.post("/projects/docs/capabilities/"+id+"/revoke", url.Values{"confirm": {"yes"}})
+	if st != http.StatusOK || !strings.Contains(body, "Revoked: the capability&#39;s URL answers 404") || strings.Contains(body, "<code>"+id+"</code>") {
+		t.Errorf("revoke answered %d:\n%s", st, body)
+	}
+	if caps := e.capabilities("docs"); len(caps) != 0 {
+		t.Errorf("capabilities through the API after the revoke: %+v", caps)
+	}
+	if _, err := e.db.VerifyToken(ctx, secret); err == nil {
+		t.Error("the revoked capability still verifies")
+	}
+
+	// Off, the capabilities stay listed and can be revoked; none is issued
+	// from the page.
+	_, body = u.post("/projects/docs/capabilities", url.Values{"name": {"ci"}})
+	cid = capIDRE.FindStringSubmatch(body)
+	if cid == nil {
+		t.Fatalf("no second capability:\n%s", body)
+	}
+	st, body = u.post("/projects/docs/well-known-off", url.Values{})
+	if st != http.StatusOK || !strings.Contains(body, "<code>"+cid[1]+"</code>") || !strings.Contains(body, "open nothing") || strings.Contains(body, `id="create-capability"`) {
+		t.Errorf("index off answered %d:\n%s", st, body)
+	}
+	if st, body := u.post("/projects/docs/capabilities/"+cid[1]+"/revoke", url.Values{"confirm": {"yes"}}); st != http.StatusOK || !strings.Contains(body, "Revoked") {
+		t.Errorf("revoke while off answered %d:\n%s", st, body)
+	}
+	if caps := e.capabilities("docs"); len(caps) != 0 {
+		t.Errorf("capabilities after the revoke while off: %+v", caps)
+	}
+	// The audit log names the capabilities by id, never their secrets.
+	if _, body := u.get("/audit?action=well_known.issue"); !strings.Contains(body, id) || strings.Contains(body, secret) {
+		t.Errorf("the audit page's issues:\n%s", body)
+	}
+}
