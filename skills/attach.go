@@ -71,7 +71,14 @@ func (o *AttachOptions) server(n *server.Notifier, log *slog.Logger) (*server.Op
 	if name == "" {
 		name = server.DefaultName
 	}
-	return &server.Options{Name: name, NameFromInfo: fromInfo, Prefix: a.Prefix, PageSize: a.PageSize, TTL: ttl, CacheScope: scope, Logger: log, Notifier: n},
+	// Client names a request's client as serve --http does: behind
+	// skills-mcp's own HTTP guard (the hub's project endpoints) its
+	// address, so that one client's large answers hold at most half of
+	// the answer budget and leave the other half to everyone else. A
+	// request no guard saw (stdio, a caller's own HTTP server) names no
+	// client and shares the whole budget, as before.
+	return &server.Options{Name: name, NameFromInfo: fromInfo, Prefix: a.Prefix, PageSize: a.PageSize, TTL: ttl, CacheScope: scope, Logger: log, Notifier: n,
+			Client: httpserve.ClientOf},
 		server.Parts{NoMethods: a.NoMethods, NoResources: a.NoResources, NoTools: !a.Tools, NoPrompts: !a.Prompts, NoInstructions: !a.Instructions}
 }
 

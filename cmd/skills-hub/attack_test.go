@@ -13,11 +13,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -44,7 +47,11 @@ func hubCLI(t *testing.T, data string, args ...string) string {
 	cmd.Env = testEnv(t)
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("hub %s: %v", strings.Join(args, " "), err)
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("hub %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
 	return string(out)
 }
@@ -55,14 +62,42 @@ type attackHubSetup struct {
 	base, host string
 	pid        int
 	// good and bad are the admin tokens of the well-behaved client and of
-	// the attacker; goodProject and badProject their projects' tokens.
-	good, bad, goodProject, badProject string
+	// the attacker; goodProject and badProject their projects' tokens, and
+	// sameProject the attacker's token of the well-behaved client's
+	// project.
+	good, bad, goodProject, badProject, sameProject string
+	// skill is the URI of the bound skill's SKILL.md on the endpoints.
+	skill string
 }
 
-func startAttackHub(t *testing.T) *attackHubSetup {
+// The sizes of the large files of the unread-reads row: the one the
+// attackers ask for and never read (as serve's row, 8 MB: 32 MB of answer
+// budget, a client's share), and the one the well-behaved client reads
+// (1 MB: 4 MB of the budget, a large answer too).
+const (
+	hubBigFileBytes    = 8_000_000
+	hubManualFileBytes = 1_000_000
+)
+
+// repeatTo repeats line, each numbered, to n bytes: numbered, so that the
+// package's ZIP stays within the hub's bound on compression ratios.
+func repeatTo(line string, n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "%07d %s", i, line)
+	}
+	return b.String()[:n]
+}
+
+// startAttackHub starts a hub whose two projects have one version of a
+// skill bound, with extra files in its package besides SKILL.md and a
+// small guide.
+func startAttackHub(t *testing.T, extra map[string]string) *attackHubSetup {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "hub")
-	hubCLI(t, data, "import", hubZip(t, "pdf.zip", map[string]string{"SKILL.md": hubSkill, "references/guide.md": strings.Repeat("A guide to PDF forms.\n", 1000)}))
+	files := map[string]string{"SKILL.md": hubSkill, "references/guide.md": strings.Repeat("A guide to PDF forms.\n", 1000)}
+	maps.Copy(files, extra)
+	hubCLI(t, data, "import", hubZip(t, "pdf.zip", files))
 	var vs []struct{ ID string }
 	if err := json.Unmarshal([]byte(hubCLI(t, data, "versions", "pdf-tools", "--json")), &vs); err != nil || len(vs) != 1 {
 		t.Fatalf("versions: %v %v", vs, err)
@@ -92,15 +127,50 @@ func startAttackHub(t *testing.T) *attackHubSetup {
 		}
 		*p.tok = tok.Secret
 	}
+	code, body := hubCall(t, "POST", base+"/api/projects/alpha/tokens", h.good, map[string]string{})
+	var tok struct{ Secret string }
+	if code != 201 || json.Unmarshal(body, &tok) != nil || tok.Secret == "" {
+		t.Fatalf("second token of alpha: %d %s", code, body)
+	}
+	h.sameProject = tok.Secret
+	resp, err := http.DefaultClient.Do(h.mcp("alpha", h.goodProject, `{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	h.skill = regexp.MustCompile(`skill://[^"]*/SKILL\.md`).FindString(string(list))
+	if h.skill == "" {
+		t.Fatalf("skills/list of alpha names no skill: %s", list)
+	}
 	return h
 }
 
+// mcp is an MCP request on project's endpoint with token.
+func (h *attackHubSetup) mcp(project, token, body string) *http.Request {
+	req, _ := http.NewRequest("POST", h.base+"/p/"+project+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Authorization", "Bearer "+token)
+	return req
+}
+
+// file is the URI of a file of the bound skill.
+func (h *attackHubSetup) file(name string) string {
+	return strings.TrimSuffix(h.skill, "SKILL.md") + name
+}
+
 // requests are the well-behaved client's: the probe, a listing on its
-// project's endpoint, a read there, and a page of the API.
-func (h *attackHubSetup) requests() func(int) *http.Request {
+// project's endpoint, the tools there (or, with read set, a read of that
+// URI), and a page of the API.
+func (h *attackHubSetup) requests(read string) func(int) *http.Request {
 	mcpBody := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`,
+	}
+	if read != "" {
+		mcpBody[1] = `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"` + read + `"}}`
 	}
 	return func(i int) *http.Request {
 		switch i % 4 {
@@ -112,12 +182,34 @@ func (h *attackHubSetup) requests() func(int) *http.Request {
 			req.Header.Set("Authorization", "Bearer "+h.good)
 			return req
 		}
-		req, _ := http.NewRequest("POST", h.base+"/p/alpha/mcp", strings.NewReader(mcpBody[i%2]))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		req.Header.Set("Authorization", "Bearer "+h.goodProject)
-		return req
+		return h.mcp("alpha", h.goodProject, mcpBody[i%2])
+	}
+}
+
+// unreadReads asks for uri on project's endpoint with token, on n
+// connections from each of the dialers that never read the answer, each
+// renewed after 15 s (the server cuts a stalled write sooner).
+func (h *attackHubSetup) unreadReads(a *attacktest.Attack, dialers []*net.Dialer, n int, project, token, uri string) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"` + uri + `"}}`
+	req := fmt.Sprintf("POST /p/%s/mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
+		project, a.Host, token, len(body), body)
+	for _, d := range dialers {
+		for range n {
+			a.Loop(func(int) {
+				conn, err := d.DialContext(a.Ctx, "tcp", a.Host)
+				if err != nil {
+					a.Pause(time.Second)
+					return
+				}
+				defer conn.Close()
+				if tc, ok := conn.(*net.TCPConn); ok {
+					tc.SetReadBuffer(4 << 10) // a client that takes nothing, with little room to fill
+				}
+				io.WriteString(conn, req)
+				a.Count("unread read")
+				a.Pause(15 * time.Second)
+			})
+		}
 	}
 }
 
@@ -126,8 +218,8 @@ func TestAttack(t *testing.T) {
 	length := attacktest.Length(t)
 	attacktest.Row(t, "hub/slow-headers", func(t *testing.T) {
 		// 300 sockets sending one header line a second.
-		h := startAttackHub(t)
-		attacktest.Run(t, "hub/slow-headers", length, h.pid, attacktest.NewClient(h.requests()), h.host, h.base+"/p/bravo/mcp", func(a *attacktest.Attack) {
+		h := startAttackHub(t, nil)
+		attacktest.Run(t, "hub/slow-headers", length, h.pid, attacktest.NewClient(h.requests("")), h.host, h.base+"/p/bravo/mcp", func(a *attacktest.Attack) {
 			for range 300 {
 				a.Loop(func(int) {
 					conn, err := attacktest.Attacker.DialContext(a.Ctx, "tcp", a.Host)
@@ -163,9 +255,9 @@ func TestAttack(t *testing.T) {
 	attacktest.Row(t, "hub/token-flood", func(t *testing.T) {
 		// 20,000 MCP requests on one project token, as fast as 16
 		// connections send them, and the API flooded with an admin token.
-		h := startAttackHub(t)
+		h := startAttackHub(t, nil)
 		var sent atomic.Int64
-		attacktest.Run(t, "hub/token-flood", length, h.pid, attacktest.NewClient(h.requests()), h.host, h.base+"/p/bravo/mcp", func(a *attacktest.Attack) {
+		attacktest.Run(t, "hub/token-flood", length, h.pid, attacktest.NewClient(h.requests("")), h.host, h.base+"/p/bravo/mcp", func(a *attacktest.Attack) {
 			c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: attacktest.Attacker.DialContext, MaxIdleConnsPerHost: 32}}
 			do := func(req *http.Request) {
 				resp, err := c.Do(req.WithContext(a.Ctx))
@@ -199,10 +291,34 @@ func TestAttack(t *testing.T) {
 			}
 		})
 	})
+	attacktest.Row(t, "hub/unread-reads", func(t *testing.T) {
+		// 64 connections from one address ask for an 8 MB file of the
+		// well-behaved client's own project, with a token of that project,
+		// and never read the answer; the well-behaved client reads a 1 MB
+		// file there (a large answer too). One address holds at most its
+		// half of the project's answer budget; two such addresses would
+		// fill it (an 8 MB answer holds about 32 MB), and the well-behaved
+		// client's reads would wait for their answers to be cut.
+		h := startAttackHub(t, map[string]string{
+			"references/big.md":    repeatTo("A large reference, read by clients that never take their answer.\n", hubBigFileBytes),
+			"references/manual.md": repeatTo("The manual, read whole by the well-behaved client.\n", hubManualFileBytes),
+		})
+		good := attacktest.NewClient(h.requests(h.file("references/manual.md")))
+		attacktest.Run(t, "hub/unread-reads", length, h.pid, good, h.host, h.base+"/p/alpha/mcp", func(a *attacktest.Attack) {
+			h.unreadReads(a, []*net.Dialer{attacktest.Attacker}, 64, "alpha", h.sameProject, h.file("references/big.md"))
+		})
+		// A read that finds no room waits for the attackers' answers to be
+		// cut (10 s) and may still be answered then: what tells a client
+		// held back by another's answers from one that is not is how long
+		// it waits, not whether it is answered in the end.
+		if p99 := good.Latency(0.99); p99 > 5*time.Second {
+			t.Errorf("the well-behaved client's p99 is %s: its large reads waited for room the attackers held", p99)
+		}
+	})
 	attacktest.Row(t, "hub/listen-streams", func(t *testing.T) {
 		// 256 listen streams on one project's endpoint from one address.
-		h := startAttackHub(t)
-		attacktest.Run(t, "hub/listen-streams", length, h.pid, attacktest.NewClient(h.requests()), h.host, h.base+"/p/bravo/mcp", func(a *attacktest.Attack) {
+		h := startAttackHub(t, nil)
+		attacktest.Run(t, "hub/listen-streams", length, h.pid, attacktest.NewClient(h.requests("")), h.host, h.base+"/p/bravo/mcp", func(a *attacktest.Attack) {
 			a.ListenStreams(256, "/p/bravo/mcp", h.badProject)
 		})
 	})

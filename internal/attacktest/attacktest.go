@@ -245,6 +245,10 @@ func (g *Client) warm(t *testing.T, n int) {
 	g.lat, g.total = nil, 0
 }
 
+// Latency returns the p-th quantile of the latencies of the client's
+// answers in the last row it ran in.
+func (g *Client) Latency(p float64) time.Duration { return Percentile(g.lat, p) }
+
 // Percentile returns the p-th quantile of lat.
 func Percentile(lat []time.Duration, p float64) time.Duration {
 	if len(lat) == 0 {

@@ -91,6 +91,13 @@ func (t *answerTicket) done() {
 	}
 }
 
+// answerWaitedKey marks the context of a request whose wait for room has
+// run its course already: the front end's read found none within
+// answerWait and handed the request to the SDK, whose handler then takes
+// room only if there is some at once, so that the request waits
+// answerWait in all, not twice.
+type answerWaitedKey struct{}
+
 // errBusy is the error of an answer that found no room in the budget.
 var errBusy = &jsonrpc.Error{Code: -32000, Message: "server busy: too many large answers being sent (to this client, or to all); retry in a few seconds, and read each answer before asking for the next"}
 
@@ -147,6 +154,9 @@ func (b *answerBudget) hold(ctx context.Context, size int64) (*answerHold, error
 		changed := b.changed
 		b.mu.Unlock()
 		if timer == nil {
+			if ctx.Value(answerWaitedKey{}) != nil {
+				return nil, errBusy
+			}
 			timer = time.NewTimer(answerWait)
 		}
 		select {

@@ -97,7 +97,7 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	buf := answerBufs.Get().(*[]byte)
-	out, release, ok := f.answer(r, body, (*buf)[:0])
+	out, release, ok, waited := f.answer(r, body, (*buf)[:0])
 	if ok {
 		h := w.Header()
 		h.Set("Cache-Control", "no-cache, no-transform")
@@ -109,6 +109,9 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !ok: // *buf is as it was
 		answerBufs.Put(buf)
+		if waited {
+			r = r.WithContext(context.WithValue(r.Context(), answerWaitedKey{}, true))
+		}
 		f.sdk(w, r)
 	case cap(out) <= maxPooledAnswer:
 		*buf = out[:0]
@@ -181,12 +184,13 @@ func plainAccept(values []string) bool {
 
 // answer returns the response body to a request the front end serves,
 // and the release of what it holds of the answer budget (to call once
-// the body is written).
-func (f *httpFront) answer(r *http.Request, body, b []byte) ([]byte, func(), bool) {
+// the body is written); or ok false, for the SDK to answer, with waited
+// true if the request waited for room in the budget and found none.
+func (f *httpFront) answer(r *http.Request, body, b []byte) (out []byte, release func(), ok, waited bool) {
 	nothing := func() {}
 	req, ok := parseFastRequest(body)
 	if !ok {
-		return nil, nothing, false
+		return nil, nothing, false, false
 	}
 	header := r.Header.Get("Mcp-Protocol-Version")
 	version, meta := header, []byte(nil)
@@ -195,38 +199,38 @@ func (f *httpFront) answer(r *http.Request, body, b []byte) ([]byte, func(), boo
 	}
 	if header == revision20260728 {
 		if f.serverInfo == nil {
-			return nil, nothing, false // an attached server's identity is unknown
+			return nil, nothing, false, false // an attached server's identity is unknown
 		}
 		// The per-request protocol: the SDK requires Mcp-Method (and for a
 		// read, Mcp-Name), a matching protocolVersion and client
 		// capabilities in _meta, and adds its server info to the result's
 		// _meta.
 		if r.Header.Get("Mcp-Method") != req.method || len(r.Header.Values("Mcp-Method")) != 1 || !newProtocolMeta(req.meta) {
-			return nil, nothing, false
+			return nil, nothing, false, false
 		}
 		if req.method == methodReadResource && (r.Header.Get("Mcp-Name") != req.arg || len(r.Header.Values("Mcp-Name")) != 1) {
-			return nil, nothing, false
+			return nil, nothing, false, false
 		}
 		meta = f.serverInfo
 	} else if req.protocolMeta {
-		return nil, nothing, false
+		return nil, nothing, false, false
 	}
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, req.id...)
 	b = append(b, `,"result":`...)
-	release := nothing
+	release = nothing
 	if req.method == methodReadResource {
 		if meta != nil {
 			meta = f.serverInfoEscaped
 		}
-		b, release, ok = f.s.appendFastRead(r.Context(), b, req.arg, meta)
+		b, release, ok, waited = f.s.appendFastRead(r.Context(), b, req.arg, meta)
 	} else {
 		b, ok = f.s.appendFastResult(b, req, version, meta)
 	}
 	if !ok {
-		return nil, nothing, false
+		return nil, nothing, false, waited
 	}
-	return append(b, '}'), release, true
+	return append(b, '}'), release, true, false
 }
 
 // appendFastRead appends the result of resources/read of uri as the SDK
@@ -234,24 +238,25 @@ func (f *httpFront) answer(r *http.Request, body, b []byte) ([]byte, func(), boo
 // characters escaped), the cache fields first, and resultType last on the
 // per-request protocol (meta set). It reports false if uri is not a file
 // the catalog serves or cannot be read, or the answer budget has no room
-// for it, which the SDK then answers; else the release of what the answer
-// holds of the budget, to call once it is written.
-func (s *server) appendFastRead(ctx context.Context, b []byte, uri string, meta []byte) ([]byte, func(), bool) {
+// for it (then waited is true), which the SDK then answers; else the
+// release of what the answer holds of the budget, to call once it is
+// written.
+func (s *server) appendFastRead(ctx context.Context, b []byte, uri string, meta []byte) (_ []byte, release func(), ok, waited bool) {
 	if !plainURI(uri) {
-		return b, nil, false
+		return b, nil, false, false
 	}
 	f, ok := s.store.Snapshot().File(uri)
 	if !ok {
-		return b, nil, false
+		return b, nil, false, false
 	}
 	hold, err := s.answers.hold(ctx, f.Size)
 	if err != nil {
-		return b, nil, false
+		return b, nil, false, err == errBusy
 	}
 	data, err := f.ReadFile()
 	if err != nil {
 		hold.release()
-		return b, nil, false
+		return b, nil, false, false
 	}
 	b = append(b, '{')
 	if meta != nil {
@@ -284,7 +289,7 @@ func (s *server) appendFastRead(ctx context.Context, b []byte, uri string, meta 
 		b = append(b, `,"resultType":"complete"`...)
 	}
 	// Given back once the front end has written the answer.
-	return append(b, '}'), hold.release, true
+	return append(b, '}'), hold.release, true, false
 }
 
 // plainURI reports whether uri holds only characters that the SDK's

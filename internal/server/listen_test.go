@@ -12,6 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/httpserve"
 )
@@ -240,6 +242,41 @@ func TestAnswerBudget(t *testing.T) {
 }
 
 type clientName struct{}
+
+// TestHTTPBusyWaitsOnce: over HTTP a read that finds no room in the answer
+// budget is answered "server busy" after answerWait, whoever answers it:
+// the front end, having waited, hands it to the SDK, whose handler does
+// not wait as long again.
+func TestHTTPBusyWaitsOnce(t *testing.T) {
+	snap, err := catalog.Scan(context.Background(), []*catalog.Library{{FS: bigLibrary(), Kind: "test"}}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, noFast := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			// Another answer holds 4 MiB of 6: a read of the 1 MiB file
+			// (4 MiB of answer) finds no room until it is written.
+			srv := NewServer(catalog.NewStore(snap), &Options{AnswerBytes: 6 << 20, NoFastPath: noFast})
+			other, err := srv.s.answers.hold(context.Background(), 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.release()
+			h := srv.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP() },
+				&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true}))
+			req := httptest.NewRequest("POST", "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"skill://a/references/big.md"}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			w := httptest.NewRecorder()
+			start := time.Now()
+			h.ServeHTTP(w, req)
+			if waited := time.Since(start); waited != answerWait || !strings.Contains(w.Body.String(), "server busy") {
+				t.Errorf("no fast path %v: %d %.200s after %s, want server busy after %s", noFast, w.Code, w.Body, waited, answerWait)
+			}
+		})
+	}
+}
 
 // bigLibrary is the front library with a file of 1 MiB.
 func bigLibrary() fstest.MapFS {
