@@ -248,7 +248,7 @@ func ownerOf(t *testing.T, s *server) string {
 // that can are refused, and a hub of the second store fails to bind the
 // first's port: the first's job runs on and succeeds. The sandboxes'
 // owners name each store; the settled jobs leave no cgroup folder or
-// container behind.
+// container behind, and the stopped hubs no folder of their owners.
 func TestHubsShareASandboxHost(t *testing.T) {
 	t.Run("bwrap", func(t *testing.T) {
 		needBwrap(t)
@@ -371,6 +371,20 @@ func shareHost(t *testing.T, e *dockertest.Engine, args []string, profile map[st
 	if e != nil {
 		if left := hubContainers(t, e, ""); len(left) != 0 {
 			t.Errorf("containers of settled jobs are left: %+v", left)
+		}
+		return
+	}
+	// Stopped, the hubs leave no folder of their owners in any hierarchy
+	// (the name's folder may hold other hubs' of this host).
+	a.srv.stop(t)
+	b.srv.stop(t)
+	for _, owner := range []string{ownerA, ownerB} {
+		left, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", "skills-mcp", owner))
+		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "skills-mcp", owner)); err == nil {
+			left = append(left, filepath.Join("/sys/fs/cgroup", "skills-mcp", owner))
+		}
+		if len(left) > 0 {
+			t.Errorf("the stopped hubs left the cgroup folders %v", left)
 		}
 	}
 }

@@ -47,7 +47,9 @@ type jobSetup struct {
 	closers  []io.Closer
 }
 
-// Close releases the backends' clients (after the service is closed).
+// Close releases the backends (after the service is closed): the Docker
+// engine's client, and the owner's empty cgroup folders of bubblewrap and
+// gVisor, chosen or only checked.
 func (js *jobSetup) Close() {
 	for _, c := range js.closers {
 		c.Close()
@@ -200,7 +202,9 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, replica string, au
 	js.replica = replica
 	var candidates []sandbox.Executor
 	if f.sandbox == "auto" || f.sandbox == "bwrap" {
-		candidates = append(candidates, bwrap.New(&bwrap.Options{Owner: owner}))
+		bx := bwrap.New(&bwrap.Options{Owner: owner, Logger: logger})
+		js.closers = append(js.closers, bx)
+		candidates = append(candidates, bx)
 	}
 	if f.sandbox == "auto" || f.sandbox == "docker" {
 		host := f.dockerHost
@@ -217,7 +221,9 @@ func startJobs(ctx context.Context, f jobFlags, db *store.DB, replica string, au
 		}
 	}
 	if f.sandbox == "auto" || f.sandbox == "gvisor" {
-		candidates = append(candidates, gvisor.New(&gvisor.Options{Owner: owner}))
+		gx := gvisor.New(&gvisor.Options{Owner: owner, Logger: logger})
+		js.closers = append(js.closers, gx)
+		candidates = append(candidates, gx)
 	}
 	chosen, enf, selErr := sandbox.Select(ctx, f.sandbox, candidates...)
 	for _, c := range candidates {

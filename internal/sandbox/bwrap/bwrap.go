@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,6 +71,9 @@ type Options struct {
 	// Poll is how often the writable mounts are measured against
 	// Limits.WorkTree and WorkFiles; zero: sandbox.DefaultPoll.
 	Poll time.Duration
+	// Logger gets what Close removed (debug) and what it could not
+	// (warn); nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Executor runs specs in bubblewrap sandboxes.
@@ -78,8 +82,8 @@ type Executor struct {
 	uid  int // -1: run as the server's own user
 	gid  int
 
-	cgOnce sync.Once
-	cg     *cgroup.Hierarchy
+	cgMu sync.Mutex
+	cg   *cgroup.Hierarchy // made at first use
 
 	runs sandbox.Runs
 }
@@ -117,14 +121,46 @@ func New(opts *Options) *Executor {
 func (e *Executor) Name() string { return "bwrap" }
 
 func (e *Executor) cgroups() *cgroup.Hierarchy {
-	e.cgOnce.Do(func() {
+	e.cgMu.Lock()
+	defer e.cgMu.Unlock()
+	if e.cg == nil {
 		if e.opts.NoCgroups {
 			e.cg = cgroup.Disabled("memory, processes, cpu share: cgroups turned off")
-			return
+		} else {
+			e.cg = cgroup.Detect(e.opts.CgroupRoot, e.opts.CgroupName, e.opts.Owner)
 		}
-		e.cg = cgroup.Detect(e.opts.CgroupRoot, e.opts.CgroupName, e.opts.Owner)
-	})
+	}
 	return e.cg
+}
+
+// Close removes this owner's cgroup folders (CgroupName/Owner in each
+// hierarchy) where they are empty, and the CgroupName folder where no
+// other owner's is left, so a stopped server leaves none behind. A folder
+// that still holds a run, of this process or of another of the same
+// owner, stays; Close neither waits for nor stops runs (the caller ends
+// them first). It logs what it removed at debug and what it could not at
+// warn, and returns the latter. The executor may be used again after:
+// its next run makes the folders again.
+func (e *Executor) Close() error {
+	e.cgMu.Lock()
+	cg := e.cg
+	e.cgMu.Unlock()
+	if cg == nil {
+		return nil // never used: nothing was made
+	}
+	log := e.opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	removed, err := cg.Close()
+	if len(removed) > 0 {
+		log.Debug("bwrap: removed the owner's empty cgroup folders", "owner", e.opts.Owner, "folders", strings.Join(removed, " "))
+	}
+	if err != nil {
+		log.Warn("bwrap: the owner's cgroup folders could not all be removed", "owner", e.opts.Owner, "err", err)
+		return fmt.Errorf("bwrap: %w", err)
+	}
+	return nil
 }
 
 func (e *Executor) binary() (string, error) {

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -32,6 +33,17 @@ type Hierarchy struct {
 	// runs' folders are made in; v2 uses one folder for all three.
 	parent map[string]string
 	memsw  bool // v1: memory.memsw.limit_in_bytes exists (swap is bounded too)
+	// enable is, under v2, what each level down to the owner's folder
+	// writes to cgroup.subtree_control ("+memory +pids +cpu").
+	enable string
+	// others are, under v1, the owner's folders in the hierarchies of the
+	// other controllers (blkio, cpuset, freezer...), by hierarchy: a
+	// runtime (runsc) makes a run's folders by the same path in each.
+	// This package makes nothing there, but removes what is left there.
+	others map[string]string
+	// owned lists, per hierarchy, the owner's folder and the Name folder
+	// above it, in that order: what Close removes when they are empty.
+	owned [][2]string
 	// Enforced and Missing describe the controllers, for sandbox.Enforced.
 	Enforced, Missing []string
 }
@@ -42,13 +54,40 @@ var controllers = []string{"memory", "pids", "cpu"}
 // hierarchy this process may make folders in, and makes the parent folder
 // name/owner in it: runs of one owner live in their own folder, so no
 // owner ever lists or removes another's. It never fails: what it cannot
-// use it lists as missing.
+// use it lists as missing. Close removes the folders it made once they
+// are empty.
 func Detect(root, name, owner string) *Hierarchy {
-	c := &Hierarchy{parent: map[string]string{}}
+	c := &Hierarchy{parent: map[string]string{}, others: map[string]string{}}
 	if ctl, err := os.ReadFile(filepath.Join(root, "cgroup.controllers")); err == nil {
 		c.V2 = true
+		c.owned = [][2]string{{filepath.Join(root, name, owner), filepath.Join(root, name)}}
 		c.detectV2(root, name, owner, strings.Fields(string(ctl)))
 		return c
+	}
+	ours := map[string]bool{}
+	for _, ctl := range controllers {
+		ours[ctl] = true
+	}
+	// Every v1 hierarchy mounted under root: the controllers' own and the
+	// others a runtime may make the runs' folders in. A link ("cpu" to
+	// "cpu,cpuacct") names a hierarchy listed under its own name too.
+	if ents, err := os.ReadDir(root); err == nil {
+		for _, e := range ents {
+			base := filepath.Join(root, e.Name())
+			if !e.IsDir() && !ours[e.Name()] {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(base, "cgroup.procs")); err != nil {
+				continue
+			}
+			if !ours[e.Name()] {
+				if real, err := filepath.EvalSymlinks(base); err == nil && c.sameAsOurs(root, real) {
+					continue
+				}
+				c.others[e.Name()] = filepath.Join(base, name, owner)
+			}
+			c.owned = append(c.owned, [2]string{filepath.Join(base, name, owner), filepath.Join(base, name)})
+		}
 	}
 	name = filepath.Join(name, owner)
 	for _, ctl := range controllers {
@@ -59,7 +98,7 @@ func Detect(root, name, owner string) *Hierarchy {
 			continue
 		}
 		dir := filepath.Join(base, name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := mkdirAll(dir); err != nil {
 			c.Missing = append(c.Missing, fmt.Sprintf("%s: cgroup v1 %s: cannot make %s (%v); run the server as root or delegate the hierarchy", ctlLimit(ctl), ctl, dir, errors.Unwrap(err)))
 			continue
 		}
@@ -93,21 +132,10 @@ func (c *Hierarchy) detectV2(root, name, owner string, offered []string) {
 	if len(want) == 0 {
 		return
 	}
-	enable := strings.Join(want, " ")
-	// Each level down to the owner's folder delegates the controllers.
-	var err error
-	for _, d := range []string{root, filepath.Join(root, name), dir} {
-		if d != root {
-			if err = os.Mkdir(d, 0o755); errors.Is(err, os.ErrExist) {
-				err = nil
-			}
-		}
-		if err == nil {
-			err = os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte(enable), 0)
-		}
-		if err != nil {
-			break
-		}
+	c.enable = strings.Join(want, " ")
+	err := os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte(c.enable), 0)
+	if err == nil {
+		err = c.makeV2(dir)
 	}
 	if err != nil {
 		for _, w := range want {
@@ -121,6 +149,63 @@ func (c *Hierarchy) detectV2(root, name, owner string, offered []string) {
 	}
 }
 
+// makeV2 makes the owner's folder dir and the Name folder above it, each
+// delegating the controllers to the level below. A Close of another
+// process of the owner (or of another owner, for the Name folder) may
+// remove one between two steps: that is tried again.
+func (c *Hierarchy) makeV2(dir string) error {
+	var err error
+	for range 3 {
+		for _, d := range []string{filepath.Dir(dir), dir} {
+			if err = os.Mkdir(d, 0o755); errors.Is(err, os.ErrExist) {
+				err = nil
+			}
+			if err == nil {
+				err = os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte(c.enable), 0)
+			}
+			if err != nil {
+				break
+			}
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}
+
+// mkdirAll is os.MkdirAll, tried again when a concurrent Close removed a
+// folder on the way.
+func mkdirAll(dir string) error {
+	var err error
+	for range 3 {
+		if err = os.MkdirAll(dir, 0o755); !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}
+
+// remake makes the parent folder of the controller ctl again, after a
+// Close (of this or of another process of the owner) removed it.
+func (c *Hierarchy) remake(ctl string) error {
+	if c.V2 {
+		return c.makeV2(c.parent[ctl])
+	}
+	return mkdirAll(c.parent[ctl])
+}
+
+// sameAsOurs reports whether the hierarchy at real (links resolved) is
+// that of one of the controllers this package limits.
+func (c *Hierarchy) sameAsOurs(root, real string) bool {
+	for _, ctl := range controllers {
+		if r, err := filepath.EvalSymlinks(filepath.Join(root, ctl)); err == nil && r == real {
+			return true
+		}
+	}
+	return false
+}
+
 func ctlLimit(ctl string) string {
 	return map[string]string{"memory": "memory", "pids": "processes", "cpu": "cpu share"}[ctl]
 }
@@ -131,7 +216,8 @@ type Group struct {
 	// Dirs maps each controller to its folder (v2: the same folder).
 	Dirs map[string]string
 	// FD is, under v2, the open folder, for CLONE_INTO_CGROUP; -1 otherwise.
-	FD int
+	FD   int
+	name string
 }
 
 // Create makes the run's folders and writes its limits. Nothing is made
@@ -148,11 +234,19 @@ func (c *Hierarchy) Create(name string, l sandbox.Limits) (_ *Group, err error) 
 	}()
 	for ctl, parent := range c.parent {
 		dir := filepath.Join(parent, name)
-		if err := os.Mkdir(dir, 0o755); err != nil && !(c.V2 && errors.Is(err, os.ErrExist) && len(j.Dirs) > 0) {
+		err := os.Mkdir(dir, 0o755)
+		// The owner's folder is gone when a Close found it empty.
+		for try := 0; try < 3 && errors.Is(err, os.ErrNotExist); try++ {
+			if err = c.remake(ctl); err == nil {
+				err = os.Mkdir(dir, 0o755)
+			}
+		}
+		if err != nil && !(c.V2 && errors.Is(err, os.ErrExist) && len(j.Dirs) > 0) {
 			return nil, fmt.Errorf("making the run's cgroup: %w (a run of that name left it behind? Kill removes it)", err)
 		}
 		j.Dirs[ctl] = dir
 	}
+	j.name = name
 	period := int64(100000)
 	quota := int64(math.Ceil(l.CPUs * float64(period)))
 	write := func(ctl, file, value string) error {
@@ -310,7 +404,22 @@ func (j *Group) Remove(wait time.Duration) error {
 		syscall.Close(j.FD)
 		j.FD = -1
 	}
-	return RemoveDirs(j.c.V2, j.Dirs, wait)
+	dirs := maps.Clone(j.Dirs)
+	maps.Copy(dirs, j.c.othersOf(j.name))
+	return RemoveDirs(j.c.V2, dirs, wait)
+}
+
+// othersOf returns the folders of the run name that a runtime made in the
+// other controllers' hierarchies (v1).
+func (c *Hierarchy) othersOf(name string) map[string]string {
+	dirs := map[string]string{}
+	for h, owner := range c.others {
+		dir := filepath.Join(owner, name)
+		if _, err := os.Stat(dir); err == nil {
+			dirs[h] = dir
+		}
+	}
+	return dirs
 }
 
 // RemoveDirs removes the folders dirs (and any below them), killing what
@@ -345,11 +454,14 @@ func RemoveDirs(v2 bool, dirs map[string]string, wait time.Duration) error {
 	}
 }
 
-// Leftovers lists the names of the run folders under the parents, with
-// whether any still holds a process.
+// Leftovers lists the names of the run folders under the parents (and,
+// under v1, under the owner's folders of the other controllers, where a
+// runtime may have made them), with whether any still holds a process.
 func (c *Hierarchy) Leftovers() map[string]bool {
 	names := map[string]bool{}
-	for ctl, parent := range c.parent {
+	parents := maps.Clone(c.parent)
+	maps.Copy(parents, c.others)
+	for ctl, parent := range parents {
 		ents, err := os.ReadDir(parent)
 		if err != nil {
 			continue
@@ -365,9 +477,10 @@ func (c *Hierarchy) Leftovers() map[string]bool {
 	return names
 }
 
-// DirsOf returns the folders a run named name has (or would have).
+// DirsOf returns the folders a run named name has: its own, and under v1
+// those a runtime made for it in the other controllers' hierarchies.
 func (c *Hierarchy) DirsOf(name string) map[string]string {
-	dirs := map[string]string{}
+	dirs := c.othersOf(name)
 	for ctl, parent := range c.parent {
 		dir := filepath.Join(parent, name)
 		if _, err := os.Stat(dir); err == nil {
@@ -380,7 +493,7 @@ func (c *Hierarchy) DirsOf(name string) map[string]string {
 // Disabled is a hierarchy that makes nothing, for a backend whose cgroups
 // are turned off; why says so in Missing.
 func Disabled(why string) *Hierarchy {
-	return &Hierarchy{parent: map[string]string{}, Missing: []string{why}}
+	return &Hierarchy{parent: map[string]string{}, others: map[string]string{}, Missing: []string{why}}
 }
 
 // V2 reports whether the group is on the unified hierarchy.
@@ -425,3 +538,38 @@ func (c *Hierarchy) RemoveStale(name string, age time.Duration) {
 // StaleAge is how old an empty run folder must be before a sweep takes
 // it for a leftover.
 const StaleAge = time.Minute
+
+// Close removes the owner's folder in each hierarchy when it is empty,
+// then the Name folder above it when no other owner's folder is left in
+// it, and returns the folders it removed. A folder that still holds a run
+// (of this process or of another of the same owner) or another owner's
+// folder stays: the kernel refuses to remove a cgroup with folders or
+// processes in it (EBUSY), and that refusal is not an error. The error
+// joins the unexpected ones. Nothing else is ever removed, and the
+// hierarchy may be used again: Create makes the folders again.
+func (c *Hierarchy) Close() (removed []string, err error) {
+	var errs []error
+	for _, o := range c.owned {
+		for i, dir := range o {
+			rerr := os.Remove(dir)
+			if rerr == nil {
+				removed = append(removed, dir)
+				continue
+			}
+			// Busy or not empty: a run, or another owner, is in it. Not
+			// there: never made, or removed already. The Name folder of a
+			// hierarchy delegated to an unprivileged server is in one it
+			// may not change.
+			expected := errors.Is(rerr, syscall.EBUSY) || errors.Is(rerr, syscall.ENOTEMPTY) || errors.Is(rerr, syscall.EEXIST) ||
+				errors.Is(rerr, os.ErrNotExist) || (i == 1 && errors.Is(rerr, os.ErrPermission))
+			if !expected {
+				errs = append(errs, fmt.Errorf("removing the empty cgroup folder %s: %w; remove it by hand (rmdir) once no run is in it", dir, rerr))
+			}
+			// The Name folder is left alone while the owner's stays.
+			if i == 0 && !errors.Is(rerr, os.ErrNotExist) {
+				break
+			}
+		}
+	}
+	return removed, errors.Join(errs...)
+}

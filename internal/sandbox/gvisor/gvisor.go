@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -76,14 +77,17 @@ type Options struct {
 	// Poll is how often the writable mounts are measured against
 	// Limits.WorkTree and WorkFiles; zero: sandbox.DefaultPoll.
 	Poll time.Duration
+	// Logger gets what Close removed (debug) and what it could not
+	// (warn); nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Executor runs specs in gVisor sandboxes.
 type Executor struct {
-	opts   Options
-	cgOnce sync.Once
-	cg     *cgroup.Hierarchy
-	runs   sandbox.Runs
+	opts Options
+	cgMu sync.Mutex
+	cg   *cgroup.Hierarchy // made at first use
+	runs sandbox.Runs
 }
 
 var _ sandbox.Executor = (*Executor)(nil)
@@ -119,8 +123,42 @@ func New(opts *Options) *Executor {
 func (e *Executor) Name() string { return "gvisor" }
 
 func (e *Executor) cgroups() *cgroup.Hierarchy {
-	e.cgOnce.Do(func() { e.cg = cgroup.Detect(e.opts.CgroupRoot, e.opts.CgroupName, e.opts.Owner) })
+	e.cgMu.Lock()
+	defer e.cgMu.Unlock()
+	if e.cg == nil {
+		e.cg = cgroup.Detect(e.opts.CgroupRoot, e.opts.CgroupName, e.opts.Owner)
+	}
 	return e.cg
+}
+
+// Close removes this owner's cgroup folders (CgroupName/Owner in each
+// hierarchy) where they are empty, and the CgroupName folder where no
+// other owner's is left, so a stopped server leaves none behind. A folder
+// that still holds a run, of this process or of another of the same
+// owner, stays; Close neither waits for nor stops runs (the caller ends
+// them first). It logs what it removed at debug and what it could not at
+// warn, and returns the latter. The executor may be used again after:
+// its next run makes the folders again.
+func (e *Executor) Close() error {
+	e.cgMu.Lock()
+	cg := e.cg
+	e.cgMu.Unlock()
+	if cg == nil {
+		return nil // never used: nothing was made
+	}
+	log := e.opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	removed, err := cg.Close()
+	if len(removed) > 0 {
+		log.Debug("gvisor: removed the owner's empty cgroup folders", "owner", e.opts.Owner, "folders", strings.Join(removed, " "))
+	}
+	if err != nil {
+		log.Warn("gvisor: the owner's cgroup folders could not all be removed", "owner", e.opts.Owner, "err", err)
+		return fmt.Errorf("gvisor: %w", err)
+	}
+	return nil
 }
 
 func (e *Executor) binary() (string, error) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -82,4 +83,54 @@ func TestCrashServer(t *testing.T) {
 func TestCrashRecovery(t *testing.T) {
 	needRunsc(t)
 	sandboxtest.Crash(t, gvisor.New(opts()), sandboxtest.Options{Prefix: "gvc-"}, "TestCrashServer")
+}
+
+// cgroupFolders lists the folders named name in each cgroup hierarchy of
+// the host, and below them.
+func cgroupFolders(name string) []string {
+	var out []string
+	ms, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", name))
+	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", name)); err == nil {
+		ms = append(ms, filepath.Join("/sys/fs/cgroup", name))
+	}
+	for _, m := range ms {
+		filepath.WalkDir(m, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				out = append(out, p)
+			}
+			return nil
+		})
+	}
+	return out
+}
+
+func TestCloseLeavesNoCgroupFolders(t *testing.T) {
+	needRunsc(t)
+	// A Name folder of this test's own. runsc makes a run's folders in
+	// every hierarchy (blkio, cpuset, freezer...), not only in those the
+	// limits are in: a run's end and Close take them all.
+	o := opts()
+	o.CgroupName = fmt.Sprintf("%s-close-%d", testCgroup, os.Getpid())
+	x := gvisor.New(o)
+	t.Cleanup(func() {
+		x.Close()
+		// What a failing test left, the deepest first.
+		left := cgroupFolders(o.CgroupName)
+		slices.Reverse(left)
+		for _, d := range left {
+			os.Remove(d)
+		}
+	})
+	if _, err := x.Check(context.Background()); err != nil {
+		sandboxtest.Need(t, "a gVisor sandbox", err)
+	}
+	if len(cgroupFolders(o.CgroupName)) == 0 {
+		t.Fatal("a run made no cgroup folders")
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := cgroupFolders(o.CgroupName); len(left) > 0 {
+		t.Fatalf("Close left %v", left)
+	}
 }
