@@ -154,10 +154,10 @@ func (e *Executor) Close() error {
 	}
 	removed, err := cg.Close()
 	if len(removed) > 0 {
-		log.Debug("bwrap: removed the owner's empty cgroup folders", "owner", e.opts.Owner, "folders", strings.Join(removed, " "))
+		log.Debug("removed the owner's empty cgroup folders", "sandbox", "bwrap", "owner", e.opts.Owner, "folders", strings.Join(removed, " "))
 	}
 	if err != nil {
-		log.Warn("bwrap: the owner's cgroup folders could not all be removed", "owner", e.opts.Owner, "err", err)
+		log.Warn("the owner's cgroup folders could not all be removed", "sandbox", "bwrap", "owner", e.opts.Owner, "err", err)
 		return fmt.Errorf("bwrap: %w", err)
 	}
 	return nil

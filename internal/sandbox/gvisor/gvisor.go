@@ -152,10 +152,10 @@ func (e *Executor) Close() error {
 	}
 	removed, err := cg.Close()
 	if len(removed) > 0 {
-		log.Debug("gvisor: removed the owner's empty cgroup folders", "owner", e.opts.Owner, "folders", strings.Join(removed, " "))
+		log.Debug("removed the owner's empty cgroup folders", "sandbox", "gvisor", "owner", e.opts.Owner, "folders", strings.Join(removed, " "))
 	}
 	if err != nil {
-		log.Warn("gvisor: the owner's cgroup folders could not all be removed", "owner", e.opts.Owner, "err", err)
+		log.Warn("the owner's cgroup folders could not all be removed", "sandbox", "gvisor", "owner", e.opts.Owner, "err", err)
 		return fmt.Errorf("gvisor: %w", err)
 	}
 	return nil
