@@ -285,7 +285,9 @@ func (h *Handler) selectCatalog(r *http.Request) (*Catalog, error) {
 //
 // The front end goes ahead of the servers the handler makes with its own
 // HTTP options only: a caller's server may have middleware or options the
-// front end would skip.
+// front end would skip. The others get AnswersHandler, so that a large
+// answer stays counted in the answer budget until it is written, sessions
+// and event streams included.
 func (h *Handler) serverOf(c *Catalog) (*served, error) {
 	var key any = c
 	if h.opts.NewServer == nil && c.shared != nil {
@@ -307,6 +309,8 @@ func (h *Handler) serverOf(c *Catalog) (*served, error) {
 		sv := &served{ms: ms, h: h.sdk(ms)}
 		if fast {
 			sv.h = srv.HTTPHandler(sv.h)
+		} else {
+			sv.h = srv.AnswersHandler(sv.h)
 		}
 		h.servers[key] = sv
 		return sv, nil
@@ -320,6 +324,8 @@ func (h *Handler) serverOf(c *Catalog) (*served, error) {
 	sv := &served{ms: ms, h: h.sdk(ms)}
 	if h.ours && !h.opts.NoFastPath {
 		sv.h = srv.HTTPHandler(sv.h)
+	} else {
+		sv.h = srv.AnswersHandler(sv.h)
 	}
 	h.servers[key] = sv
 	return sv, nil

@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skills-mcp/skills-mcp/internal/catalog"
 	"github.com/skills-mcp/skills-mcp/internal/skillsext"
@@ -66,10 +69,15 @@ func newAnswerBudget(o *Options) *answerBudget {
 
 // answerTicket collects the reservations of one HTTP request, which the
 // front end gives back once the answer is written (the SDK encodes and
-// writes it after the handler that read the file has returned).
+// writes it after the handler that read the file has returned). A
+// reservation on a ticket has two owners, the handler and the ticket, and
+// is given back when both have let it go: the answer may be written after
+// the handler returned, and the handler may still run after the request
+// ended (its client went away).
 type answerTicket struct {
 	mu       sync.Mutex
 	releases []func()
+	closed   bool // done: what is held from now on is the handler's alone
 }
 
 type answerTicketKey struct{}
@@ -80,15 +88,85 @@ func withAnswerTicket(r *http.Request) (*http.Request, *answerTicket) {
 	return r.WithContext(context.WithValue(r.Context(), answerTicketKey{}, t)), t
 }
 
+// add puts release on the ticket, unless the request's answer is written
+// already (or will never be).
+func (t *answerTicket) add(release func()) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.releases = append(t.releases, release)
+	return true
+}
+
 // done gives back what the request's answers held.
 func (t *answerTicket) done() {
 	t.mu.Lock()
 	rs := t.releases
-	t.releases = nil
+	t.releases, t.closed = nil, true
 	t.mu.Unlock()
 	for _, r := range rs {
 		r()
 	}
+}
+
+// Over a stateful session the SDK runs a request's handler in the
+// session's context (the one of the POST that initialized it, with that
+// request's values), not in the POST's, and writes the answer on the POST's
+// stream after the handler returned; the POST's ServeHTTP returns once the
+// answer is written, or the client went away. The only thing of the POST
+// the handler sees is its header (RequestExtra.Header): AnswersHandler
+// names the POST's ticket there, and readyMiddleware puts the ticket it
+// names in the handler's context.
+
+// ticketHeader names the ticket of a request (canonical form).
+const ticketHeader = "Skills-Mcp-Answer-Ticket"
+
+// tickets are the tickets of the requests AnswersHandler is serving, by
+// the random name it gave them.
+var tickets sync.Map // string → *answerTicket
+
+// AnswersHandler returns next, an SDK handler that HTTPHandler does not
+// front (one with sessions, event streams or the caller's options), with
+// what the answers to its POSTs hold of the answer budget given back once
+// the HTTP answer is written, as HTTPHandler does for its own: over a
+// session the SDK writes an answer after its handler returned, to a client
+// that may not read it. A POST's header gets the name of its ticket, and
+// any such header the client sent is dropped.
+func (srv *Server) AnswersHandler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		t, name := &answerTicket{}, rand.Text()
+		tickets.Store(name, t)
+		defer func() {
+			tickets.Delete(name)
+			t.done()
+		}()
+		r = r.Clone(r.Context()) // the header is the server's, not ours to change
+		r.Header[ticketHeader] = []string{name}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withHeaderTicket returns ctx with the ticket req's header names, if any
+// (see AnswersHandler).
+func withHeaderTicket(ctx context.Context, req mcp.Request) context.Context {
+	extra := req.GetExtra()
+	if extra == nil {
+		return ctx
+	}
+	names := extra.Header[ticketHeader]
+	if len(names) != 1 {
+		return ctx
+	}
+	if t, ok := tickets.Load(names[0]); ok {
+		return context.WithValue(ctx, answerTicketKey{}, t)
+	}
+	return ctx
 }
 
 // answerWaitedKey marks the context of a request whose wait for room has
@@ -103,7 +181,8 @@ var errBusy = &jsonrpc.Error{Code: -32000, Message: "server busy: too many large
 
 // hold reserves the memory of an answer of a file of size bytes, for the
 // request of ctx, until the answer is written: over HTTP through the front
-// end, once its HTTP answer is (its ticket); over stdio, once the answer's
+// end or AnswersHandler, once its HTTP answer is (its ticket) and the
+// handler has released it; over stdio, once the answer's
 // frame is taken by the host (the session's output queue), or at once if
 // the handler returns without an answer; else when the handler releases
 // it. It waits for room at most answerWait, and fails with errBusy then,
@@ -143,10 +222,8 @@ func (b *answerBudget) hold(ctx context.Context, size int64) (*answerHold, error
 			b.mu.Unlock()
 			h := &answerHold{give: sync.OnceFunc(func() { b.give(who, hasClient, n) }), size: size}
 			if t, ok := ctx.Value(answerTicketKey{}).(*answerTicket); ok {
-				t.mu.Lock()
-				t.releases = append(t.releases, h.give)
-				t.mu.Unlock()
-				h.ticket = true
+				h.owners.Store(2)
+				h.ticket = t.add(h.let)
 			}
 			h.queue, _ = ctx.Value(answerQueueKey{}).(*answerQueue)
 			return h, nil
@@ -173,9 +250,17 @@ func (b *answerBudget) hold(ctx context.Context, size int64) (*answerHold, error
 type answerHold struct {
 	give     func() // gives the bytes back, once; nil for an answer too small to count
 	size     int64  // the file's size
-	ticket   bool   // the HTTP front end gives it back
+	ticket   bool   // on an HTTP request's ticket: given back once owners is 0
+	owners   atomic.Int32
 	queue    *answerQueue
 	answered bool
+}
+
+// let is one owner letting a hold on a ticket go: the last gives it back.
+func (h *answerHold) let() {
+	if h.owners.Add(-1) == 0 {
+		h.give()
+	}
 }
 
 // answered says the handler returns its answer: over stdio the bytes stay
@@ -185,7 +270,9 @@ func (h *answerHold) answer() { h.answered = true }
 // release ends the handler's part of the hold.
 func (h *answerHold) release() {
 	switch {
-	case h.give == nil || h.ticket:
+	case h.give == nil:
+	case h.ticket:
+		h.let()
 	case h.queue != nil && h.answered:
 		h.queue.push(h)
 	default:

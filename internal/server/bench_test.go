@@ -91,7 +91,7 @@ func BenchmarkListAll(b *testing.B) {
 // of 100 answered by the SDK: the handler, then the result encoded as the
 // SDK encodes it.
 func BenchmarkListPageEncode(b *testing.B) {
-	s := &server{store: benchStore(b, 5000), opts: Options{PageSize: DefaultPageSize, TTL: DefaultTTL}}
+	s := &server{store: benchStore(b, 5000), listed: make(chan struct{}), opts: Options{PageSize: DefaultPageSize, TTL: DefaultTTL}}
 	ctx := context.Background()
 	cursor := skillsext.EncodeCursor(s.store.Snapshot().Skills()[2000].URI)
 	b.ReportAllocs()
@@ -111,7 +111,7 @@ func BenchmarkListPageEncode(b *testing.B) {
 // BenchmarkListFront is a complete listing of 5,000 skills answered by a
 // front end: every page encoded, in turn, into a reused buffer.
 func BenchmarkListFront(b *testing.B) {
-	s := &server{store: benchStore(b, 5000), opts: Options{PageSize: DefaultPageSize, TTL: DefaultTTL}}
+	s := &server{store: benchStore(b, 5000), listed: make(chan struct{}), opts: Options{PageSize: DefaultPageSize, TTL: DefaultTTL}}
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
@@ -135,7 +135,7 @@ func BenchmarkListFront(b *testing.B) {
 
 // BenchmarkGetSkillEncode is the server's own share of one skills/get.
 func BenchmarkGetSkillEncode(b *testing.B) {
-	s := &server{store: benchStore(b, 5000), opts: Options{PageSize: DefaultPageSize, TTL: DefaultTTL}}
+	s := &server{store: benchStore(b, 5000), listed: make(chan struct{}), opts: Options{PageSize: DefaultPageSize, TTL: DefaultTTL}}
 	ctx := context.Background()
 	uri := s.store.Snapshot().Skills()[2000].URI
 	b.ReportAllocs()

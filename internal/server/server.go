@@ -403,10 +403,12 @@ var answeredBeforeReady = map[string]bool{
 // readyMiddleware holds every request that reads the catalog until the
 // first scan is in (Notifier.CatalogReady), so that nobody sees a partial
 // or empty catalog; a request whose context ends first fails with its
-// error.
+// error. It also gives such a request the answer ticket its HTTP request
+// has (AnswersHandler), which a session's context lacks.
 func (s *server) readyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if !answeredBeforeReady[method] {
+			ctx = withHeaderTicket(ctx, req)
 			select {
 			case <-s.ready:
 			case <-ctx.Done():
