@@ -50,6 +50,7 @@ func TestMain(m *testing.M) {
 	os.Remove(filepath.Join("/sys/fs/cgroup", testCgroup, owner))
 	os.Remove(filepath.Join("/sys/fs/cgroup", testCgroup))
 	os.RemoveAll(filepath.Join(opts().StateRoot, owner))
+	os.Remove(opts().StateRoot) // when no other test process's is in it
 	os.Exit(code)
 }
 
