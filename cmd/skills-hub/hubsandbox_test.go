@@ -2,7 +2,10 @@ package main_test
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -386,5 +389,30 @@ func shareHost(t *testing.T, e *dockertest.Engine, args []string, profile map[st
 		if len(left) > 0 {
 			t.Errorf("the stopped hubs left the cgroup folders %v", left)
 		}
+	}
+}
+
+// TestStoppedGVisorHubLeavesNoRunscFolder starts a hub on gVisor (its
+// check runs a sandbox, so runsc's folder of the owner is made), stops
+// it, and finds no folder of its owner in runsc's state root.
+func TestStoppedGVisorHubLeavesNoRunscFolder(t *testing.T) {
+	if _, err := exec.LookPath("runsc"); err != nil || os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("gVisor needs runsc and root (.ci/run installs runsc)")
+		}
+		t.Skip("SKIPPED LOUDLY: gVisor needs runsc (apt-get install runsc) and root")
+	}
+	data := filepath.Join(reachable(t), "data")
+	hubRun(t, data, 0, "token", "list")
+	srv := startServe(t, data, "--sandbox", "gvisor")
+	owner := ownerOf(t, srv)
+	dir := filepath.Join("/run/skills-mcp-runsc", owner)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the hub's gVisor check made no runsc folder %s: %v\n%s", dir, err, srv.logText())
+	}
+	srv.stop(t)
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		left, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+		t.Fatalf("the stopped hub left its runsc folder %s (%v): %v", dir, err, left)
 	}
 }

@@ -48,8 +48,8 @@ type jobSetup struct {
 }
 
 // Close releases the backends (after the service is closed): the Docker
-// engine's client, and the owner's empty cgroup folders of bubblewrap and
-// gVisor, chosen or only checked.
+// engine's client, the owner's empty cgroup folders of bubblewrap and
+// gVisor, and gVisor's runsc folder of the owner, chosen or only checked.
 func (js *jobSetup) Close() {
 	for _, c := range js.closers {
 		c.Close()

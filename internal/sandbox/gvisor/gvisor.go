@@ -57,7 +57,8 @@ type Options struct {
 	// /usr/bin/runsc.
 	Path string
 	// StateRoot is the folder of runsc's state and the runs' bundles; the
-	// owner's are under StateRoot/Owner. Empty: /run/skills-mcp-runsc.
+	// owner's are under StateRoot/Owner (Close removes both when they are
+	// left empty). Empty: /run/skills-mcp-runsc.
 	StateRoot string
 	// Platform is runsc's --platform; empty: runsc's default (ptrace).
 	Platform string
@@ -77,8 +78,8 @@ type Options struct {
 	// Poll is how often the writable mounts are measured against
 	// Limits.WorkTree and WorkFiles; zero: sandbox.DefaultPoll.
 	Poll time.Duration
-	// Logger gets what Close removed (debug) and what it could not
-	// (warn); nil: slog.Default().
+	// Logger gets what Close and the sweep of Running removed (debug) and
+	// what they could not (warn); nil: slog.Default().
 	Logger *slog.Logger
 }
 
@@ -131,24 +132,39 @@ func (e *Executor) cgroups() *cgroup.Hierarchy {
 	return e.cg
 }
 
-// Close removes this owner's cgroup folders (CgroupName/Owner in each
-// hierarchy) where they are empty, and the CgroupName folder where no
-// other owner's is left, so a stopped server leaves none behind. A folder
-// that still holds a run, of this process or of another of the same
-// owner, stays; Close neither waits for nor stops runs (the caller ends
-// them first). It logs what it removed at debug and what it could not at
-// warn, and returns the latter. The executor may be used again after:
-// its next run makes the folders again.
+// Close removes what this owner left on the host that no run holds: in
+// its runsc folder (StateRoot/Owner), runsc's state and the bundles of
+// runs that are over, then the folder itself when nothing else is in it,
+// and StateRoot when no other owner's folder is; in each cgroup hierarchy,
+// the owner's folder (CgroupName/Owner) where it is empty, and the
+// CgroupName folder where no other owner's is left. So a stopped server
+// leaves nothing behind. What belongs to a run, of this process or of
+// another of the same owner, stays: a run whose cgroup folders are there
+// (from before its bundle is made until after its state is deleted), or a
+// container runsc says is starting or whose sandbox process is alive; the
+// runsc folder stays while any run folder of the owner does. Close neither
+// waits for nor stops runs (the caller ends them first). It logs what it
+// removed at debug and what it could not at warn, and returns the latter;
+// what is not there, not empty or busy is not an error. The executor may
+// be used again after: its next run makes the folders again.
 func (e *Executor) Close() error {
 	e.cgMu.Lock()
 	cg := e.cg
 	e.cgMu.Unlock()
-	if cg == nil {
-		return nil // never used: nothing was made
+	log := e.logger()
+	var errs []error
+	owned := filepath.Join(e.opts.StateRoot, e.opts.Owner)
+	if _, err := os.Lstat(owned); err == nil {
+		if cg == nil {
+			cg = e.cgroups() // an earlier process's folder: its runs' cgroups say which are over
+		}
+		if err := e.sweep(context.Background(), cg); err != nil {
+			log.Warn("what the owner's runs left could not all be removed", "sandbox", "gvisor", "owner", e.opts.Owner, "err", err)
+			errs = append(errs, err)
+		}
 	}
-	log := e.opts.Logger
-	if log == nil {
-		log = slog.Default()
+	if cg == nil {
+		return nil // never used and nothing left by another: nothing was made
 	}
 	removed, err := cg.Close()
 	if len(removed) > 0 {
@@ -156,9 +172,51 @@ func (e *Executor) Close() error {
 	}
 	if err != nil {
 		log.Warn("the owner's cgroup folders could not all be removed", "sandbox", "gvisor", "owner", e.opts.Owner, "err", err)
+		errs = append(errs, err)
+	}
+	// A run of another process of the owner makes its cgroup folders
+	// before its bundle and runsc's state: while one is there, the
+	// folders it is about to use stay.
+	if len(cg.Leftovers()) == 0 {
+		removed, err := removeEmpty(e.state(), e.bundles(), owned, e.opts.StateRoot)
+		if len(removed) > 0 {
+			log.Debug("removed the owner's empty runsc folders", "sandbox", "gvisor", "owner", e.opts.Owner, "folders", strings.Join(removed, " "))
+		}
+		if err != nil {
+			log.Warn("the owner's runsc folders could not all be removed", "sandbox", "gvisor", "owner", e.opts.Owner, "err", err)
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("gvisor: %w", err)
 	}
 	return nil
+}
+
+func (e *Executor) logger() *slog.Logger {
+	if e.opts.Logger != nil {
+		return e.opts.Logger
+	}
+	return slog.Default()
+}
+
+// removeEmpty removes each of dirs, in order, where it is empty, and
+// returns those it removed. A folder that is not there, or holds
+// something (a run's, another owner's), is left without an error; the
+// error joins the others.
+func removeEmpty(dirs ...string) (removed []string, err error) {
+	var errs []error
+	for _, dir := range dirs {
+		rerr := os.Remove(dir)
+		switch {
+		case rerr == nil:
+			removed = append(removed, dir)
+		case errors.Is(rerr, os.ErrNotExist), errors.Is(rerr, syscall.ENOTEMPTY), errors.Is(rerr, syscall.EEXIST), errors.Is(rerr, syscall.EBUSY):
+		default:
+			errs = append(errs, fmt.Errorf("removing the empty runsc folder %s: %w; remove it by hand (rmdir) once no run is in it", dir, rerr))
+		}
+	}
+	return removed, errors.Join(errs...)
 }
 
 func (e *Executor) binary() (string, error) {
@@ -234,7 +292,7 @@ func (e *Executor) Check(ctx context.Context) (sandbox.Enforced, error) {
 // runs' cgroups that still hold processes (runs of an earlier process: a
 // Sentry outlives a server killed with SIGKILL). What an earlier process
 // left of runs that are over (empty cgroups, runsc state, bundles) is
-// removed on the way.
+// removed on the way; what of it could not be is logged at warn.
 func (e *Executor) Running(ctx context.Context) ([]string, error) {
 	names := e.runs.Names()
 	cg := e.cgroups()
@@ -248,20 +306,117 @@ func (e *Executor) Running(ctx context.Context) ([]string, error) {
 		}
 		cg.RemoveStale(n, cgroup.StaleAge)
 	}
-	if ents, err := os.ReadDir(e.bundles()); err == nil {
-		for _, d := range ents {
-			n := d.Name()
-			if e.runs.Has(n) || slices.Contains(names, n) || len(cg.DirsOf(n)) > 0 {
-				continue
-			}
-			// Old enough not to be another process's run in its setup.
-			if info, err := d.Info(); err == nil && time.Since(info.ModTime()) > cgroup.StaleAge {
-				e.deleteState(ctx, n)
-			}
-		}
+	if err := e.sweep(ctx, cg); err != nil {
+		e.logger().Warn("gvisor: what earlier runs left could not all be removed", "owner", e.opts.Owner, "err", err)
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
+}
+
+// container is one of runsc's records, as `runsc list -format=json`
+// gives it.
+type container struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Pid    int    `json:"pid"`
+}
+
+// alive reports whether the container may still run, by runsc's record
+// alone: starting, or with its sandbox process there. runsc keeps saying
+// "created" of a container whose sandbox was killed before it started.
+func (c container) alive() bool {
+	switch c.Status {
+	case "stopped":
+		return false
+	case "creating":
+		return true
+	}
+	if c.Pid <= 0 {
+		return false
+	}
+	err := unix.Kill(c.Pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// containers lists the containers runsc keeps state of in this owner's
+// folder: none when it has no state folder.
+func (e *Executor) containers(ctx context.Context) ([]container, error) {
+	if _, err := os.Lstat(e.state()); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	bin, err := e.binary()
+	if err != nil {
+		return nil, fmt.Errorf("listing the containers of %s: %w", e.state(), err)
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sandbox.ConfirmWait)
+	defer cancel()
+	cmd := exec.CommandContext(lctx, bin, "--root", e.state(), "list", "-format=json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing the containers of %s (%s list): %w: %s", e.state(), bin, err, firstLine([]byte(stderr.String())))
+	}
+	var cs []container
+	if err := json.Unmarshal(out, &cs); err != nil {
+		return nil, fmt.Errorf("reading the containers of %s that %s list gave: %w", e.state(), bin, err)
+	}
+	return cs, nil
+}
+
+// sweep removes this owner's runsc state and bundles of runs that are
+// over, and logs them at debug. A run is not over while it is one of this
+// process's, or its cgroup folders are there (another process's run, from
+// its setup to its end), or runsc's record says it may be alive. A bundle
+// runsc lists no container of must also be older than cgroup.StaleAge (a
+// run in its setup where there are no cgroups). Nothing is removed from
+// the state when runsc cannot list it.
+func (e *Executor) sweep(ctx context.Context, cg *cgroup.Hierarchy) error {
+	cs, err := e.containers(ctx)
+	if err != nil {
+		return err
+	}
+	inUse := func(n string) bool { return e.runs.Has(n) || len(cg.DirsOf(n)) > 0 }
+	over := map[string]bool{} // listed: whether it is over
+	var removed []string
+	var errs []error
+	for _, c := range cs {
+		over[c.ID] = false
+		if inUse(c.ID) || c.alive() {
+			continue
+		}
+		if err := e.deleteContainer(ctx, c.ID); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		over[c.ID] = true
+		removed = append(removed, "state:"+c.ID)
+	}
+	ents, _ := os.ReadDir(e.bundles())
+	for _, d := range ents {
+		n := d.Name()
+		if inUse(n) {
+			continue
+		}
+		isOver, listed := over[n]
+		if listed && !isOver {
+			continue
+		}
+		if !listed {
+			if info, err := d.Info(); err != nil || time.Since(info.ModTime()) <= cgroup.StaleAge {
+				continue
+			}
+		}
+		if err := os.RemoveAll(filepath.Join(e.bundles(), n)); err != nil {
+			errs = append(errs, fmt.Errorf("removing the bundle of the finished run %s: %w", n, err))
+			continue
+		}
+		removed = append(removed, "bundle:"+n)
+	}
+	if len(removed) > 0 {
+		e.logger().Debug("gvisor: removed what runs that are over left", "owner", e.opts.Owner, "removed", strings.Join(removed, " "))
+	}
+	return errors.Join(errs...)
 }
 
 // Kill stops the named run and waits until it is confirmed gone: a run of
@@ -294,12 +449,25 @@ func (e *Executor) Kill(ctx context.Context, name string) error {
 
 // deleteState removes runsc's record of a container and its bundle.
 func (e *Executor) deleteState(ctx context.Context, name string) {
-	if bin, err := e.binary(); err == nil {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sandbox.ConfirmWait)
-		defer cancel()
-		exec.CommandContext(dctx, bin, "--root", e.state(), "delete", "--force", name).Run()
-	}
+	e.deleteContainer(ctx, name)
 	os.RemoveAll(filepath.Join(e.bundles(), name))
+}
+
+// deleteContainer removes runsc's record of a container (`runsc delete
+// --force`, which kills what is left of it); one runsc does not know is
+// not an error.
+func (e *Executor) deleteContainer(ctx context.Context, name string) error {
+	bin, err := e.binary()
+	if err != nil {
+		return fmt.Errorf("deleting the state of the finished run %s: %w", name, err)
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sandbox.ConfirmWait)
+	defer cancel()
+	out, err := exec.CommandContext(dctx, bin, "--root", e.state(), "delete", "--force", name).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("deleting the state of the finished run %s (%s --root %s delete --force %s): %w: %s", name, bin, e.state(), name, err, firstLine(out))
+	}
+	return nil
 }
 
 // Run runs spec in a new sandbox and waits for it to end.
@@ -362,7 +530,7 @@ func (e *Executor) run(ctx context.Context, bin string, spec sandbox.Spec, r *sa
 	if err := e.makeBundle(bundle, spec, lim); err != nil {
 		return res, fmt.Errorf("making the run's bundle: %w", err)
 	}
-	if err := os.MkdirAll(e.state(), 0o700); err != nil {
+	if err := mkdirAll(e.state(), 0o700); err != nil {
 		return res, err
 	}
 	args := []string{"--root", e.state()}
@@ -513,7 +681,7 @@ type (
 func (e *Executor) makeBundle(bundle string, spec sandbox.Spec, lim sandbox.Limits) error {
 	os.RemoveAll(bundle)
 	root := filepath.Join(bundle, "rootfs")
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := mkdirAll(root, 0o755); err != nil {
 		return err
 	}
 	// The bundle's folders are the server's; the Sentry reads them as root.
@@ -591,6 +759,19 @@ func (e *Executor) makeBundle(bundle string, spec sandbox.Spec, lim sandbox.Limi
 		return err
 	}
 	return os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o644)
+}
+
+// mkdirAll is os.MkdirAll, tried again when a Close of another process
+// of the owner (or of another owner, for StateRoot) removed a folder on
+// the way, finding it empty.
+func mkdirAll(dir string, perm os.FileMode) error {
+	var err error
+	for range 3 {
+		if err = os.MkdirAll(dir, perm); !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return err
 }
 
 // chownTree hands dir and everything in it to uid:gid, never following a
