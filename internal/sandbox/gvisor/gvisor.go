@@ -307,7 +307,7 @@ func (e *Executor) Running(ctx context.Context) ([]string, error) {
 		cg.RemoveStale(n, cgroup.StaleAge)
 	}
 	if err := e.sweep(ctx, cg); err != nil {
-		e.logger().Warn("gvisor: what earlier runs left could not all be removed", "owner", e.opts.Owner, "err", err)
+		e.logger().Warn("what earlier runs left could not all be removed", "sandbox", "gvisor", "owner", e.opts.Owner, "err", err)
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
@@ -414,7 +414,7 @@ func (e *Executor) sweep(ctx context.Context, cg *cgroup.Hierarchy) error {
 		removed = append(removed, "bundle:"+n)
 	}
 	if len(removed) > 0 {
-		e.logger().Debug("gvisor: removed what runs that are over left", "owner", e.opts.Owner, "removed", strings.Join(removed, " "))
+		e.logger().Debug("removed what runs that are over left", "sandbox", "gvisor", "owner", e.opts.Owner, "removed", strings.Join(removed, " "))
 	}
 	return errors.Join(errs...)
 }
