@@ -811,42 +811,37 @@ func tokenOptions(r *http.Request) map[string]string {
 }
 
 func (a *Admin) createProjectToken(w http.ResponseWriter, r *http.Request) {
-	form(w, r)
-	id := r.PathValue("id")
 	var nt newToken
-	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/projects/"+url.PathEscape(id)+"/tokens", nil, tokenOptions(r), "", &nt); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	d, err := a.loadProject(r, id)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	d.NewToken = &nt
-	a.render(w, r, "project.html", d.Project.Name, "projects", d)
+	a.issueOnProject(w, r, "/tokens", &nt, func(d *projectData) { d.NewToken = &nt })
 }
 
 func (a *Admin) revokeProjectToken(w http.ResponseWriter, r *http.Request) {
-	form(w, r)
-	if !confirmed(w, r, a, "revoke the token") {
-		return
-	}
-	id := r.PathValue("id")
-	if err := a.client(r).do(r.Context(), http.MethodDelete, "/api/projects/"+url.PathEscape(id)+"/tokens/"+url.PathEscape(r.PathValue("tid")), nil, nil, "", nil); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	redirect(w, r, "/projects/"+url.PathEscape(id), "revoked")
+	a.revokeOnProject(w, r, "revoke the token", "/tokens/", "revoked")
 }
 
 // createCapability issues a capability of the project's well-known index
 // and shows it, with its URL, on the project's page this once.
 func (a *Admin) createCapability(w http.ResponseWriter, r *http.Request) {
+	var nc newCapability
+	a.issueOnProject(w, r, "/well-known/capabilities", &nc, func(d *projectData) {
+		nc.URL = a.origin(r) + nc.Path
+		d.NewCapability = &nc
+	})
+}
+
+// revokeCapability revokes a capability of the project's well-known index:
+// its URL answers 404 at once, whether the index is on or off.
+func (a *Admin) revokeCapability(w http.ResponseWriter, r *http.Request) {
+	a.revokeOnProject(w, r, "revoke the capability", "/well-known/capabilities/", "cap_revoked")
+}
+
+// issueOnProject posts the token form (name, expiry) to the project's API
+// below sub and decodes the answer into out, then renders the project's
+// page with show applied to it: a secret issued is shown this once.
+func (a *Admin) issueOnProject(w http.ResponseWriter, r *http.Request, sub string, out any, show func(*projectData)) {
 	form(w, r)
 	id := r.PathValue("id")
-	var nc newCapability
-	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/projects/"+url.PathEscape(id)+"/well-known/capabilities", nil, tokenOptions(r), "", &nc); err != nil {
+	if err := a.client(r).do(r.Context(), http.MethodPost, "/api/projects/"+url.PathEscape(id)+sub, nil, tokenOptions(r), "", out); err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -855,24 +850,24 @@ func (a *Admin) createCapability(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	nc.URL = a.origin(r) + nc.Path
-	d.NewCapability = &nc
+	show(d)
 	a.render(w, r, "project.html", d.Project.Name, "projects", d)
 }
 
-// revokeCapability revokes a capability of the project's well-known index:
-// its URL answers 404 at once, whether the index is on or off.
-func (a *Admin) revokeCapability(w http.ResponseWriter, r *http.Request) {
+// revokeOnProject revokes the token {tid} below the project's API path sub
+// once the user confirmed what, and goes back to the project's page with
+// the note.
+func (a *Admin) revokeOnProject(w http.ResponseWriter, r *http.Request, what, sub, note string) {
 	form(w, r)
-	if !confirmed(w, r, a, "revoke the capability") {
+	if !confirmed(w, r, a, what) {
 		return
 	}
 	id := r.PathValue("id")
-	if err := a.client(r).do(r.Context(), http.MethodDelete, "/api/projects/"+url.PathEscape(id)+"/well-known/capabilities/"+url.PathEscape(r.PathValue("tid")), nil, nil, "", nil); err != nil {
+	if err := a.client(r).do(r.Context(), http.MethodDelete, "/api/projects/"+url.PathEscape(id)+sub+url.PathEscape(r.PathValue("tid")), nil, nil, "", nil); err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	redirect(w, r, "/projects/"+url.PathEscape(id), "cap_revoked")
+	redirect(w, r, "/projects/"+url.PathEscape(id), note)
 }
 
 // ---- admin tokens
