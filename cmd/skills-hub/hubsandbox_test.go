@@ -15,6 +15,7 @@ import (
 
 	"github.com/skills-mcp/skills-mcp/internal/sandbox/docker"
 	"github.com/skills-mcp/skills-mcp/internal/sandbox/dockertest"
+	"github.com/skills-mcp/skills-mcp/internal/sandbox/sandboxtest"
 )
 
 // Issue 27's sandbox-side end-to-end tests: Docker images pinned by
@@ -382,11 +383,7 @@ func shareHost(t *testing.T, e *dockertest.Engine, args []string, profile map[st
 	a.srv.stop(t)
 	b.srv.stop(t)
 	for _, owner := range []string{ownerA, ownerB} {
-		left, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", "skills-mcp", owner))
-		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "skills-mcp", owner)); err == nil {
-			left = append(left, filepath.Join("/sys/fs/cgroup", "skills-mcp", owner))
-		}
-		if len(left) > 0 {
+		if left := sandboxtest.CgroupFolders(filepath.Join("skills-mcp", owner)); len(left) > 0 {
 			t.Errorf("the stopped hubs left the cgroup folders %v", left)
 		}
 	}

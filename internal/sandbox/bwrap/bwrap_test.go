@@ -159,25 +159,6 @@ func TestCrashRecovery(t *testing.T) {
 	sandboxtest.Crash(t, bwrap.New(opts()), sandboxtest.Options{Prefix: "bwc-"}, "TestCrashServer")
 }
 
-// cgroupFolders lists the folders named name in each cgroup hierarchy of
-// the host, and below them.
-func cgroupFolders(name string) []string {
-	var out []string
-	ms, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", name))
-	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", name)); err == nil {
-		ms = append(ms, filepath.Join("/sys/fs/cgroup", name))
-	}
-	for _, m := range ms {
-		filepath.WalkDir(m, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				out = append(out, p)
-			}
-			return nil
-		})
-	}
-	return out
-}
-
 func TestCloseLeavesNoCgroupFolders(t *testing.T) {
 	needBwrap(t)
 	// A Name folder of this test's own: no other test's owner is in it.
@@ -186,7 +167,7 @@ func TestCloseLeavesNoCgroupFolders(t *testing.T) {
 	t.Cleanup(func() {
 		x.Close()
 		// What a failing test left, the deepest first.
-		left := cgroupFolders(name)
+		left := sandboxtest.CgroupFolders(name)
 		slices.Reverse(left)
 		for _, d := range left {
 			os.Remove(d)
@@ -199,13 +180,13 @@ func TestCloseLeavesNoCgroupFolders(t *testing.T) {
 	if !strings.Contains(strings.Join(enf.Limits, "\n"), "cgroup") {
 		sandboxtest.Need(t, "cgroups for bubblewrap's runs (run as root)", fmt.Errorf("missing: %s", strings.Join(enf.Missing, "; ")))
 	}
-	if len(cgroupFolders(name)) == 0 {
+	if len(sandboxtest.CgroupFolders(name)) == 0 {
 		t.Fatal("a run made no cgroup folders")
 	}
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if left := cgroupFolders(name); len(left) > 0 {
+	if left := sandboxtest.CgroupFolders(name); len(left) > 0 {
 		t.Fatalf("Close left %v", left)
 	}
 	// The executor runs again after Close, and closes clean again.
@@ -215,7 +196,7 @@ func TestCloseLeavesNoCgroupFolders(t *testing.T) {
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if left := cgroupFolders(name); len(left) > 0 {
+	if left := sandboxtest.CgroupFolders(name); len(left) > 0 {
 		t.Fatalf("the second Close left %v", left)
 	}
 }

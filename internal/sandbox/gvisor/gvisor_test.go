@@ -91,25 +91,6 @@ func TestCrashRecovery(t *testing.T) {
 	sandboxtest.Crash(t, gvisor.New(opts()), sandboxtest.Options{Prefix: "gvc-"}, "TestCrashServer")
 }
 
-// cgroupFolders lists the folders named name in each cgroup hierarchy of
-// the host, and below them.
-func cgroupFolders(name string) []string {
-	var out []string
-	ms, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", name))
-	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", name)); err == nil {
-		ms = append(ms, filepath.Join("/sys/fs/cgroup", name))
-	}
-	for _, m := range ms {
-		filepath.WalkDir(m, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				out = append(out, p)
-			}
-			return nil
-		})
-	}
-	return out
-}
-
 func TestCloseLeavesNoCgroupFolders(t *testing.T) {
 	needRunsc(t)
 	// A Name folder of this test's own. runsc makes a run's folders in
@@ -121,7 +102,7 @@ func TestCloseLeavesNoCgroupFolders(t *testing.T) {
 	t.Cleanup(func() {
 		x.Close()
 		// What a failing test left, the deepest first.
-		left := cgroupFolders(o.CgroupName)
+		left := sandboxtest.CgroupFolders(o.CgroupName)
 		slices.Reverse(left)
 		for _, d := range left {
 			os.Remove(d)
@@ -130,13 +111,13 @@ func TestCloseLeavesNoCgroupFolders(t *testing.T) {
 	if _, err := x.Check(context.Background()); err != nil {
 		sandboxtest.Need(t, "a gVisor sandbox", err)
 	}
-	if len(cgroupFolders(o.CgroupName)) == 0 {
+	if len(sandboxtest.CgroupFolders(o.CgroupName)) == 0 {
 		t.Fatal("a run made no cgroup folders")
 	}
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if left := cgroupFolders(o.CgroupName); len(left) > 0 {
+	if left := sandboxtest.CgroupFolders(o.CgroupName); len(left) > 0 {
 		t.Fatalf("Close left %v", left)
 	}
 }
@@ -153,7 +134,7 @@ func stateOpts(t *testing.T, tag string) *gvisor.Options {
 			exec.Command("runsc", "--root", filepath.Join(o.StateRoot, owner, "state"), "delete", "--force", c.ID).Run()
 		}
 		for _, name := range []string{o.CgroupName, o.CgroupName + "-planted"} {
-			left := cgroupFolders(name)
+			left := sandboxtest.CgroupFolders(name)
 			slices.Reverse(left)
 			for _, d := range left {
 				os.Remove(d)
@@ -249,7 +230,7 @@ func plantDeadContainer(t *testing.T, o *gvisor.Options, name string) {
 // (runsc deletes them with it).
 func plantedCgroups(o *gvisor.Options, name string) []string {
 	var out []string
-	for _, d := range cgroupFolders(o.CgroupName + "-planted") {
+	for _, d := range sandboxtest.CgroupFolders(o.CgroupName + "-planted") {
 		if filepath.Base(d) == name {
 			out = append(out, d)
 		}
