@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -187,30 +186,11 @@ func (h *attackHubSetup) requests(read string) func(int) *http.Request {
 }
 
 // unreadReads asks for uri on project's endpoint with token, on n
-// connections from each of the dialers that never read the answer, each
-// renewed after 15 s (the server cuts a stalled write sooner).
-func (h *attackHubSetup) unreadReads(a *attacktest.Attack, dialers []*net.Dialer, n int, project, token, uri string) {
+// connections that never read the answer.
+func (h *attackHubSetup) unreadReads(a *attacktest.Attack, n int, project, token, uri string) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"` + uri + `"}}`
-	req := fmt.Sprintf("POST /p/%s/mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
-		project, a.Host, token, len(body), body)
-	for _, d := range dialers {
-		for range n {
-			a.Loop(func(int) {
-				conn, err := d.DialContext(a.Ctx, "tcp", a.Host)
-				if err != nil {
-					a.Pause(time.Second)
-					return
-				}
-				defer conn.Close()
-				if tc, ok := conn.(*net.TCPConn); ok {
-					tc.SetReadBuffer(4 << 10) // a client that takes nothing, with little room to fill
-				}
-				io.WriteString(conn, req)
-				a.Count("unread read")
-				a.Pause(15 * time.Second)
-			})
-		}
-	}
+	a.UnreadRequests(n, fmt.Sprintf("POST /p/%s/mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
+		project, a.Host, token, len(body), body))
 }
 
 // TestAttack runs the rows against hub serve.
@@ -305,7 +285,7 @@ func TestAttack(t *testing.T) {
 		})
 		good := attacktest.NewClient(h.requests(h.file("references/manual.md")))
 		attacktest.Run(t, "hub/unread-reads", length, h.pid, good, h.host, h.base+"/p/alpha/mcp", func(a *attacktest.Attack) {
-			h.unreadReads(a, []*net.Dialer{attacktest.Attacker}, 64, "alpha", h.sameProject, h.file("references/big.md"))
+			h.unreadReads(a, 64, "alpha", h.sameProject, h.file("references/big.md"))
 		})
 		// A read that finds no room waits for the attackers' answers to be
 		// cut (10 s) and may still be answered then: what tells a client

@@ -127,27 +127,10 @@ func slowBodies(a *attacktest.Attack, n int) {
 }
 
 // unreadReads asks for the big file on n connections that never read the
-// answer, each renewed after 15 s (the server cuts a stalled write
-// sooner).
+// answer.
 func unreadReads(a *attacktest.Attack, n int) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"skill://big-file/references/big.md"}}`
-	req := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s", a.Host, len(body), body)
-	for range n {
-		a.Loop(func(int) {
-			conn, err := attacktest.Attacker.DialContext(a.Ctx, "tcp", a.Host)
-			if err != nil {
-				a.Pause(time.Second)
-				return
-			}
-			defer conn.Close()
-			if tc, ok := conn.(*net.TCPConn); ok {
-				tc.SetReadBuffer(4 << 10) // a client that takes nothing, with little room to fill
-			}
-			io.WriteString(conn, req)
-			a.Count("unread read")
-			a.Pause(15 * time.Second)
-		})
-	}
+	a.UnreadRequests(n, fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s", a.Host, len(body), body))
 }
 
 // TestAttack runs every row. The rows against serve share one library of

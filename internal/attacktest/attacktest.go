@@ -293,6 +293,29 @@ func (a *Attack) Loop(f func(i int)) {
 	})
 }
 
+// UnreadRequests sends the raw HTTP request req on n connections from the
+// attacker's address that take nothing of the answer, with little room to
+// fill, each renewed after 15 s (the server cuts a stalled write sooner);
+// each sent counts as "unread read".
+func (a *Attack) UnreadRequests(n int, req string) {
+	for range n {
+		a.Loop(func(int) {
+			conn, err := Attacker.DialContext(a.Ctx, "tcp", a.Host)
+			if err != nil {
+				a.Pause(time.Second)
+				return
+			}
+			defer conn.Close()
+			if tc, ok := conn.(*net.TCPConn); ok {
+				tc.SetReadBuffer(4 << 10)
+			}
+			io.WriteString(conn, req)
+			a.Count("unread read")
+			a.Pause(15 * time.Second)
+		})
+	}
+}
+
 // Go runs f once in a goroutine of its own, which the row waits for.
 func (a *Attack) Go(f func()) { a.wg.Go(f) }
 
